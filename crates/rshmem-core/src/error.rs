@@ -1,0 +1,153 @@
+//! Errors of the runtime. Every error names the routine and the argument at fault, so the
+//! faces (Rust API, C ABI) can report it as is.
+
+use rshmem_util::config::show_size;
+
+/// Result of a runtime call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong in a routine. Small and `Copy`, so returning it costs nothing on the
+/// hot path; the text is built only when it is displayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A routine was called before `shmem_init` or after `shmem_finalize`.
+    #[error("{routine}: called before shmem_init (or after shmem_finalize)")]
+    NotInitialized {
+        /// The routine.
+        routine: &'static str,
+    },
+    /// A PE number outside the team.
+    #[error("{routine}: argument {arg}: PE {pe} is out of range (valid PEs are 0..{npes})")]
+    PeOutOfRange {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// The PE passed.
+        pe: i64,
+        /// Number of PEs in the team.
+        npes: usize,
+    },
+    /// An address that is not in symmetric memory (or a range running past its end).
+    #[error("{routine}: argument {arg}: address {addr:#x} (+{len} bytes) is not symmetric: it lies outside the symmetric heap [{base:#x}, {end:#x})")]
+    NotSymmetric {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// The address passed.
+        addr: usize,
+        /// Bytes accessed from it.
+        len: usize,
+        /// Start of this PE's symmetric heap.
+        base: usize,
+        /// End of this PE's symmetric heap.
+        end: usize,
+    },
+    /// An address that is not suitably aligned for the operation.
+    #[error("{routine}: argument {arg}: address {addr:#x} is not aligned to {align} bytes")]
+    Misaligned {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// The address passed.
+        addr: usize,
+        /// Required alignment.
+        align: usize,
+    },
+    /// The symmetric heap cannot satisfy an allocation.
+    #[error("{routine}: symmetric heap exhausted: requested {} but only {} of SHMEM_SYMMETRIC_SIZE={} is free (largest free block {}); raise SHMEM_SYMMETRIC_SIZE", Bytes(*requested), Bytes(*free), Bytes(*heap_size), Bytes(*largest))]
+    HeapExhausted {
+        /// The routine.
+        routine: &'static str,
+        /// Bytes requested (with alignment padding).
+        requested: usize,
+        /// Bytes free in all.
+        free: usize,
+        /// Largest free block.
+        largest: usize,
+        /// The configured heap size.
+        heap_size: usize,
+    },
+    /// A pointer passed to free/realloc that the heap did not hand out.
+    #[error("{routine}: argument {arg}: {addr:#x} was not returned by shmem_malloc (or was already freed)")]
+    NotAllocated {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// The address passed.
+        addr: usize,
+    },
+    /// PEs passed different arguments to a collective routine (`SHMEM_DEBUG=1` check).
+    #[error("{routine}: collective arguments differ between PEs: PE {pe} passed {arg}={value} but PE {other_pe} passed {arg}={other_value}")]
+    CollectiveMismatch {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument that differs.
+        arg: &'static str,
+        /// This PE.
+        pe: usize,
+        /// Its value.
+        value: u64,
+        /// The PE compared against.
+        other_pe: usize,
+        /// That PE's value.
+        other_value: u64,
+    },
+    /// Any other invalid argument.
+    #[error("{routine}: argument {arg}: {reason}")]
+    InvalidArgument {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A PE that cannot be reached by any transport.
+    #[error("{routine}: PE {pe} is not reachable: it runs on another host and this build has no network transport")]
+    Unreachable {
+        /// The routine.
+        routine: &'static str,
+        /// The PE.
+        pe: usize,
+    },
+}
+
+/// Displays a byte count both exactly and in binary units.
+struct Bytes(usize);
+impl std::fmt::Display for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 < 1024 {
+            write!(f, "{} bytes", self.0)
+        } else {
+            write!(f, "{} bytes ({})", self.0, show_size(self.0))
+        }
+    }
+}
+
+/// Errors of `init`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InitError {
+    /// A `SHMEM_*` variable does not parse.
+    #[error("shmem_init: {0}")]
+    Config(#[from] rshmem_util::ConfigError),
+    /// The launcher protocol failed.
+    #[error("shmem_init: bootstrap failed: {0}")]
+    Boot(#[from] rshmem_boot::BootError),
+    /// A system call failed while setting up symmetric memory.
+    #[error("shmem_init: {what}: {err}")]
+    Os {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        err: std::io::Error,
+    },
+    /// Another PE could not be reached.
+    #[error("shmem_init: {0}")]
+    Topology(String),
+}

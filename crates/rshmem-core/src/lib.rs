@@ -1,0 +1,35 @@
+//! rshmem-core: the runtime under every face of rshmem (safe Rust API, C ABI, coarrays).
+//!
+//! It implements each OpenSHMEM routine once, on raw addresses: symmetric addresses are
+//! checked and translated to (segment, offset) pairs, then carried by a transport. The
+//! layers, bottom up: [`runtime`] (bootstrap, segments, routes), [`transport`] (shm),
+//! then the routine families ([`rma`], [`amo`], [`signal`], [`p2p`], [`order`],
+//! [`sync`], [`lock`], [`memory`], [`setup`]).
+//!
+//! Errors name the routine and argument at fault ([`Error`]); faces decide whether to
+//! return them (Rust) or end the job with them (C).
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod amo;
+pub mod error;
+mod heap;
+pub mod lock;
+pub mod memory;
+pub mod order;
+pub mod p2p;
+pub mod rma;
+pub mod runtime;
+pub mod setup;
+pub mod signal;
+pub mod sync;
+mod sys;
+pub mod transport;
+pub mod word;
+
+pub use error::{Error, InitError, Result};
+pub use heap::MIN_ALIGN;
+pub use runtime::{fatal, finalize, init, initialized, ThreadLevel};
+pub use signal::SignalOp;
+pub use word::{AmoOp, Cmp, Word};

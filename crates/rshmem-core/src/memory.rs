@@ -1,0 +1,201 @@
+//! Symmetric heap management: `shmem_malloc` and friends. Every routine is collective
+//! over all PEs, takes the same arguments on each, and synchronizes like a barrier when
+//! it does anything. With `SHMEM_DEBUG=1` the arguments are compared across PEs first.
+#![allow(unsafe_code)]
+
+use std::mem::offset_of;
+use std::sync::atomic::AtomicU64;
+
+use crate::error::{Error, Result};
+use crate::runtime::{rt, Internal, Runtime};
+use crate::word::AmoOp;
+
+/// Routine ids for the collective check.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Malloc = 1,
+    Align,
+    Calloc,
+    Realloc,
+    Free,
+}
+
+/// `shmem_malloc_with_hints` hint bits this runtime recognizes (all accepted; on shared
+/// memory every placement is already right for remote atomics and signals).
+pub const HINT_ATOMICS_REMOTE: i64 = 1;
+/// See [`HINT_ATOMICS_REMOTE`].
+pub const HINT_SIGNAL_REMOTE: i64 = 2;
+
+impl Runtime {
+    /// `SHMEM_DEBUG` check that every PE passed the same arguments to a collective call.
+    /// The caller must synchronize again before the next collective call.
+    fn check_collective(&self, routine: &'static str, op: Op, args: [(&'static str, u64); 2]) -> Result<()> {
+        if !self.cfg.debug || self.npes == 1 {
+            return Ok(());
+        }
+        let word = |i: usize| Self::internal_addr(offset_of!(Internal, check) + i * std::mem::size_of::<AtomicU64>());
+        let mine = [op as u64, args[0].1, args[1].1];
+        for (i, v) in mine.iter().enumerate() {
+            self.amo(routine, self.me, word(i), AmoOp::Set(*v))?;
+        }
+        self.sync_all();
+        let theirs: Vec<u64> = (0..3).map(|i| self.amo(routine, 0, word(i), AmoOp::Fetch)).collect::<Result<_>>()?;
+        let names = ["routine", args[0].0, args[1].0];
+        for i in 0..3 {
+            if mine[i] != theirs[i] {
+                return Err(Error::CollectiveMismatch {
+                    routine,
+                    arg: if i == 0 { "(routine called)" } else { names[i] },
+                    pe: self.me,
+                    value: mine[i],
+                    other_pe: 0,
+                    other_value: theirs[i],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn addr_of(&self, off: usize) -> *mut u8 {
+        (self.my_base + self.heap_off + off) as *mut u8
+    }
+
+    fn offset_of_ptr(&self, routine: &'static str, arg: &'static str, p: *mut u8) -> Result<usize> {
+        let (s, e) = self.heap_range();
+        let a = p as usize;
+        if a < s || a >= e {
+            return Err(Error::NotAllocated { routine, arg, addr: a });
+        }
+        Ok(a - s)
+    }
+
+    fn alloc(&self, routine: &'static str, size: usize, align: usize) -> Result<*mut u8> {
+        let r = self.heap.lock().unwrap_or_else(|e| e.into_inner()).alloc(size, align);
+        r.map(|off| self.addr_of(off)).map_err(|e| Error::HeapExhausted {
+            routine,
+            requested: e.requested,
+            free: e.free,
+            largest: e.largest,
+            heap_size: self.heap_len,
+        })
+    }
+}
+
+/// `shmem_malloc`: `size` bytes of symmetric memory (null for 0, without synchronizing).
+pub fn malloc(routine: &'static str, size: usize) -> Result<*mut u8> {
+    align(routine, 0, size)
+}
+
+/// `shmem_malloc_with_hints`.
+pub fn malloc_with_hints(routine: &'static str, size: usize, _hints: i64) -> Result<*mut u8> {
+    align(routine, 0, size)
+}
+
+/// `shmem_align`: like malloc, aligned to `alignment` (a power of two; 0 = default).
+pub fn align(routine: &'static str, alignment: usize, size: usize) -> Result<*mut u8> {
+    let rt = rt(routine)?;
+    if alignment != 0 && !alignment.is_power_of_two() {
+        return Err(Error::InvalidArgument { routine, arg: "alignment", reason: "must be a power of two" });
+    }
+    if size == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    let op = if alignment == 0 { Op::Malloc } else { Op::Align };
+    rt.check_collective(routine, op, [("size", size as u64), ("alignment", alignment as u64)])?;
+    let r = rt.alloc(routine, size, alignment.max(1));
+    rt.barrier_all();
+    r
+}
+
+/// `shmem_calloc`: `count * size` zeroed bytes.
+pub fn calloc(routine: &'static str, count: usize, size: usize) -> Result<*mut u8> {
+    let rt = rt(routine)?;
+    let total = count
+        .checked_mul(size)
+        .ok_or(Error::InvalidArgument { routine, arg: "count", reason: "count * size overflows" })?;
+    if total == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    rt.check_collective(routine, Op::Calloc, [("count", count as u64), ("size", size as u64)])?;
+    let r = rt.alloc(routine, total, 1);
+    if let Ok(p) = r {
+        // SAFETY: `p` is a fresh block of `total` bytes in our own mapped segment, not yet
+        // visible to anyone (the barrier below publishes it).
+        unsafe { std::ptr::write_bytes(p, 0, total) };
+    }
+    rt.barrier_all();
+    r
+}
+
+/// `shmem_free`: releases a block (null: nothing, no synchronization).
+pub fn free(routine: &'static str, ptr: *mut u8) -> Result<()> {
+    let rt = rt(routine)?;
+    if ptr.is_null() {
+        return Ok(());
+    }
+    let off = rt.offset_of_ptr(routine, "ptr", ptr)?;
+    rt.check_collective(routine, Op::Free, [("ptr offset", off as u64), ("", 0)])?;
+    // Nobody may still be writing into the block when it is reused.
+    rt.barrier_all();
+    let freed = rt.heap.lock().unwrap_or_else(|e| e.into_inner()).free(off);
+    freed.ok_or(Error::NotAllocated { routine, arg: "ptr", addr: ptr as usize })
+}
+
+/// `shmem_realloc`: resizes a block, keeping its contents up to the smaller size.
+/// Null `ptr` allocates; size 0 frees. On failure the block is unchanged.
+pub fn realloc(routine: &'static str, ptr: *mut u8, size: usize) -> Result<*mut u8> {
+    let rt = rt(routine)?;
+    if ptr.is_null() {
+        return malloc(routine, size);
+    }
+    if size == 0 {
+        free(routine, ptr)?;
+        return Ok(std::ptr::null_mut());
+    }
+    let off = rt.offset_of_ptr(routine, "ptr", ptr)?;
+    rt.check_collective(routine, Op::Realloc, [("ptr offset", off as u64), ("size", size as u64)])?;
+    rt.barrier_all();
+    let r = {
+        let mut heap = rt.heap.lock().unwrap_or_else(|e| e.into_inner());
+        let old = heap
+            .usable_size(off)
+            .ok_or(Error::NotAllocated { routine, arg: "ptr", addr: ptr as usize })?;
+        if heap.resize_in_place(off, size) {
+            Ok(ptr)
+        } else {
+            match heap.alloc(size, 1) {
+                Ok(noff) => {
+                    let np = rt.addr_of(noff);
+                    // SAFETY: both blocks lie in our own mapped segment and do not overlap
+                    // (the old one is still allocated while the new one is carved out).
+                    unsafe { std::ptr::copy_nonoverlapping(ptr, np, old.min(size)) };
+                    heap.free(off);
+                    Ok(np)
+                }
+                Err(e) => Err(Error::HeapExhausted {
+                    routine,
+                    requested: e.requested,
+                    free: e.free,
+                    largest: e.largest,
+                    heap_size: rt.heap_len,
+                }),
+            }
+        }
+    };
+    rt.barrier_all();
+    r
+}
+
+/// Bytes of the symmetric heap not allocated (`shmemx_heap_free`-style query).
+pub fn heap_free() -> Result<usize> {
+    let rt = rt("shmemx_heap_free")?;
+    let free = rt.heap.lock().unwrap_or_else(|e| e.into_inner()).free_bytes();
+    Ok(free)
+}
+
+/// Size of the symmetric heap (`SHMEM_SYMMETRIC_SIZE`, rounded to pages).
+pub fn heap_size() -> Result<usize> {
+    let rt = rt("shmemx_heap_size")?;
+    let size = rt.heap.lock().unwrap_or_else(|e| e.into_inner()).size();
+    Ok(size)
+}

@@ -1,0 +1,379 @@
+//! The runtime state of one PE: configuration, bootstrap, the mapped segments of every
+//! PE on the host, routes, the heap allocator. Created by `init`, torn down by
+//! `finalize`, reached through one global pointer.
+#![allow(unsafe_code)]
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use rshmem_boot::Bootstrap;
+use rshmem_util::config::show_size;
+use rshmem_util::{CachePadded, Config};
+
+use crate::error::{Error, InitError, Result};
+use crate::heap::Heap;
+use crate::sys;
+use crate::transport::shm::Shm;
+use crate::transport::{Route, Seg, SymAddr, Transport};
+use crate::word::{AmoOp, Word};
+
+/// Library name reported by `shmem_info_get_name`.
+pub const VENDOR_STRING: &str = "rshmem";
+/// OpenSHMEM specification version implemented.
+pub const SPEC_VERSION: (i32, i32) = (1, 5);
+
+/// Dissemination rounds the world barrier may need (2^64 PEs).
+pub(crate) const MAX_ROUNDS: usize = 64;
+
+/// Runtime words at the start of every PE's segment, reached by remote PEs through
+/// transports. Each word that another PE writes sits on its own cache line.
+#[repr(C)]
+pub(crate) struct Internal {
+    /// World barrier: round `k`'s flag, written by PE `me - 2^k` with its epoch.
+    pub(crate) sync: [CachePadded<AtomicU64>; MAX_ROUNDS],
+    /// `SHMEM_DEBUG` collective check: routine id and arguments of the current call.
+    pub(crate) check: CachePadded<[AtomicU64; 4]>,
+}
+
+/// Bytes reserved for [`Internal`] (and room for later runtime words) before the user heap.
+pub(crate) const INTERNAL_SIZE: usize = 1 << 20;
+const _: () = assert!(std::mem::size_of::<Internal>() <= INTERNAL_SIZE);
+
+/// Slots are aligned to huge pages so that a heap could be backed by them.
+const SLOT_ALIGN: usize = 2 << 20;
+
+/// Thread support levels (`SHMEM_THREAD_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(i32)]
+pub enum ThreadLevel {
+    /// One thread.
+    Single = 0,
+    /// Only the main thread calls OpenSHMEM.
+    Funneled = 1,
+    /// One thread at a time.
+    Serialized = 2,
+    /// Any thread, any time.
+    Multiple = 3,
+}
+
+/// One PE's runtime.
+#[derive(Debug)]
+pub struct Runtime {
+    pub(crate) cfg: Config,
+    pub(crate) boot: Box<dyn Bootstrap>,
+    pub(crate) me: usize,
+    pub(crate) npes: usize,
+    pub(crate) thread_level: ThreadLevel,
+    /// Local address of this PE's own slot.
+    pub(crate) my_base: usize,
+    /// Offset of the user heap inside a slot, and its length.
+    pub(crate) heap_off: usize,
+    pub(crate) heap_len: usize,
+    pub(crate) routes: Box<[Route]>,
+    pub(crate) shm: Shm,
+    pub(crate) heap: Mutex<Heap>,
+    /// World barriers entered so far (the epoch written into peers' sync flags).
+    pub(crate) sync_epoch: AtomicU64,
+    /// Keeps every PE's segment mapped; dropped last.
+    _resv: sys::Reservation,
+}
+
+static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
+/// Nesting depth of init/finalize pairs (OpenSHMEM 1.6 allows several).
+static INIT_DEPTH: AtomicUsize = AtomicUsize::new(0);
+static INIT_LOCK: Mutex<()> = Mutex::new(());
+
+/// The runtime, or `NotInitialized` naming `routine`.
+#[inline(always)]
+pub(crate) fn rt(routine: &'static str) -> Result<&'static Runtime> {
+    let p = RUNTIME.load(Ordering::Acquire);
+    if p.is_null() {
+        return Err(Error::NotInitialized { routine });
+    }
+    // SAFETY: a non-null pointer was published by `init` from a leaked Box and is only
+    // freed by the last `finalize`; OpenSHMEM forbids calls racing with finalize.
+    Ok(unsafe { &*p })
+}
+
+/// The runtime if initialized.
+pub fn try_runtime() -> Option<&'static Runtime> {
+    rt("").ok()
+}
+
+/// True between `init` and the matching `finalize`.
+pub fn initialized() -> bool {
+    !RUNTIME.load(Ordering::Acquire).is_null()
+}
+
+fn os(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InitError {
+    let what = what.into();
+    move |err| InitError::Os { what, err }
+}
+
+/// `shmem_init_thread`: starts the runtime (collective over all PEs) and returns the thread
+/// level provided. Nested calls only count (OpenSHMEM 1.6).
+pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitError> {
+    let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(rt) = try_runtime() {
+        INIT_DEPTH.fetch_add(1, Ordering::Relaxed);
+        return Ok(rt.thread_level);
+    }
+    let cfg = Config::from_env()?;
+    let boot = rshmem_boot::from_env()?;
+    let (me, npes) = (boot.rank(), boot.size());
+
+    // This PE's segment: runtime words, then the heap, in one sparse shared file.
+    let heap_len = cfg.symmetric_size.next_multiple_of(4096);
+    let slot_len = INTERNAL_SIZE + heap_len;
+    let stride = slot_len.next_multiple_of(SLOT_ALIGN);
+    let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len)
+        .map_err(os(format!(
+            "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={}",
+            show_size(cfg.symmetric_size)
+        )))?;
+    let host = sys::hostname();
+    {
+        use std::os::fd::AsRawFd;
+        boot.put(
+            "seg",
+            &format!("{}:{}:{slot_len}", std::process::id(), file.as_raw_fd()),
+        )?;
+    }
+    boot.put("host", &host)?;
+    boot.fence()?;
+
+    let total = stride.checked_mul(npes).ok_or_else(|| {
+        InitError::Topology(format!("{npes} PEs x {stride} bytes overflows the address space"))
+    })?;
+    let resv = sys::Reservation::new(total).map_err(os(format!(
+        "cannot reserve {} of address space for {npes} symmetric heaps of SHMEM_SYMMETRIC_SIZE={}",
+        show_size(total),
+        show_size(cfg.symmetric_size)
+    )))?;
+    let mut routes = Vec::with_capacity(npes);
+    for pe in 0..npes {
+        if boot.get(pe, "host")? != host {
+            routes.push(Route::None);
+            continue;
+        }
+        if pe == me {
+            resv.map_shared(pe * stride, slot_len, &file)
+                .map_err(os("cannot map the symmetric heap"))?;
+        } else {
+            let seg = boot.get(pe, "seg")?;
+            let bad = || InitError::Topology(format!("PE {pe} published a malformed segment {seg:?}"));
+            let mut it = seg.split(':').map(str::parse::<u64>);
+            let (Some(Ok(pid)), Some(Ok(fd)), Some(Ok(len))) = (it.next(), it.next(), it.next()) else {
+                return Err(bad());
+            };
+            if len as usize != slot_len {
+                return Err(InitError::Topology(format!(
+                    "PE {pe} has a symmetric heap of {len} bytes but PE {me} has {slot_len}: every PE must see the same SHMEM_SYMMETRIC_SIZE"
+                )));
+            }
+            let peer = sys::open_peer_file(pid as u32, fd as i32)
+                .map_err(os(format!("cannot open the symmetric heap of PE {pe} (pid {pid})")))?;
+            resv.map_shared(pe * stride, slot_len, &peer)
+                .map_err(os(format!("cannot map the symmetric heap of PE {pe}")))?;
+        }
+        routes.push(Route::Shm);
+    }
+    // Nobody may drop its file before every peer has mapped it.
+    boot.barrier()?;
+    drop(file);
+
+    let base = resv.base();
+    let rt = Box::new(Runtime {
+        me,
+        npes,
+        thread_level: requested.min(ThreadLevel::Multiple),
+        my_base: base as usize + me * stride,
+        heap_off: INTERNAL_SIZE,
+        heap_len,
+        routes: routes.into_boxed_slice(),
+        shm: Shm::new(base, stride, slot_len),
+        heap: Mutex::new(Heap::new(heap_len)),
+        sync_epoch: AtomicU64::new(0),
+        _resv: resv,
+        cfg,
+        boot,
+    });
+    if me == 0 {
+        rt.print_banner();
+    }
+    RUNTIME.store(Box::into_raw(rt), Ordering::Release);
+    INIT_DEPTH.store(1, Ordering::Relaxed);
+    Ok(requested.min(ThreadLevel::Multiple))
+}
+
+/// `shmem_finalize`: collective; the last of nested calls tears the runtime down.
+pub fn finalize() {
+    let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(rt) = try_runtime() else { return };
+    if INIT_DEPTH.fetch_sub(1, Ordering::Relaxed) > 1 {
+        return;
+    }
+    rt.barrier_all();
+    let _ = rt.boot.finalize();
+    let p = RUNTIME.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    // SAFETY: `p` came from `Box::into_raw` in `init`; it is unpublished now, and the
+    // barrier above means no PE still reads this PE's segment.
+    drop(unsafe { Box::from_raw(p) });
+}
+
+impl Runtime {
+    fn print_banner(&self) {
+        let mut err = std::io::stderr().lock();
+        if self.cfg.version || self.cfg.info {
+            let _ = writeln!(
+                err,
+                "{VENDOR_STRING} {} (OpenSHMEM {}.{}), {} PEs",
+                env!("CARGO_PKG_VERSION"),
+                SPEC_VERSION.0,
+                SPEC_VERSION.1,
+                self.npes
+            );
+        }
+        if self.cfg.info {
+            let _ = writeln!(err, "rshmem configuration:\n{}", self.cfg.describe());
+        }
+        let vars: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+        for w in Config::unknown_vars(vars.iter().map(String::as_str)) {
+            let _ = writeln!(err, "rshmem: warning: {w}");
+        }
+    }
+
+    /// This PE's number.
+    pub fn my_pe(&self) -> usize {
+        self.me
+    }
+
+    /// Number of PEs.
+    pub fn n_pes(&self) -> usize {
+        self.npes
+    }
+
+    /// The frozen configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The thread level provided.
+    pub fn thread_level(&self) -> ThreadLevel {
+        self.thread_level
+    }
+
+    /// Local address range `[start, end)` of this PE's user heap.
+    pub fn heap_range(&self) -> (usize, usize) {
+        let s = self.my_base + self.heap_off;
+        (s, s + self.heap_len)
+    }
+
+    /// Checks that `[addr, addr+len)` is symmetric and translates it.
+    #[inline(always)]
+    pub(crate) fn sym(&self, routine: &'static str, arg: &'static str, addr: usize, len: usize) -> Result<SymAddr> {
+        let start = self.my_base + self.heap_off;
+        let off = addr.wrapping_sub(start);
+        if off <= self.heap_len && len <= self.heap_len - off {
+            Ok(SymAddr { seg: Seg::Heap, off: self.heap_off + off })
+        } else {
+            Err(self.not_symmetric(routine, arg, addr, len))
+        }
+    }
+
+    #[cold]
+    fn not_symmetric(&self, routine: &'static str, arg: &'static str, addr: usize, len: usize) -> Error {
+        let (base, end) = self.heap_range();
+        Error::NotSymmetric { routine, arg, addr, len, base, end }
+    }
+
+    /// Checks a PE number.
+    #[inline(always)]
+    pub(crate) fn pe(&self, routine: &'static str, pe: i64) -> Result<usize> {
+        if pe >= 0 && (pe as u64) < self.npes as u64 {
+            Ok(pe as usize)
+        } else {
+            Err(Error::PeOutOfRange { routine, arg: "pe", pe, npes: self.npes })
+        }
+    }
+
+    /// Checks alignment of a word address.
+    #[inline(always)]
+    pub(crate) fn aligned(&self, routine: &'static str, arg: &'static str, addr: usize, align: usize) -> Result<()> {
+        if addr % align == 0 {
+            Ok(())
+        } else {
+            Err(Error::Misaligned { routine, arg, addr, align })
+        }
+    }
+
+    /// The route to `pe`, failing for unreachable PEs.
+    #[inline(always)]
+    pub(crate) fn route(&self, routine: &'static str, pe: usize) -> Result<Route> {
+        match self.routes[pe] {
+            Route::None => Err(Error::Unreachable { routine, pe }),
+            r => Ok(r),
+        }
+    }
+
+    /// An atomic on a runtime or user word of `pe`, through its route.
+    #[inline(always)]
+    pub(crate) fn amo<W: Word>(&self, routine: &'static str, pe: usize, addr: SymAddr, op: AmoOp<W>) -> Result<W> {
+        match self.route(routine, pe)? {
+            // SAFETY: `addr` was produced by `sym` (range-checked) or is a runtime word
+            // inside `Internal`; callers check alignment for user words.
+            Route::Shm => Ok(unsafe { self.shm.atomic(pe, addr, op) }),
+            Route::None => unreachable!("route() rejects unreachable PEs"),
+        }
+    }
+
+    /// Reads a word of this PE's own segment.
+    #[inline(always)]
+    pub(crate) fn load_local<W: Word>(&self, addr: SymAddr) -> W {
+        // SAFETY: our own slot is always mapped; `addr` is a checked or runtime offset.
+        unsafe { self.shm.atomic(self.me, addr, AmoOp::Fetch) }
+    }
+
+    /// Offset of a runtime word inside [`Internal`].
+    pub(crate) fn internal_addr(off: usize) -> SymAddr {
+        SymAddr { seg: Seg::Heap, off }
+    }
+
+    /// Completes this PE's outstanding operations on every route.
+    pub(crate) fn quiet_all(&self) {
+        self.shm.quiet();
+    }
+
+    /// `shmem_barrier_all`: quiet, then a world synchronization.
+    pub fn barrier_all(&self) {
+        self.quiet_all();
+        self.sync_all();
+    }
+
+    /// Reports a fatal error and ends the whole job with a non-zero status.
+    #[cold]
+    pub fn fatal(&self, err: &dyn std::fmt::Display) -> ! {
+        let _ = std::io::stdout().flush();
+        self.boot.abort(1, &format!("rshmem: PE {}: {err}", self.me))
+    }
+
+    /// `shmem_global_exit`: ends every PE of the job with `status`.
+    pub fn global_exit(&self, status: i32) -> ! {
+        let _ = std::io::stdout().flush();
+        self.boot.abort(status, "")
+    }
+}
+
+/// Reports `err` and ends the job (or the process, before init) with a non-zero status.
+#[cold]
+pub fn fatal(err: &dyn std::fmt::Display) -> ! {
+    match try_runtime() {
+        Some(rt) => rt.fatal(err),
+        None => {
+            let _ = std::io::stdout().flush();
+            eprintln!("rshmem: {err}");
+            std::process::exit(1)
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Put-with-signal and signal operations. A signal is a symmetric `u64`; data is
+//! delivered before the signal is visible.
+#![allow(unsafe_code)]
+
+use rshmem_util::Waiter;
+
+use crate::error::{Error, Result};
+use crate::rma;
+use crate::runtime::rt;
+use crate::word::{AmoOp, Cmp, Word};
+
+/// How a signal is updated (`SHMEM_SIGNAL_SET` = 0, `SHMEM_SIGNAL_ADD` = 1 in C).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum SignalOp {
+    /// Overwrite the signal.
+    Set = 0,
+    /// Add to the signal.
+    Add = 1,
+}
+
+impl SignalOp {
+    /// Parses the C constant.
+    pub fn from_c(routine: &'static str, v: i32) -> Result<SignalOp> {
+        match v {
+            0 => Ok(SignalOp::Set),
+            1 => Ok(SignalOp::Add),
+            _ => Err(Error::InvalidArgument { routine, arg: "sig_op", reason: "must be SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD" }),
+        }
+    }
+}
+
+/// `shmem_signal_set`/`shmem_signal_add` (OpenSHMEM 1.6): updates the signal on `pe`.
+///
+/// # Safety
+/// None beyond the checks made here; `sig_addr` is a raw address.
+#[inline]
+pub unsafe fn signal_op(routine: &'static str, sig_addr: *const u64, signal: u64, op: SignalOp, pe: i64) -> Result<()> {
+    let op = match op {
+        SignalOp::Set => AmoOp::Set(signal),
+        SignalOp::Add => AmoOp::Add(signal),
+    };
+    // SAFETY: `atomic` checks the address.
+    unsafe { crate::amo::atomic(routine, sig_addr, op, pe).map(drop) }
+}
+
+/// `shmem_putmem_signal`: puts `nbytes` to `dest` on `pe`, then updates `sig_addr` there.
+///
+/// # Safety
+/// `src` is readable for `nbytes` bytes.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub unsafe fn put_signal(
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    sig_addr: *const u64,
+    signal: u64,
+    op: SignalOp,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract. The signal update is a release (or stronger) atomic,
+    // so the data written by the put is visible before it.
+    unsafe {
+        rma::put(routine, dest, src, nbytes, pe)?;
+        signal_op(routine, sig_addr, signal, op, pe)
+    }
+}
+
+/// `shmem_signal_fetch`: reads the local signal atomically.
+///
+/// # Safety
+/// None beyond the checks made here.
+#[inline]
+pub unsafe fn signal_fetch(routine: &'static str, sig_addr: *const u64) -> Result<u64> {
+    let rt = rt(routine)?;
+    rt.aligned(routine, "sig_addr", sig_addr as usize, 8)?;
+    rt.sym(routine, "sig_addr", sig_addr as usize, 8)?;
+    // SAFETY: checked symmetric (hence mapped) and aligned.
+    Ok(unsafe { u64::load(sig_addr) })
+}
+
+/// `shmem_signal_wait_until`: waits until the local signal satisfies `cmp value` and
+/// returns the value that did.
+///
+/// # Safety
+/// None beyond the checks made here.
+pub unsafe fn signal_wait_until(routine: &'static str, sig_addr: *const u64, cmp: Cmp, value: u64) -> Result<u64> {
+    // SAFETY: `signal_fetch` validates the address once.
+    let mut v = unsafe { signal_fetch(routine, sig_addr)? };
+    let mut w = Waiter::new();
+    while !cmp.holds(v, value) {
+        w.snooze();
+        // SAFETY: validated above.
+        v = unsafe { u64::load(sig_addr) };
+    }
+    Ok(v)
+}

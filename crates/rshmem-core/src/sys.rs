@@ -1,0 +1,108 @@
+//! The runtime's only raw OS calls: shared-memory files and mappings. Each is a safe
+//! function over `rustix` that returns `io::Result`.
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::ptr::NonNull;
+
+use rustix::fs::{ftruncate, memfd_create, MemfdFlags};
+use rustix::mm::{mmap, mmap_anonymous, munmap, MapFlags, ProtFlags};
+
+/// Creates an anonymous shared-memory file of `len` bytes. Pages are allocated on first
+/// touch, so a large `len` costs nothing until used; the file vanishes with its last
+/// mapping, so a killed job leaves nothing behind.
+pub(crate) fn shared_file(name: &str, len: usize) -> io::Result<OwnedFd> {
+    let fd = memfd_create(name, MemfdFlags::CLOEXEC)?;
+    ftruncate(&fd, len as u64)?;
+    Ok(fd)
+}
+
+/// Opens another process's shared-memory file through `/proc` (same user required).
+pub(crate) fn open_peer_file(pid: u32, fd: i32) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/proc/{pid}/fd/{fd}"))
+}
+
+/// A reserved, inaccessible range of address space, unmapped on drop.
+#[derive(Debug)]
+pub(crate) struct Reservation {
+    base: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the reservation is plain address space; sharing its address between threads
+// is harmless, and all access to the memory behind it goes through atomics or the
+// OpenSHMEM model's rules.
+unsafe impl Send for Reservation {}
+// SAFETY: as above; `&Reservation` only exposes the base address and length.
+unsafe impl Sync for Reservation {}
+
+impl Reservation {
+    /// Reserves `len` bytes of address space (no memory is committed).
+    pub(crate) fn new(len: usize) -> io::Result<Reservation> {
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing cannot
+        // alias any existing Rust object.
+        let p = unsafe {
+            mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE | MapFlags::NORESERVE,
+            )?
+        };
+        Ok(Reservation {
+            base: NonNull::new(p.cast()).expect("mmap never returns null on success"),
+            len,
+        })
+    }
+
+    /// Start of the range.
+    pub(crate) fn base(&self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+
+    /// Maps `len` bytes of `file` (from offset 0) read-write and shared at `offset` into
+    /// the reservation, replacing the reserved pages there.
+    pub(crate) fn map_shared(&self, offset: usize, len: usize, file: impl AsFd) -> io::Result<()> {
+        assert!(
+            offset.checked_add(len).is_some_and(|e| e <= self.len),
+            "mapping [{offset}, +{len}) outside a reservation of {} bytes",
+            self.len
+        );
+        // SAFETY: the target range lies inside our own reservation (checked above), which
+        // holds no Rust objects; MAP_FIXED only replaces those reserved pages.
+        unsafe {
+            mmap(
+                self.base.as_ptr().add(offset).cast(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED | MapFlags::FIXED,
+                file,
+                0,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        // SAFETY: the range is ours from `new`; the runtime drops the reservation only at
+        // finalize, after the last use of symmetric memory.
+        unsafe {
+            let _ = munmap(self.base.as_ptr().cast(), self.len);
+        }
+    }
+}
+
+/// This host's name, for topology.
+pub(crate) fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}

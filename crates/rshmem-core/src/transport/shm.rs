@@ -1,0 +1,85 @@
+//! The shared-memory transport: every PE of the host has every other PE's segment mapped,
+//! PE `p` at `base + p * stride`, so an operation is a `memcpy` or a CPU atomic on the
+//! peer's mapping. No locks, no allocation, no system call.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{fence, Ordering};
+
+use super::{SymAddr, Transport};
+use crate::word::{AmoOp, Word};
+
+/// The shm transport over one reservation holding every local PE's segment.
+#[derive(Debug)]
+pub(crate) struct Shm {
+    /// Address of PE 0's slot.
+    base: *mut u8,
+    /// Distance between consecutive PEs' slots.
+    stride: usize,
+    /// Mapped bytes per slot (offsets must stay below it).
+    len: usize,
+}
+
+// SAFETY: `Shm` holds addresses of shared mappings that live as long as the runtime; the
+// memory is accessed only with copies and atomics under the OpenSHMEM memory model.
+unsafe impl Send for Shm {}
+// SAFETY: as above; the struct itself is immutable after init.
+unsafe impl Sync for Shm {}
+
+impl Shm {
+    pub(crate) fn new(base: *mut u8, stride: usize, len: usize) -> Shm {
+        Shm { base, stride, len }
+    }
+
+    /// Address of `addr` in `pe`'s mapping.
+    #[inline(always)]
+    pub(crate) fn addr(&self, pe: usize, addr: SymAddr) -> *mut u8 {
+        debug_assert!(addr.off < self.len);
+        self.base
+            .wrapping_add(pe * self.stride)
+            .wrapping_add(addr.off)
+    }
+}
+
+impl Transport for Shm {
+    #[inline(always)]
+    unsafe fn put(&self, pe: usize, dst: SymAddr, src: *const u8, len: usize) {
+        debug_assert!(dst.off + len <= self.len);
+        // SAFETY: the runtime checked that [dst, dst+len) is inside the peer's mapping;
+        // the caller guarantees `src` is readable. `copy` (memmove) keeps a put to oneself
+        // with overlapping buffers well defined.
+        unsafe { std::ptr::copy(src, self.addr(pe, dst), len) }
+    }
+
+    #[inline(always)]
+    unsafe fn get(&self, pe: usize, dst: *mut u8, src: SymAddr, len: usize) {
+        debug_assert!(src.off + len <= self.len);
+        // SAFETY: as in `put`, with the roles of local and remote swapped.
+        unsafe { std::ptr::copy(self.addr(pe, src), dst, len) }
+    }
+
+    #[inline(always)]
+    unsafe fn atomic<W: Word>(&self, pe: usize, addr: SymAddr, op: AmoOp<W>) -> W {
+        let p = self.addr(pe, addr).cast::<W>();
+        debug_assert!(p.is_aligned());
+        // SAFETY: the runtime checked range and alignment; the word lives in a shared
+        // mapping that outlives the call.
+        unsafe { W::rmw(p, op) }
+    }
+
+    #[inline(always)]
+    fn fence(&self) {
+        // Copies are done when `put` returns; a release fence keeps later stores (a flag,
+        // an AMO) from passing earlier ones.
+        fence(Ordering::Release);
+    }
+
+    #[inline(always)]
+    fn quiet(&self) {
+        fence(Ordering::SeqCst);
+    }
+
+    #[inline(always)]
+    fn ptr(&self, pe: usize, addr: SymAddr) -> Option<*mut u8> {
+        Some(self.addr(pe, addr))
+    }
+}

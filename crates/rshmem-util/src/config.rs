@@ -1,0 +1,300 @@
+//! The typed table of environment variables: one row per variable gives its name, kind,
+//! default, category and help. The table generates the frozen [`Config`], its parser
+//! (`SHMEM_<NAME>`, then the deprecated `SMA_<NAME>`), the `SHMEM_INFO` printer and the
+//! warning for unknown `SHMEM_*` names.
+
+use std::fmt::Write as _;
+
+/// A variable whose value does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("environment variable {var}={value:?} is invalid: {reason}")]
+pub struct ConfigError {
+    /// The variable as the user spelled it (`SHMEM_...` or `SMA_...`).
+    pub var: String,
+    /// Its raw value.
+    pub value: String,
+    /// Why it does not parse.
+    pub reason: String,
+}
+
+/// How a kind of variable parses and prints.
+trait Kind {
+    type Value: Clone + std::fmt::Debug;
+    fn parse(s: &str) -> Result<Self::Value, String>;
+    fn show(v: &Self::Value) -> String;
+}
+
+/// A byte count with an optional K/M/G/T suffix (powers of 1024).
+struct Size;
+impl Kind for Size {
+    type Value = usize;
+    fn parse(s: &str) -> Result<usize, String> {
+        parse_size(s)
+    }
+    fn show(v: &usize) -> String {
+        show_size(*v)
+    }
+}
+
+/// A flag: 1/0, y/n, yes/no, true/false, on/off.
+struct Bool;
+impl Kind for Bool {
+    type Value = bool;
+    fn parse(s: &str) -> Result<bool, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "y" | "yes" | "true" | "on" => Ok(true),
+            "0" | "n" | "no" | "false" | "off" | "" => Ok(false),
+            _ => Err("expected 1/0, yes/no, true/false or on/off".into()),
+        }
+    }
+    fn show(v: &bool) -> String {
+        if *v { "1" } else { "0" }.into()
+    }
+}
+
+/// Parses a size such as `512M`, `2g`, `1048576` or `1.5G` into bytes.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult): (&str, u64) = match t.char_indices().last() {
+        None => return Err("empty size".into()),
+        Some((i, c)) => match c.to_ascii_lowercase() {
+            'k' => (&t[..i], 1 << 10),
+            'm' => (&t[..i], 1 << 20),
+            'g' => (&t[..i], 1 << 30),
+            't' => (&t[..i], 1 << 40),
+            'b' => (&t[..i], 1),
+            _ => (t, 1),
+        },
+    };
+    let bad = || format!("{s:?} is not a size (expected a number with an optional K, M, G or T suffix)");
+    let num = num.trim();
+    if num.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(n) = num.parse::<u64>() {
+        return n
+            .checked_mul(mult)
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or_else(|| format!("{s:?} is too large"));
+    }
+    match num.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 0.0 => {
+            let v = f * mult as f64;
+            if v < usize::MAX as f64 {
+                Ok(v as usize)
+            } else {
+                Err(format!("{s:?} is too large"))
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// Formats a byte count with the largest exact-ish binary unit (`1G`, `512M`, `1.5G`).
+pub fn show_size(v: usize) -> String {
+    const UNITS: [(&str, usize); 4] = [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+    for (u, m) in UNITS {
+        if v >= m {
+            return if v % m == 0 {
+                format!("{}{u}", v / m)
+            } else {
+                format!("{:.2}{u}", v as f64 / m as f64)
+            };
+        }
+    }
+    format!("{v}B")
+}
+
+macro_rules! env_table {
+    ($( $field:ident $name:literal : $kind:ident ( $ty:ty ) = $default:literal, $cat:literal, $help:literal; )*) => {
+        /// The frozen configuration, read once at init.
+        #[derive(Debug, Clone)]
+        pub struct Config {
+            $(
+                #[doc = $help]
+                pub $field: $ty,
+            )*
+            /// Names of the variables the user set.
+            pub provided: Vec<&'static str>,
+        }
+
+        /// One row of the table, for printing and name suggestions.
+        #[derive(Debug, Clone, Copy)]
+        pub struct Row {
+            /// Name without prefix (`SYMMETRIC_SIZE`).
+            pub name: &'static str,
+            /// Default as text.
+            pub default: &'static str,
+            /// Category for `SHMEM_INFO`.
+            pub category: &'static str,
+            /// One-line help.
+            pub help: &'static str,
+        }
+
+        /// Every known variable.
+        pub const ROWS: &[Row] = &[
+            $( Row { name: $name, default: $default, category: $cat, help: $help }, )*
+        ];
+
+        impl Config {
+            /// Reads the configuration from `lookup` (the process environment in
+            /// [`Config::from_env`]).
+            pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+                let mut provided = Vec::new();
+                Ok(Config {
+                    $(
+                        $field: {
+                            let name = $name;
+                            let found = [format!("SHMEM_{name}"), format!("SMA_{name}")]
+                                .into_iter()
+                                .find_map(|var| lookup(&var).map(|v| (var, v)));
+                            match found {
+                                Some((var, value)) => {
+                                    provided.push(name);
+                                    <$kind as Kind>::parse(&value).map_err(|reason| ConfigError { var, value, reason })?
+                                }
+                                None => <$kind as Kind>::parse($default).expect("table default parses"),
+                            }
+                        },
+                    )*
+                    provided,
+                })
+            }
+
+            /// The `SHMEM_INFO` listing: every variable with its value, by category.
+            pub fn describe(&self) -> String {
+                let mut rows: Vec<(&'static str, &'static str, String, &'static str, bool)> = vec![
+                    $( ($cat, $name, <$kind as Kind>::show(&self.$field), $help,
+                        self.provided.contains(&$name)), )*
+                ];
+                rows.sort_by_key(|r| r.0);
+                let mut out = String::new();
+                let mut cat = "";
+                for (c, name, value, help, set) in rows {
+                    if c != cat {
+                        let _ = writeln!(out, "  [{c}]");
+                        cat = c;
+                    }
+                    let mark = if set { " (set)" } else { "" };
+                    let _ = writeln!(out, "    SHMEM_{name:<24} = {value:<10}{mark}  {help}");
+                }
+                out
+            }
+        }
+    };
+}
+
+env_table! {
+    symmetric_size "SYMMETRIC_SIZE": Size(usize) = "1G", "openshmem",
+        "Symmetric heap size of each PE (K/M/G/T suffixes); reserved up front, committed on use.";
+    debug "DEBUG": Bool(bool) = "0", "openshmem",
+        "Validate every call's arguments and check that collective calls agree across PEs.";
+    info "INFO": Bool(bool) = "0", "openshmem",
+        "Print this configuration at init (PE 0).";
+    version "VERSION": Bool(bool) = "0", "openshmem",
+        "Print the library name and version at init (PE 0).";
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Warnings for `SHMEM_*`/`SMA_*` variables in `vars` that no row knows, each with the
+    /// closest known name.
+    pub fn unknown_vars<'a>(vars: impl Iterator<Item = &'a str>) -> Vec<String> {
+        let mut out = Vec::new();
+        for var in vars {
+            let name = match var.strip_prefix("SHMEM_").or_else(|| var.strip_prefix("SMA_")) {
+                Some(n) => n,
+                None => continue,
+            };
+            if ROWS.iter().any(|r| r.name == name) || EXTERNAL.contains(&var) {
+                continue;
+            }
+            let best = ROWS
+                .iter()
+                .map(|r| (edit_distance(name, r.name), r.name))
+                .min()
+                .map(|(_, n)| n)
+                .unwrap_or("SYMMETRIC_SIZE");
+            out.push(format!(
+                "unknown environment variable {var} ignored (did you mean SHMEM_{best}?)"
+            ));
+        }
+        out
+    }
+}
+
+/// `SHMEM_*` names that other software on the machine uses; not ours to warn about.
+const EXTERNAL: &[&str] = &[];
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("1024").unwrap(), 1024);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("2G").unwrap(), 2 << 30);
+        assert_eq!(parse_size("1T").unwrap(), 1 << 40);
+        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("-1M").is_err());
+        assert_eq!(show_size(1 << 30), "1G");
+        assert_eq!(show_size(3 << 29), "1.50G");
+    }
+
+    #[test]
+    fn defaults_parse_and_rows_have_help() {
+        let c = Config::from_lookup(|_| None).unwrap();
+        assert_eq!(c.symmetric_size, 1 << 30);
+        assert!(!c.debug);
+        assert!(c.provided.is_empty());
+        for r in ROWS {
+            assert!(!r.help.is_empty(), "{} has no help", r.name);
+        }
+    }
+
+    #[test]
+    fn env_overrides_and_sma_synonym() {
+        let env: HashMap<&str, &str> = [("SMA_SYMMETRIC_SIZE", "64M"), ("SHMEM_DEBUG", "yes")].into();
+        let c = Config::from_lookup(|k| env.get(k).map(|v| v.to_string())).unwrap();
+        assert_eq!(c.symmetric_size, 64 << 20);
+        assert!(c.debug);
+        assert!(c.describe().contains("SHMEM_SYMMETRIC_SIZE"));
+    }
+
+    #[test]
+    fn bad_value_names_the_variable() {
+        let e = Config::from_lookup(|k| (k == "SHMEM_SYMMETRIC_SIZE").then(|| "big".into())).unwrap_err();
+        assert_eq!(e.var, "SHMEM_SYMMETRIC_SIZE");
+        assert!(e.to_string().contains("SHMEM_SYMMETRIC_SIZE=\"big\""));
+    }
+
+    #[test]
+    fn unknown_names_get_a_suggestion() {
+        let w = Config::unknown_vars(["SHMEM_SYMETRIC_SIZE", "SHMEM_DEBUG", "PATH"].into_iter());
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("did you mean SHMEM_SYMMETRIC_SIZE"), "{}", w[0]);
+    }
+}

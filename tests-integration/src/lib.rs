@@ -1,0 +1,223 @@
+//! Harness for multi-PE tests: runs a PE program of this package under `oshrun` with a
+//! time bound, so a hang fails the test instead of stalling CI.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a finished (or timed-out) job printed and how it ended.
+#[derive(Debug)]
+pub struct JobOutput {
+    /// Exit status of the launcher (`None` when the time bound killed it).
+    pub status: Option<ExitStatus>,
+    /// Everything the job wrote to stdout.
+    pub stdout: String,
+    /// Everything the job wrote to stderr.
+    pub stderr: String,
+    /// Wall time from spawn to exit.
+    pub elapsed: Duration,
+}
+
+impl JobOutput {
+    /// Exit code, or -1 for a signal or a timeout.
+    pub fn code(&self) -> i32 {
+        self.status.and_then(|s| s.code()).unwrap_or(-1)
+    }
+
+    /// Panics with the whole output unless the job exited 0.
+    #[track_caller]
+    pub fn assert_ok(&self) -> &Self {
+        assert_eq!(
+            self.code(),
+            0,
+            "job failed (status {:?}, {:?})\n--- stdout\n{}\n--- stderr\n{}",
+            self.status,
+            self.elapsed,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Lines of stdout that start with `prefix`, with the prefix removed.
+    pub fn lines_with(&self, prefix: &str) -> Vec<String> {
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix).map(str::to_owned))
+            .collect()
+    }
+}
+
+/// The directory holding this build's binaries (`target/<profile>`).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test>-<hash>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binary lives in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Path of a binary built in this workspace (`oshrun`, or a PE program of this package).
+pub fn bin(name: &str) -> PathBuf {
+    let p = bin_dir().join(name);
+    assert!(
+        p.exists(),
+        "{} is not built; run the tests with `cargo test --workspace`",
+        p.display()
+    );
+    p
+}
+
+/// A job to run under `oshrun`.
+#[derive(Debug, Clone)]
+pub struct Job {
+    np: usize,
+    program: PathBuf,
+    args: Vec<String>,
+    launcher_args: Vec<String>,
+    env: Vec<(String, String)>,
+    timeout: Duration,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Job {
+    /// `oshrun -np <np> <program>`, where `program` is a PE program of this package.
+    pub fn new(np: usize, program: &str) -> Self {
+        Job {
+            np,
+            program: bin(program),
+            args: Vec::new(),
+            launcher_args: Vec::new(),
+            env: Vec::new(),
+            timeout: Duration::from_secs(60),
+            stdin: None,
+        }
+    }
+
+    /// Arguments for the PE program.
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Extra options for `oshrun` itself (before the program).
+    pub fn launcher_args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.launcher_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// An environment variable for every PE.
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    /// The time bound (default 60 s); past it the job is killed and the test fails.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+
+    /// Bytes fed to the job's stdin.
+    pub fn stdin(mut self, data: &[u8]) -> Self {
+        self.stdin = Some(data.to_vec());
+        self
+    }
+
+    /// The command line that `run` executes.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(bin("oshrun"));
+        cmd.arg("-np").arg(self.np.to_string());
+        cmd.args(&self.launcher_args);
+        cmd.arg("--").arg(&self.program).args(&self.args);
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs the job to completion or to its time bound.
+    pub fn run(&self) -> JobOutput {
+        run_bounded(self.command(), self.stdin.as_deref(), self.timeout)
+    }
+}
+
+/// Runs `cmd` with piped output, killing it (and failing) past `timeout`.
+pub fn run_bounded(mut cmd: Command, stdin: Option<&[u8]>, timeout: Duration) -> JobOutput {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn job");
+    if let Some(data) = stdin {
+        use std::io::Write;
+        let mut w = child.stdin.take().expect("stdin");
+        let data = data.to_vec();
+        std::thread::spawn(move || {
+            let _ = w.write_all(&data);
+        });
+    }
+    let out = reader(&mut child, true);
+    let err = reader(&mut child, false);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break Some(s);
+        }
+        if start.elapsed() > timeout {
+            // SIGTERM first so the launcher can clean up its PEs, then SIGKILL.
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+            std::thread::sleep(Duration::from_secs(2));
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = start.elapsed();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if status.is_none() {
+        panic!(
+            "job exceeded its time bound of {timeout:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        );
+    }
+    JobOutput {
+        status,
+        stdout,
+        stderr,
+        elapsed,
+    }
+}
+
+fn reader(child: &mut Child, stdout: bool) -> std::thread::JoinHandle<String> {
+    let mut src: Box<dyn Read + Send> = if stdout {
+        Box::new(child.stdout.take().expect("stdout"))
+    } else {
+        Box::new(child.stderr.take().expect("stderr"))
+    };
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = src.read_to_string(&mut s);
+        s
+    })
+}
+
+/// Names in `/dev/shm` that contain `rshmem` (leftovers of a job).
+pub fn shm_objects() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains("rshmem"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
