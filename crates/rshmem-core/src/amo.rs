@@ -13,7 +13,12 @@ use crate::word::{AmoOp, Word};
 /// None beyond the checks made here (`dest` symmetric and aligned, `pe` valid); the
 /// function is `unsafe` because `dest` is a raw address.
 #[inline]
-pub unsafe fn atomic<W: Word>(routine: &'static str, dest: *const W, op: AmoOp<W>, pe: i64) -> Result<W> {
+pub unsafe fn atomic<W: Word>(
+    routine: &'static str,
+    dest: *const W,
+    op: AmoOp<W>,
+    pe: i64,
+) -> Result<W> {
     let rt = rt(routine)?;
     let pe = rt.pe(routine, pe)?;
     rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
@@ -27,7 +32,13 @@ pub unsafe fn atomic<W: Word>(routine: &'static str, dest: *const W, op: AmoOp<W
 /// # Safety
 /// `fetch` is writable and aligned.
 #[inline]
-pub unsafe fn atomic_nbi<W: Word>(routine: &'static str, fetch: *mut W, dest: *const W, op: AmoOp<W>, pe: i64) -> Result<()> {
+pub unsafe fn atomic_nbi<W: Word>(
+    routine: &'static str,
+    fetch: *mut W,
+    dest: *const W,
+    op: AmoOp<W>,
+    pe: i64,
+) -> Result<()> {
     // SAFETY: forwarded contract.
     let old = unsafe { atomic(routine, dest, op, pe)? };
     // SAFETY: the caller guarantees `fetch` is writable.

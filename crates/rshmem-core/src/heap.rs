@@ -137,7 +137,13 @@ impl Heap {
         if want_end <= b.end {
             // Shrink: give the tail back.
             if b.end - want_end >= MIN_ALIGN {
-                self.used.insert(off, Block { start: b.start, end: want_end });
+                self.used.insert(
+                    off,
+                    Block {
+                        start: b.start,
+                        end: want_end,
+                    },
+                );
                 self.insert_free(want_end, b.end);
             }
             return true;
@@ -149,7 +155,13 @@ impl Heap {
                 if fe > want_end {
                     self.free.insert(want_end, fe);
                 }
-                self.used.insert(off, Block { start: b.start, end: want_end });
+                self.used.insert(
+                    off,
+                    Block {
+                        start: b.start,
+                        end: want_end,
+                    },
+                );
                 true
             }
             _ => false,

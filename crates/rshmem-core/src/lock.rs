@@ -29,20 +29,40 @@ fn check(routine: &'static str, lock: *const i64) -> Result<(&'static Runtime, S
 }
 
 impl Runtime {
-    fn lock_amo(&self, routine: &'static str, pe: usize, a: SymAddr, op: AmoOp<u64>) -> Result<u64> {
+    fn lock_amo(
+        &self,
+        routine: &'static str,
+        pe: usize,
+        a: SymAddr,
+        op: AmoOp<u64>,
+    ) -> Result<u64> {
         self.amo(routine, pe, a, op)
     }
 
     /// Swaps the tail on the home PE for `new` when `expect(old_tail)` holds; returns the
     /// old tail, or `None` when `expect` refused it.
-    fn swap_tail(&self, routine: &'static str, a: SymAddr, expect: impl Fn(u64) -> bool, new: u64) -> Result<Option<u64>> {
+    fn swap_tail(
+        &self,
+        routine: &'static str,
+        a: SymAddr,
+        expect: impl Fn(u64) -> bool,
+        new: u64,
+    ) -> Result<Option<u64>> {
         let mut old = self.lock_amo(routine, HOME, a, AmoOp::Fetch)?;
         loop {
             if !expect(old & LOW) {
                 return Ok(None);
             }
             let want = (old & !LOW) | new;
-            let seen = self.lock_amo(routine, HOME, a, AmoOp::CompareSwap { cond: old, value: want })?;
+            let seen = self.lock_amo(
+                routine,
+                HOME,
+                a,
+                AmoOp::CompareSwap {
+                    cond: old,
+                    value: want,
+                },
+            )?;
             if seen == old {
                 return Ok(Some(old & LOW));
             }
@@ -53,7 +73,8 @@ impl Runtime {
     /// Clears our own successor/granted bits before queueing (nobody else writes them
     /// while we are not in the queue).
     fn reset_own(&self, routine: &'static str, a: SymAddr) -> Result<()> {
-        self.lock_amo(routine, self.me, a, AmoOp::And(LOW)).map(drop)
+        self.lock_amo(routine, self.me, a, AmoOp::And(LOW))
+            .map(drop)
     }
 }
 
@@ -62,7 +83,9 @@ pub fn set_lock(routine: &'static str, lock: *const i64) -> Result<()> {
     let (rt, a) = check(routine, lock)?;
     rt.reset_own(routine, a)?;
     let me1 = rt.me as u64 + 1;
-    let prev = rt.swap_tail(routine, a, |_| true, me1)?.expect("unconditional swap");
+    let prev = rt
+        .swap_tail(routine, a, |_| true, me1)?
+        .expect("unconditional swap");
     if prev == 0 {
         return Ok(());
     }
@@ -108,5 +131,6 @@ pub fn clear_lock(routine: &'static str, lock: *const i64) -> Result<()> {
             w.snooze();
         }
     }
-    rt.lock_amo(routine, (next - 1) as usize, a, AmoOp::Or(GRANTED)).map(drop)
+    rt.lock_amo(routine, (next - 1) as usize, a, AmoOp::Or(GRANTED))
+        .map(drop)
 }

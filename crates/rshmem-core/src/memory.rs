@@ -29,17 +29,26 @@ pub const HINT_SIGNAL_REMOTE: i64 = 2;
 impl Runtime {
     /// `SHMEM_DEBUG` check that every PE passed the same arguments to a collective call.
     /// The caller must synchronize again before the next collective call.
-    fn check_collective(&self, routine: &'static str, op: Op, args: [(&'static str, u64); 2]) -> Result<()> {
+    fn check_collective(
+        &self,
+        routine: &'static str,
+        op: Op,
+        args: [(&'static str, u64); 2],
+    ) -> Result<()> {
         if !self.cfg.debug || self.npes == 1 {
             return Ok(());
         }
-        let word = |i: usize| Self::internal_addr(offset_of!(Internal, check) + i * std::mem::size_of::<AtomicU64>());
+        let word = |i: usize| {
+            Self::internal_addr(offset_of!(Internal, check) + i * std::mem::size_of::<AtomicU64>())
+        };
         let mine = [op as u64, args[0].1, args[1].1];
         for (i, v) in mine.iter().enumerate() {
             self.amo(routine, self.me, word(i), AmoOp::Set(*v))?;
         }
         self.sync_all();
-        let theirs: Vec<u64> = (0..3).map(|i| self.amo(routine, 0, word(i), AmoOp::Fetch)).collect::<Result<_>>()?;
+        let theirs: Vec<u64> = (0..3)
+            .map(|i| self.amo(routine, 0, word(i), AmoOp::Fetch))
+            .collect::<Result<_>>()?;
         let names = ["routine", args[0].0, args[1].0];
         for i in 0..3 {
             if mine[i] != theirs[i] {
@@ -64,20 +73,29 @@ impl Runtime {
         let (s, e) = self.heap_range();
         let a = p as usize;
         if a < s || a >= e {
-            return Err(Error::NotAllocated { routine, arg, addr: a });
+            return Err(Error::NotAllocated {
+                routine,
+                arg,
+                addr: a,
+            });
         }
         Ok(a - s)
     }
 
     fn alloc(&self, routine: &'static str, size: usize, align: usize) -> Result<*mut u8> {
-        let r = self.heap.lock().unwrap_or_else(|e| e.into_inner()).alloc(size, align);
-        r.map(|off| self.addr_of(off)).map_err(|e| Error::HeapExhausted {
-            routine,
-            requested: e.requested,
-            free: e.free,
-            largest: e.largest,
-            heap_size: self.heap_len,
-        })
+        let r = self
+            .heap
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .alloc(size, align);
+        r.map(|off| self.addr_of(off))
+            .map_err(|e| Error::HeapExhausted {
+                routine,
+                requested: e.requested,
+                free: e.free,
+                largest: e.largest,
+                heap_size: self.heap_len,
+            })
     }
 }
 
@@ -95,13 +113,25 @@ pub fn malloc_with_hints(routine: &'static str, size: usize, _hints: i64) -> Res
 pub fn align(routine: &'static str, alignment: usize, size: usize) -> Result<*mut u8> {
     let rt = rt(routine)?;
     if alignment != 0 && !alignment.is_power_of_two() {
-        return Err(Error::InvalidArgument { routine, arg: "alignment", reason: "must be a power of two" });
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "alignment",
+            reason: "must be a power of two",
+        });
     }
     if size == 0 {
         return Ok(std::ptr::null_mut());
     }
-    let op = if alignment == 0 { Op::Malloc } else { Op::Align };
-    rt.check_collective(routine, op, [("size", size as u64), ("alignment", alignment as u64)])?;
+    let op = if alignment == 0 {
+        Op::Malloc
+    } else {
+        Op::Align
+    };
+    rt.check_collective(
+        routine,
+        op,
+        [("size", size as u64), ("alignment", alignment as u64)],
+    )?;
     let r = rt.alloc(routine, size, alignment.max(1));
     rt.barrier_all();
     r
@@ -110,13 +140,19 @@ pub fn align(routine: &'static str, alignment: usize, size: usize) -> Result<*mu
 /// `shmem_calloc`: `count * size` zeroed bytes.
 pub fn calloc(routine: &'static str, count: usize, size: usize) -> Result<*mut u8> {
     let rt = rt(routine)?;
-    let total = count
-        .checked_mul(size)
-        .ok_or(Error::InvalidArgument { routine, arg: "count", reason: "count * size overflows" })?;
+    let total = count.checked_mul(size).ok_or(Error::InvalidArgument {
+        routine,
+        arg: "count",
+        reason: "count * size overflows",
+    })?;
     if total == 0 {
         return Ok(std::ptr::null_mut());
     }
-    rt.check_collective(routine, Op::Calloc, [("count", count as u64), ("size", size as u64)])?;
+    rt.check_collective(
+        routine,
+        Op::Calloc,
+        [("count", count as u64), ("size", size as u64)],
+    )?;
     let r = rt.alloc(routine, total, 1);
     if let Ok(p) = r {
         // SAFETY: `p` is a fresh block of `total` bytes in our own mapped segment, not yet
@@ -138,7 +174,11 @@ pub fn free(routine: &'static str, ptr: *mut u8) -> Result<()> {
     // Nobody may still be writing into the block when it is reused.
     rt.barrier_all();
     let freed = rt.heap.lock().unwrap_or_else(|e| e.into_inner()).free(off);
-    freed.ok_or(Error::NotAllocated { routine, arg: "ptr", addr: ptr as usize })
+    freed.ok_or(Error::NotAllocated {
+        routine,
+        arg: "ptr",
+        addr: ptr as usize,
+    })
 }
 
 /// `shmem_realloc`: resizes a block, keeping its contents up to the smaller size.
@@ -153,13 +193,19 @@ pub fn realloc(routine: &'static str, ptr: *mut u8, size: usize) -> Result<*mut 
         return Ok(std::ptr::null_mut());
     }
     let off = rt.offset_of_ptr(routine, "ptr", ptr)?;
-    rt.check_collective(routine, Op::Realloc, [("ptr offset", off as u64), ("size", size as u64)])?;
+    rt.check_collective(
+        routine,
+        Op::Realloc,
+        [("ptr offset", off as u64), ("size", size as u64)],
+    )?;
     rt.barrier_all();
     let r = {
         let mut heap = rt.heap.lock().unwrap_or_else(|e| e.into_inner());
-        let old = heap
-            .usable_size(off)
-            .ok_or(Error::NotAllocated { routine, arg: "ptr", addr: ptr as usize })?;
+        let old = heap.usable_size(off).ok_or(Error::NotAllocated {
+            routine,
+            arg: "ptr",
+            addr: ptr as usize,
+        })?;
         if heap.resize_in_place(off, size) {
             Ok(ptr)
         } else {
@@ -189,7 +235,11 @@ pub fn realloc(routine: &'static str, ptr: *mut u8, size: usize) -> Result<*mut 
 /// Bytes of the symmetric heap not allocated (`shmemx_heap_free`-style query).
 pub fn heap_free() -> Result<usize> {
     let rt = rt("shmemx_heap_free")?;
-    let free = rt.heap.lock().unwrap_or_else(|e| e.into_inner()).free_bytes();
+    let free = rt
+        .heap
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .free_bytes();
     Ok(free)
 }
 

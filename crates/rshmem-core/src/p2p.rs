@@ -31,13 +31,26 @@ struct Set<W: Word> {
 impl<W: Word> Set<W> {
     /// # Safety
     /// `status` is null or readable for `n` ints; `Each` values are readable for `n`.
-    unsafe fn new(routine: &'static str, ivars: *const W, n: usize, status: *const i32, cmp: Cmp, values: Values<W>) -> Result<Self> {
+    unsafe fn new(
+        routine: &'static str,
+        ivars: *const W,
+        n: usize,
+        status: *const i32,
+        cmp: Cmp,
+        values: Values<W>,
+    ) -> Result<Self> {
         if n > 0 {
             let rt = rt(routine)?;
             rt.aligned(routine, "ivars", ivars as usize, W::SIZE)?;
             rt.sym(routine, "ivars", ivars as usize, n.saturating_mul(W::SIZE))?;
         }
-        Ok(Set { ivars, n, status, cmp, values })
+        Ok(Set {
+            ivars,
+            n,
+            status,
+            cmp,
+            values,
+        })
     }
 
     /// Whether element `i` takes part (status 0 or no status array).
@@ -98,7 +111,12 @@ impl<W: Word> Set<W> {
 /// # Safety
 /// `ivar` is a raw address (checked here).
 #[inline]
-pub unsafe fn wait_until<W: Word>(routine: &'static str, ivar: *const W, cmp: Cmp, value: W) -> Result<()> {
+pub unsafe fn wait_until<W: Word>(
+    routine: &'static str,
+    ivar: *const W,
+    cmp: Cmp,
+    value: W,
+) -> Result<()> {
     // SAFETY: forwarded; `Set::new` checks the word.
     let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
     let mut w = Waiter::new();
@@ -113,7 +131,12 @@ pub unsafe fn wait_until<W: Word>(routine: &'static str, ivar: *const W, cmp: Cm
 /// # Safety
 /// `ivar` is a raw address (checked here).
 #[inline]
-pub unsafe fn test<W: Word>(routine: &'static str, ivar: *const W, cmp: Cmp, value: W) -> Result<bool> {
+pub unsafe fn test<W: Word>(
+    routine: &'static str,
+    ivar: *const W,
+    cmp: Cmp,
+    value: W,
+) -> Result<bool> {
     // SAFETY: forwarded; `Set::new` checks the word.
     let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
     Ok(s.satisfied(0))
@@ -124,7 +147,14 @@ pub unsafe fn test<W: Word>(routine: &'static str, ivar: *const W, cmp: Cmp, val
 ///
 /// # Safety
 /// `status` is null or readable for `n` ints; vector values are readable for `n`.
-pub unsafe fn wait_until_all<W: Word>(routine: &'static str, ivars: *const W, n: usize, status: *const i32, cmp: Cmp, values: Values<W>) -> Result<()> {
+pub unsafe fn wait_until_all<W: Word>(
+    routine: &'static str,
+    ivars: *const W,
+    n: usize,
+    status: *const i32,
+    cmp: Cmp,
+    values: Values<W>,
+) -> Result<()> {
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     for i in (0..n).filter(|&i| s.included(i)) {
@@ -141,7 +171,14 @@ pub unsafe fn wait_until_all<W: Word>(routine: &'static str, ivars: *const W, n:
 ///
 /// # Safety
 /// As [`wait_until_all`].
-pub unsafe fn wait_until_any<W: Word>(routine: &'static str, ivars: *const W, n: usize, status: *const i32, cmp: Cmp, values: Values<W>) -> Result<Option<usize>> {
+pub unsafe fn wait_until_any<W: Word>(
+    routine: &'static str,
+    ivars: *const W,
+    n: usize,
+    status: *const i32,
+    cmp: Cmp,
+    values: Values<W>,
+) -> Result<Option<usize>> {
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     if !s.any_included() {
@@ -162,7 +199,15 @@ pub unsafe fn wait_until_any<W: Word>(routine: &'static str, ivars: *const W, n:
 ///
 /// # Safety
 /// As [`wait_until_all`], and `indices` is writable for `n` entries.
-pub unsafe fn wait_until_some<W: Word>(routine: &'static str, ivars: *const W, n: usize, indices: *mut usize, status: *const i32, cmp: Cmp, values: Values<W>) -> Result<usize> {
+pub unsafe fn wait_until_some<W: Word>(
+    routine: &'static str,
+    ivars: *const W,
+    n: usize,
+    indices: *mut usize,
+    status: *const i32,
+    cmp: Cmp,
+    values: Values<W>,
+) -> Result<usize> {
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     if !s.any_included() {
@@ -184,7 +229,14 @@ pub unsafe fn wait_until_some<W: Word>(routine: &'static str, ivars: *const W, n
 ///
 /// # Safety
 /// As [`wait_until_all`].
-pub unsafe fn test_all<W: Word>(routine: &'static str, ivars: *const W, n: usize, status: *const i32, cmp: Cmp, values: Values<W>) -> Result<bool> {
+pub unsafe fn test_all<W: Word>(
+    routine: &'static str,
+    ivars: *const W,
+    n: usize,
+    status: *const i32,
+    cmp: Cmp,
+    values: Values<W>,
+) -> Result<bool> {
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     Ok((0..n).all(|i| !s.included(i) || s.satisfied(i)))
@@ -194,7 +246,14 @@ pub unsafe fn test_all<W: Word>(routine: &'static str, ivars: *const W, n: usize
 ///
 /// # Safety
 /// As [`wait_until_all`].
-pub unsafe fn test_any<W: Word>(routine: &'static str, ivars: *const W, n: usize, status: *const i32, cmp: Cmp, values: Values<W>) -> Result<Option<usize>> {
+pub unsafe fn test_any<W: Word>(
+    routine: &'static str,
+    ivars: *const W,
+    n: usize,
+    status: *const i32,
+    cmp: Cmp,
+    values: Values<W>,
+) -> Result<Option<usize>> {
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     Ok(s.find_one())
@@ -204,7 +263,15 @@ pub unsafe fn test_any<W: Word>(routine: &'static str, ivars: *const W, n: usize
 ///
 /// # Safety
 /// As [`wait_until_some`].
-pub unsafe fn test_some<W: Word>(routine: &'static str, ivars: *const W, n: usize, indices: *mut usize, status: *const i32, cmp: Cmp, values: Values<W>) -> Result<usize> {
+pub unsafe fn test_some<W: Word>(
+    routine: &'static str,
+    ivars: *const W,
+    n: usize,
+    indices: *mut usize,
+    status: *const i32,
+    cmp: Cmp,
+    values: Values<W>,
+) -> Result<usize> {
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     // SAFETY: forwarded contract on `indices`.

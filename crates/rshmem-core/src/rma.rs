@@ -20,7 +20,15 @@ impl Runtime {
     /// # Safety
     /// `local` is readable (puts) or writable (gets) for `len` bytes.
     #[inline(always)]
-    unsafe fn xfer(&self, routine: &'static str, dir: Dir, pe: usize, remote: SymAddr, local: *mut u8, len: usize) -> Result<()> {
+    unsafe fn xfer(
+        &self,
+        routine: &'static str,
+        dir: Dir,
+        pe: usize,
+        remote: SymAddr,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<()> {
         match self.route(routine, pe)? {
             // SAFETY: `remote` was range-checked by `sym`; the caller vouches for `local`.
             Route::Shm => unsafe {
@@ -38,13 +46,24 @@ impl Runtime {
 }
 
 #[inline(always)]
-unsafe fn contiguous(routine: &'static str, dir: Dir, sym: *const u8, local: *mut u8, nbytes: usize, pe: i64) -> Result<()> {
+unsafe fn contiguous(
+    routine: &'static str,
+    dir: Dir,
+    sym: *const u8,
+    local: *mut u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
     if nbytes == 0 {
         return Ok(());
     }
     let rt = rt(routine)?;
     let pe = rt.pe(routine, pe)?;
-    let arg = if matches!(dir, Dir::Put | Dir::PutNbi) { "dest" } else { "source" };
+    let arg = if matches!(dir, Dir::Put | Dir::PutNbi) {
+        "dest"
+    } else {
+        "source"
+    };
     let remote = rt.sym(routine, arg, sym as usize, nbytes)?;
     // SAFETY: forwarded caller contract on `local`.
     unsafe { rt.xfer(routine, dir, pe, remote, local, nbytes) }
@@ -56,7 +75,13 @@ unsafe fn contiguous(routine: &'static str, dir: Dir, sym: *const u8, local: *mu
 /// # Safety
 /// `src` is readable for `nbytes` bytes.
 #[inline]
-pub unsafe fn put(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: usize, pe: i64) -> Result<()> {
+pub unsafe fn put(
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
     // SAFETY: forwarded contract.
     unsafe { contiguous(routine, Dir::Put, dest, src as *mut u8, nbytes, pe) }
 }
@@ -66,7 +91,13 @@ pub unsafe fn put(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: 
 /// # Safety
 /// `dest` is writable for `nbytes` bytes.
 #[inline]
-pub unsafe fn get(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: usize, pe: i64) -> Result<()> {
+pub unsafe fn get(
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
     // SAFETY: forwarded contract.
     unsafe { contiguous(routine, Dir::Get, src, dest, nbytes, pe) }
 }
@@ -76,7 +107,13 @@ pub unsafe fn get(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: 
 /// # Safety
 /// `src` is readable for `nbytes` bytes and unmodified until the next quiet.
 #[inline]
-pub unsafe fn put_nbi(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: usize, pe: i64) -> Result<()> {
+pub unsafe fn put_nbi(
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
     // SAFETY: forwarded contract.
     unsafe { contiguous(routine, Dir::PutNbi, dest, src as *mut u8, nbytes, pe) }
 }
@@ -86,15 +123,31 @@ pub unsafe fn put_nbi(routine: &'static str, dest: *mut u8, src: *const u8, nbyt
 /// # Safety
 /// `dest` is writable for `nbytes` bytes until the next quiet.
 #[inline]
-pub unsafe fn get_nbi(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: usize, pe: i64) -> Result<()> {
+pub unsafe fn get_nbi(
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
     // SAFETY: forwarded contract.
     unsafe { contiguous(routine, Dir::GetNbi, src, dest, nbytes, pe) }
 }
 
 /// Byte extent `[lo, hi)` relative to the first element of `n` elements of `size` bytes
 /// at a stride of `stride` elements.
-fn extent(routine: &'static str, arg: &'static str, stride: isize, n: usize, size: usize) -> Result<(isize, isize)> {
-    let bad = Error::InvalidArgument { routine, arg, reason: "stride times element count overflows" };
+fn extent(
+    routine: &'static str,
+    arg: &'static str,
+    stride: isize,
+    n: usize,
+    size: usize,
+) -> Result<(isize, isize)> {
+    let bad = Error::InvalidArgument {
+        routine,
+        arg,
+        reason: "stride times element count overflows",
+    };
     let last = (n as isize - 1)
         .checked_mul(stride)
         .and_then(|e| e.checked_mul(size as isize))
@@ -124,19 +177,51 @@ pub unsafe fn strided(
     }
     let rt = rt(routine)?;
     let pe = rt.pe(routine, pe)?;
-    let (sym, sym_stride, arg) = if is_put { (dest as usize, dst, "dest") } else { (src as usize, sst, "source") };
-    let (lo, hi) = extent(routine, if is_put { "dst" } else { "sst" }, sym_stride, nelems, size)?;
-    let remote = rt.sym(routine, arg, sym.wrapping_add_signed(lo), (hi - lo) as usize)?;
+    let (sym, sym_stride, arg) = if is_put {
+        (dest as usize, dst, "dest")
+    } else {
+        (src as usize, sst, "source")
+    };
+    let (lo, hi) = extent(
+        routine,
+        if is_put { "dst" } else { "sst" },
+        sym_stride,
+        nelems,
+        size,
+    )?;
+    let remote = rt.sym(
+        routine,
+        arg,
+        sym.wrapping_add_signed(lo),
+        (hi - lo) as usize,
+    )?;
     let base = remote.off as isize - lo;
     for i in 0..nelems as isize {
-        let r = SymAddr { seg: remote.seg, off: (base + i * sym_stride * size as isize) as usize };
+        let r = SymAddr {
+            seg: remote.seg,
+            off: (base + i * sym_stride * size as isize) as usize,
+        };
         // SAFETY: every element lies inside the range checked above; the local element
         // is valid by the caller's contract.
         unsafe {
             if is_put {
-                rt.xfer(routine, Dir::Put, pe, r, src.offset(i * sst * size as isize) as *mut u8, size)?;
+                rt.xfer(
+                    routine,
+                    Dir::Put,
+                    pe,
+                    r,
+                    src.offset(i * sst * size as isize) as *mut u8,
+                    size,
+                )?;
             } else {
-                rt.xfer(routine, Dir::Get, pe, r, dest.offset(i * dst * size as isize), size)?;
+                rt.xfer(
+                    routine,
+                    Dir::Get,
+                    pe,
+                    r,
+                    dest.offset(i * dst * size as isize),
+                    size,
+                )?;
             }
         }
     }
@@ -161,7 +246,11 @@ pub unsafe fn blocked(
     size: usize,
     pe: i64,
 ) -> Result<()> {
-    let bytes = bsize.checked_mul(size).ok_or(Error::InvalidArgument { routine, arg: "bsize", reason: "block size overflows" })?;
+    let bytes = bsize.checked_mul(size).ok_or(Error::InvalidArgument {
+        routine,
+        arg: "bsize",
+        reason: "block size overflows",
+    })?;
     for b in 0..nblocks as isize {
         let d = dest.wrapping_offset(b * dst * size as isize);
         let s = src.wrapping_offset(b * sst * size as isize);

@@ -127,11 +127,12 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
     let slot_len = INTERNAL_SIZE + heap_len;
     let stride = slot_len.next_multiple_of(SLOT_ALIGN);
-    let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len)
-        .map_err(os(format!(
+    let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len).map_err(
+        os(format!(
             "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={}",
             show_size(cfg.symmetric_size)
-        )))?;
+        )),
+    )?;
     let host = sys::hostname();
     {
         use std::os::fd::AsRawFd;
@@ -144,7 +145,9 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     boot.fence()?;
 
     let total = stride.checked_mul(npes).ok_or_else(|| {
-        InitError::Topology(format!("{npes} PEs x {stride} bytes overflows the address space"))
+        InitError::Topology(format!(
+            "{npes} PEs x {stride} bytes overflows the address space"
+        ))
     })?;
     let resv = sys::Reservation::new(total).map_err(os(format!(
         "cannot reserve {} of address space for {npes} symmetric heaps of SHMEM_SYMMETRIC_SIZE={}",
@@ -162,9 +165,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
                 .map_err(os("cannot map the symmetric heap"))?;
         } else {
             let seg = boot.get(pe, "seg")?;
-            let bad = || InitError::Topology(format!("PE {pe} published a malformed segment {seg:?}"));
+            let bad =
+                || InitError::Topology(format!("PE {pe} published a malformed segment {seg:?}"));
             let mut it = seg.split(':').map(str::parse::<u64>);
-            let (Some(Ok(pid)), Some(Ok(fd)), Some(Ok(len))) = (it.next(), it.next(), it.next()) else {
+            let (Some(Ok(pid)), Some(Ok(fd)), Some(Ok(len))) = (it.next(), it.next(), it.next())
+            else {
                 return Err(bad());
             };
             if len as usize != slot_len {
@@ -172,8 +177,9 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
                     "PE {pe} has a symmetric heap of {len} bytes but PE {me} has {slot_len}: every PE must see the same SHMEM_SYMMETRIC_SIZE"
                 )));
             }
-            let peer = sys::open_peer_file(pid as u32, fd as i32)
-                .map_err(os(format!("cannot open the symmetric heap of PE {pe} (pid {pid})")))?;
+            let peer = sys::open_peer_file(pid as u32, fd as i32).map_err(os(format!(
+                "cannot open the symmetric heap of PE {pe} (pid {pid})"
+            )))?;
             resv.map_shared(pe * stride, slot_len, &peer)
                 .map_err(os(format!("cannot map the symmetric heap of PE {pe}")))?;
         }
@@ -272,20 +278,42 @@ impl Runtime {
 
     /// Checks that `[addr, addr+len)` is symmetric and translates it.
     #[inline(always)]
-    pub(crate) fn sym(&self, routine: &'static str, arg: &'static str, addr: usize, len: usize) -> Result<SymAddr> {
+    pub(crate) fn sym(
+        &self,
+        routine: &'static str,
+        arg: &'static str,
+        addr: usize,
+        len: usize,
+    ) -> Result<SymAddr> {
         let start = self.my_base + self.heap_off;
         let off = addr.wrapping_sub(start);
         if off <= self.heap_len && len <= self.heap_len - off {
-            Ok(SymAddr { seg: Seg::Heap, off: self.heap_off + off })
+            Ok(SymAddr {
+                seg: Seg::Heap,
+                off: self.heap_off + off,
+            })
         } else {
             Err(self.not_symmetric(routine, arg, addr, len))
         }
     }
 
     #[cold]
-    fn not_symmetric(&self, routine: &'static str, arg: &'static str, addr: usize, len: usize) -> Error {
+    fn not_symmetric(
+        &self,
+        routine: &'static str,
+        arg: &'static str,
+        addr: usize,
+        len: usize,
+    ) -> Error {
         let (base, end) = self.heap_range();
-        Error::NotSymmetric { routine, arg, addr, len, base, end }
+        Error::NotSymmetric {
+            routine,
+            arg,
+            addr,
+            len,
+            base,
+            end,
+        }
     }
 
     /// Checks a PE number.
@@ -294,17 +322,33 @@ impl Runtime {
         if pe >= 0 && (pe as u64) < self.npes as u64 {
             Ok(pe as usize)
         } else {
-            Err(Error::PeOutOfRange { routine, arg: "pe", pe, npes: self.npes })
+            Err(Error::PeOutOfRange {
+                routine,
+                arg: "pe",
+                pe,
+                npes: self.npes,
+            })
         }
     }
 
     /// Checks alignment of a word address.
     #[inline(always)]
-    pub(crate) fn aligned(&self, routine: &'static str, arg: &'static str, addr: usize, align: usize) -> Result<()> {
+    pub(crate) fn aligned(
+        &self,
+        routine: &'static str,
+        arg: &'static str,
+        addr: usize,
+        align: usize,
+    ) -> Result<()> {
         if addr % align == 0 {
             Ok(())
         } else {
-            Err(Error::Misaligned { routine, arg, addr, align })
+            Err(Error::Misaligned {
+                routine,
+                arg,
+                addr,
+                align,
+            })
         }
     }
 
@@ -319,7 +363,13 @@ impl Runtime {
 
     /// An atomic on a runtime or user word of `pe`, through its route.
     #[inline(always)]
-    pub(crate) fn amo<W: Word>(&self, routine: &'static str, pe: usize, addr: SymAddr, op: AmoOp<W>) -> Result<W> {
+    pub(crate) fn amo<W: Word>(
+        &self,
+        routine: &'static str,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp<W>,
+    ) -> Result<W> {
         match self.route(routine, pe)? {
             // SAFETY: `addr` was produced by `sym` (range-checked) or is a runtime word
             // inside `Internal`; callers check alignment for user words.
@@ -337,7 +387,10 @@ impl Runtime {
 
     /// Offset of a runtime word inside [`Internal`].
     pub(crate) fn internal_addr(off: usize) -> SymAddr {
-        SymAddr { seg: Seg::Heap, off }
+        SymAddr {
+            seg: Seg::Heap,
+            off,
+        }
     }
 
     /// Completes this PE's outstanding operations on every route.
@@ -355,7 +408,8 @@ impl Runtime {
     #[cold]
     pub fn fatal(&self, err: &dyn std::fmt::Display) -> ! {
         let _ = std::io::stdout().flush();
-        self.boot.abort(1, &format!("rshmem: PE {}: {err}", self.me))
+        self.boot
+            .abort(1, &format!("rshmem: PE {}: {err}", self.me))
     }
 
     /// `shmem_global_exit`: ends every PE of the job with `status`.

@@ -22,7 +22,9 @@ pub fn query_thread() -> Result<ThreadLevel> {
 /// `shmem_pe_accessible`: whether `pe` is a PE of this job that a transport reaches.
 pub fn pe_accessible(pe: i64) -> Result<bool> {
     let rt = rt("shmem_pe_accessible")?;
-    Ok(rt.pe("shmem_pe_accessible", pe).is_ok_and(|p| rt.routes[p] != Route::None))
+    Ok(rt
+        .pe("shmem_pe_accessible", pe)
+        .is_ok_and(|p| rt.routes[p] != Route::None))
 }
 
 /// `shmem_addr_accessible`: whether `addr` is symmetric and reachable on `pe`.

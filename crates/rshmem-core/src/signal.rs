@@ -25,7 +25,11 @@ impl SignalOp {
         match v {
             0 => Ok(SignalOp::Set),
             1 => Ok(SignalOp::Add),
-            _ => Err(Error::InvalidArgument { routine, arg: "sig_op", reason: "must be SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD" }),
+            _ => Err(Error::InvalidArgument {
+                routine,
+                arg: "sig_op",
+                reason: "must be SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD",
+            }),
         }
     }
 }
@@ -35,7 +39,13 @@ impl SignalOp {
 /// # Safety
 /// None beyond the checks made here; `sig_addr` is a raw address.
 #[inline]
-pub unsafe fn signal_op(routine: &'static str, sig_addr: *const u64, signal: u64, op: SignalOp, pe: i64) -> Result<()> {
+pub unsafe fn signal_op(
+    routine: &'static str,
+    sig_addr: *const u64,
+    signal: u64,
+    op: SignalOp,
+    pe: i64,
+) -> Result<()> {
     let op = match op {
         SignalOp::Set => AmoOp::Set(signal),
         SignalOp::Add => AmoOp::Add(signal),
@@ -86,7 +96,12 @@ pub unsafe fn signal_fetch(routine: &'static str, sig_addr: *const u64) -> Resul
 ///
 /// # Safety
 /// None beyond the checks made here.
-pub unsafe fn signal_wait_until(routine: &'static str, sig_addr: *const u64, cmp: Cmp, value: u64) -> Result<u64> {
+pub unsafe fn signal_wait_until(
+    routine: &'static str,
+    sig_addr: *const u64,
+    cmp: Cmp,
+    value: u64,
+) -> Result<u64> {
     // SAFETY: `signal_fetch` validates the address once.
     let mut v = unsafe { signal_fetch(routine, sig_addr)? };
     let mut w = Waiter::new();

@@ -42,7 +42,9 @@ mod sealed {
 ///
 /// # Safety
 /// Implemented only here, for types with a lock-free atomic twin of the same size.
-pub unsafe trait Word: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static + sealed::Sealed {
+pub unsafe trait Word:
+    Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static + sealed::Sealed
+{
     /// Size in bytes.
     const SIZE: usize = std::mem::size_of::<Self>();
     /// Zero.

@@ -66,7 +66,8 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
             _ => (t, 1),
         },
     };
-    let bad = || format!("{s:?} is not a size (expected a number with an optional K, M, G or T suffix)");
+    let bad =
+        || format!("{s:?} is not a size (expected a number with an optional K, M, G or T suffix)");
     let num = num.trim();
     if num.is_empty() {
         return Err(bad());
@@ -92,10 +93,15 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 
 /// Formats a byte count with the largest exact-ish binary unit (`1G`, `512M`, `1.5G`).
 pub fn show_size(v: usize) -> String {
-    const UNITS: [(&str, usize); 4] = [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+    const UNITS: [(&str, usize); 4] = [
+        ("T", 1 << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+    ];
     for (u, m) in UNITS {
         if v >= m {
-            return if v % m == 0 {
+            return if v.is_multiple_of(m) {
                 format!("{}{u}", v / m)
             } else {
                 format!("{:.2}{u}", v as f64 / m as f64)
@@ -206,7 +212,10 @@ impl Config {
     pub fn unknown_vars<'a>(vars: impl Iterator<Item = &'a str>) -> Vec<String> {
         let mut out = Vec::new();
         for var in vars {
-            let name = match var.strip_prefix("SHMEM_").or_else(|| var.strip_prefix("SMA_")) {
+            let name = match var
+                .strip_prefix("SHMEM_")
+                .or_else(|| var.strip_prefix("SMA_"))
+            {
                 Some(n) => n,
                 None => continue,
             };
@@ -237,7 +246,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -277,7 +288,8 @@ mod tests {
 
     #[test]
     fn env_overrides_and_sma_synonym() {
-        let env: HashMap<&str, &str> = [("SMA_SYMMETRIC_SIZE", "64M"), ("SHMEM_DEBUG", "yes")].into();
+        let env: HashMap<&str, &str> =
+            [("SMA_SYMMETRIC_SIZE", "64M"), ("SHMEM_DEBUG", "yes")].into();
         let c = Config::from_lookup(|k| env.get(k).map(|v| v.to_string())).unwrap();
         assert_eq!(c.symmetric_size, 64 << 20);
         assert!(c.debug);
@@ -286,7 +298,8 @@ mod tests {
 
     #[test]
     fn bad_value_names_the_variable() {
-        let e = Config::from_lookup(|k| (k == "SHMEM_SYMMETRIC_SIZE").then(|| "big".into())).unwrap_err();
+        let e = Config::from_lookup(|k| (k == "SHMEM_SYMMETRIC_SIZE").then(|| "big".into()))
+            .unwrap_err();
         assert_eq!(e.var, "SHMEM_SYMMETRIC_SIZE");
         assert!(e.to_string().contains("SHMEM_SYMMETRIC_SIZE=\"big\""));
     }
@@ -295,6 +308,10 @@ mod tests {
     fn unknown_names_get_a_suggestion() {
         let w = Config::unknown_vars(["SHMEM_SYMETRIC_SIZE", "SHMEM_DEBUG", "PATH"].into_iter());
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("did you mean SHMEM_SYMMETRIC_SIZE"), "{}", w[0]);
+        assert!(
+            w[0].contains("did you mean SHMEM_SYMMETRIC_SIZE"),
+            "{}",
+            w[0]
+        );
     }
 }

@@ -20,7 +20,10 @@ fn main() {
     let left = (me + n - 1) % n;
     // SAFETY: `buf` is our own symmetric block of 8 u64s, written before the barrier.
     let got = unsafe { std::slice::from_raw_parts(buf, 8) };
-    assert!(got.iter().all(|&v| v == left as u64 * 100 + 7), "got {got:?}");
+    assert!(
+        got.iter().all(|&v| v == left as u64 * 100 + 7),
+        "got {got:?}"
+    );
     if me == 0 {
         // SAFETY: `ctr` is our own symmetric word.
         assert_eq!(unsafe { ctr.read_volatile() }, n as u64);

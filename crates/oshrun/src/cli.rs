@@ -1,0 +1,158 @@
+//! Command line: `oshrun [options] -np N [--] prog args...`.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Most PEs one job may start (each costs a process and a few threads here).
+pub const MAX_PES: usize = 4096;
+
+/// Starts N processing elements (PEs) of an rshmem program on this node and serves them PMI-1.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "oshrun",
+    version,
+    override_usage = "oshrun [OPTIONS] -np <N> [--] <PROGRAM> [ARGS]...",
+    after_help = "Everything after PROGRAM is passed to the program. `-np N`, `-n N` and \
+                  `--np N` are synonyms.\nExit status: the first failing PE's status \
+                  (128+signal if it was killed), the code given to shmem_global_exit, \
+                  124 on --timeout, 127 if PROGRAM cannot be executed."
+)]
+pub struct Args {
+    /// Number of PEs to start.
+    #[arg(short = 'n', long = "np", value_name = "N", value_parser = parse_np)]
+    pub np: usize,
+
+    /// Prefix every output line with `[PE] `.
+    #[arg(long)]
+    pub tag_output: bool,
+
+    /// Kill the job after SECS seconds (exit status 124).
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: Option<Duration>,
+
+    /// The program to run, then its arguments.
+    #[arg(
+        value_name = "PROGRAM",
+        required = true,
+        num_args = 1..,
+        trailing_var_arg = true
+    )]
+    pub command: Vec<OsString>,
+}
+
+impl Args {
+    /// Parses `argv` (including `argv[0]`), accepting the traditional `-np N` spelling.
+    pub fn try_parse_argv<I, T>(argv: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        Args::try_parse_from(rewrite_np(argv.into_iter().map(Into::into).collect()))
+    }
+
+    /// The program to run.
+    pub fn program(&self) -> &OsString {
+        &self.command[0]
+    }
+
+    /// The program's arguments.
+    pub fn program_args(&self) -> &[OsString] {
+        &self.command[1..]
+    }
+}
+
+/// clap has no multi-letter short options: turn `-np` (and `-np=N`) into `--np`, but only
+/// among the launcher's own options, never in the program's arguments.
+fn rewrite_np(mut argv: Vec<OsString>) -> Vec<OsString> {
+    let mut i = 1;
+    while i < argv.len() {
+        let Some(a) = argv[i].to_str() else { break };
+        if a == "--" || !a.starts_with('-') || a == "-" {
+            break;
+        }
+        if a == "-np" {
+            argv[i] = "--np".into();
+        } else if let Some(v) = a.strip_prefix("-np=") {
+            argv[i] = format!("--np={v}").into();
+        }
+        let takes_value = matches!(argv[i].to_str(), Some("--np" | "-n" | "--timeout"));
+        i += if takes_value { 2 } else { 1 };
+    }
+    argv
+}
+
+fn parse_np(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_PES).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of PEs from 1 to {MAX_PES}")),
+    }
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0)
+        .and_then(|v| Duration::try_from_secs_f64(v).ok())
+        .ok_or_else(|| "expected a positive number of seconds".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_argv(std::iter::once("oshrun").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn np_spellings() {
+        for a in [
+            &["-np", "4", "prog"][..],
+            &["-n", "4", "prog"],
+            &["--np", "4", "prog"],
+            &["-np=4", "prog"],
+            &["--np=4", "prog"],
+            &["-n4", "prog"],
+        ] {
+            let p = parse(a).unwrap();
+            assert_eq!(p.np, 4, "{a:?}");
+            assert_eq!(p.program(), "prog");
+        }
+    }
+
+    #[test]
+    fn program_args_untouched() {
+        let p = parse(&[
+            "--tag-output",
+            "-np",
+            "2",
+            "prog",
+            "-np",
+            "3",
+            "--bogus",
+            "--",
+        ])
+        .unwrap();
+        assert!(p.tag_output);
+        assert_eq!(p.program_args(), &["-np", "3", "--bogus", "--"]);
+        let p = parse(&["-np", "2", "--", "prog", "--timeout", "1"]).unwrap();
+        assert_eq!(p.program(), "prog");
+        assert_eq!(p.timeout, None);
+        assert_eq!(p.program_args(), &["--timeout", "1"]);
+        let p = parse(&["--timeout", "1.5", "-np", "1", "--", "-weird"]).unwrap();
+        assert_eq!(p.program(), "-weird");
+        assert_eq!(p.timeout, Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(parse(&["--bogus", "-np", "2", "prog"]).is_err());
+        assert!(parse(&["-np", "2"]).is_err());
+        assert!(parse(&["prog"]).is_err());
+        assert!(parse(&["-np", "0", "prog"]).is_err());
+        assert!(parse(&["-np", "x", "prog"]).is_err());
+        assert!(parse(&["--timeout", "0", "-np", "1", "prog"]).is_err());
+    }
+}

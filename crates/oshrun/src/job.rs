@@ -1,0 +1,498 @@
+//! Process supervision: starts the PEs, watches them, ends the job on the first failure.
+
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use crate::output::{self, report, Sink};
+use crate::pmi::{PmiEvent, Server};
+use crate::sys::{self, signal_name};
+
+/// Exit status when the program cannot be started (as shells use).
+pub const EXIT_NOT_EXECUTABLE: i32 = 127;
+/// Exit status after `--timeout` fired (as timeout(1) uses).
+pub const EXIT_TIMEOUT: i32 = 124;
+
+/// How long after a PE's exit we wait for its PMI socket to close, so that a `finalize` or
+/// `abort` it sent just before exiting is known when its exit is judged.
+const PMI_DRAIN: Duration = Duration::from_millis(200);
+/// Grace between SIGTERM and SIGKILL after `shmem_global_exit`.
+const GRACE_ABORT: Duration = Duration::from_millis(250);
+/// Grace between SIGTERM and SIGKILL after a PE failed.
+const GRACE_FAILURE: Duration = Duration::from_millis(500);
+/// Grace after a signal forwarded from the user, or a timeout.
+const GRACE_SIGNAL: Duration = Duration::from_secs(1);
+/// How long to wait for the PEs' output to drain once all PEs are gone (a PE's own
+/// children may keep the pipes open).
+const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
+/// Fallback polling period, in case a SIGCHLD is coalesced or lost.
+const TICK: Duration = Duration::from_millis(100);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    /// Number of PEs.
+    pub np: usize,
+    /// Program path (looked up in `PATH` when it has no `/`).
+    pub program: OsString,
+    /// Program arguments.
+    pub args: Vec<OsString>,
+    /// Prefix output lines with `[rank] `.
+    pub tag_output: bool,
+    /// Kill the job after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// A job-unique name: `rshmem-<oshrun pid>-<nanoseconds since the epoch, hex>`.
+pub fn new_kvsname() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("rshmem-{}-{nanos:x}", std::process::id())
+}
+
+enum Event {
+    Signal(i32),
+    Pmi(usize, PmiEvent),
+    OutputBroken,
+}
+
+/// Why the job is being ended; the first one wins and decides the exit status.
+#[derive(Debug)]
+enum Failure {
+    Abort {
+        rank: usize,
+        code: i32,
+        msg: Option<String>,
+    },
+    Signaled {
+        rank: usize,
+        pid: u32,
+        sig: i32,
+    },
+    Exited {
+        rank: usize,
+        code: i32,
+    },
+    NoFinalize {
+        rank: usize,
+    },
+    Interrupted(i32),
+    Timeout(Duration),
+    OutputBroken,
+}
+
+impl Failure {
+    fn exit_code(&self) -> i32 {
+        match *self {
+            Failure::Abort { code, .. } | Failure::Exited { code, .. } => code,
+            Failure::Signaled { sig, .. } | Failure::Interrupted(sig) => 128 + sig,
+            Failure::NoFinalize { .. } => 1,
+            Failure::Timeout(_) => EXIT_TIMEOUT,
+            Failure::OutputBroken => 128 + SIGPIPE,
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            Failure::Abort {
+                rank,
+                code,
+                msg: None,
+            } => format!("PE {rank} called global_exit({code})"),
+            Failure::Abort {
+                rank,
+                code,
+                msg: Some(m),
+            } => format!("PE {rank} aborted the job with status {code}: {m}"),
+            Failure::Signaled { rank, pid, sig } => format!(
+                "PE {rank} (pid {pid}) was killed by signal {sig} ({})",
+                signal_name(*sig)
+            ),
+            Failure::Exited { rank, code } => format!("PE {rank} exited with status {code}"),
+            Failure::NoFinalize { rank } => {
+                format!("PE {rank} exited without calling shmem_finalize")
+            }
+            Failure::Interrupted(sig) => {
+                format!("caught {}, terminating the job", signal_name(*sig))
+            }
+            Failure::Timeout(t) => format!("job timed out after {} s", t.as_secs_f64()),
+            Failure::OutputBroken => "output closed, terminating the job".to_owned(),
+        }
+    }
+
+    /// The signal sent to the remaining PEs, and how long they get before SIGKILL.
+    fn termination(&self) -> (i32, Duration) {
+        match *self {
+            Failure::Abort { .. } => (SIGTERM, GRACE_ABORT),
+            Failure::Interrupted(sig) => (sig, GRACE_SIGNAL),
+            Failure::Timeout(_) => (SIGTERM, GRACE_SIGNAL),
+            _ => (SIGTERM, GRACE_FAILURE),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Pe {
+    rank: usize,
+    pid: u32,
+    child: Child,
+    status: Option<ExitStatus>,
+    exited_at: Option<Instant>,
+    /// Whether another PE was still running when this one was reaped.
+    others_running: bool,
+    judged: bool,
+    inited: bool,
+    finalized: bool,
+    pmi_closed: bool,
+}
+
+/// The running PEs; dropping it kills and reaps whatever is left, so no exit path (a
+/// panic included) leaves orphans.
+#[derive(Debug, Default)]
+struct Pes(Vec<Pe>);
+
+impl Pes {
+    fn signal_all(&self, sig: i32) {
+        for pe in self.0.iter().filter(|p| p.status.is_none()) {
+            // The child is unreaped, so its pid is still ours; ESRCH-like races are harmless.
+            let _ = sys::send_signal(pe.pid, sig);
+        }
+    }
+
+    /// Reaps every PE that has exited.
+    fn reap(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.0.len() {
+            if self.0[i].status.is_some() {
+                continue;
+            }
+            if let Ok(Some(st)) = self.0[i].child.try_wait() {
+                let others = self
+                    .0
+                    .iter()
+                    .enumerate()
+                    .any(|(j, p)| j != i && p.status.is_none());
+                let pe = &mut self.0[i];
+                pe.status = Some(st);
+                pe.exited_at = Some(now);
+                pe.others_running = others;
+            }
+        }
+    }
+}
+
+impl Drop for Pes {
+    fn drop(&mut self) {
+        for pe in self.0.iter_mut().filter(|p| p.status.is_none()) {
+            let _ = pe.child.kill();
+            let _ = pe.child.wait();
+        }
+    }
+}
+
+/// Runs the job to its end and returns oshrun's exit status.
+pub fn run(spec: &JobSpec) -> i32 {
+    let (tx, rx) = mpsc::channel::<Event>();
+    // Handlers go in before any child exists, so no SIGCHLD or SIGINT is missed.
+    let mut signals = match Signals::new([SIGCHLD, SIGINT, SIGTERM, SIGHUP]) {
+        Ok(s) => s,
+        Err(e) => {
+            report(&format!("cannot install signal handlers: {e}"));
+            return 1;
+        }
+    };
+    let sig_tx = tx.clone();
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for s in signals.forever() {
+                if sig_tx.send(Event::Signal(s)).is_err() {
+                    break;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        report(&format!("cannot start a thread: {e}"));
+        return 1;
+    }
+
+    let kvsname = new_kvsname();
+    let pmi_tx = tx.clone();
+    let server = Server::new(&kvsname, spec.np, move |rank, ev| {
+        let _ = pmi_tx.send(Event::Pmi(rank, ev));
+    });
+
+    let mut pes = Pes::default();
+    let mut outputs = Vec::new();
+    for rank in 0..spec.np {
+        match start_pe(spec, rank, &server, &tx) {
+            Ok((pe, outs)) => {
+                pes.0.push(pe);
+                outputs.extend(outs);
+            }
+            Err(code) => {
+                drop(pes);
+                shm_cleanup(&kvsname);
+                return code;
+            }
+        }
+    }
+
+    let code = supervise(spec, &mut pes, &rx);
+    debug_assert!(pes.0.iter().all(|p| p.status.is_some()));
+    drop(pes);
+    let drain_until = Instant::now() + OUTPUT_DRAIN;
+    for h in outputs {
+        while !h.is_finished() && Instant::now() < drain_until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if h.is_finished() {
+            let _ = h.join();
+        }
+    }
+    shm_cleanup(&kvsname);
+    code
+}
+
+fn shm_cleanup(kvsname: &str) {
+    crate::shm::cleanup(Path::new("/dev/shm"), kvsname);
+}
+
+/// Starts PE `rank` with its PMI socket and output forwarders; on error reports it and
+/// returns the exit status for oshrun.
+fn start_pe(
+    spec: &JobSpec,
+    rank: usize,
+    server: &Server,
+    tx: &Sender<Event>,
+) -> Result<(Pe, Vec<JoinHandle<()>>), i32> {
+    let fail = |what: &str, e: std::io::Error| {
+        report(&format!("{what}: {e}"));
+        1
+    };
+    let (ours, theirs) = UnixStream::pair().map_err(|e| fail("cannot create a socket", e))?;
+    let fd = theirs.as_raw_fd();
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env_remove("PMI_PORT")
+        .env_remove("PMI_ID")
+        .env("PMI_FD", fd.to_string())
+        .env("PMI_RANK", rank.to_string())
+        .env("PMI_SIZE", spec.np.to_string())
+        .env("MPI_LOCALRANKID", rank.to_string())
+        .env("MPI_LOCALNRANKS", spec.np.to_string())
+        .env("OSHRUN_JOBID", server.kvsname())
+        .stdin(if rank == 0 {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    sys::inherit_fd_and_die_with_parent(&mut cmd, fd);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            report(&format!(
+                "cannot execute {:?}: {e}",
+                spec.program.to_string_lossy()
+            ));
+            return Err(EXIT_NOT_EXECUTABLE);
+        }
+    };
+    // Only the child may hold its end: our copy would hide the PE's exit from the server.
+    drop(theirs);
+    let pe_stdout = child.stdout.take();
+    let pe_stderr = child.stderr.take();
+    let pe = Pe {
+        rank,
+        pid: child.id(),
+        child,
+        status: None,
+        exited_at: None,
+        others_running: false,
+        judged: false,
+        inited: false,
+        finalized: false,
+        pmi_closed: false,
+    };
+    // From here on `pe` must not be lost: on error, kill and reap it before returning.
+    let bail = |mut pe: Pe, what: &str, e: std::io::Error| {
+        let _ = pe.child.kill();
+        let _ = pe.child.wait();
+        fail(what, e)
+    };
+    if let Err(e) = server.serve(rank, ours) {
+        return Err(bail(pe, "cannot serve PMI", e));
+    }
+    let mut outs = Vec::new();
+    let streams = [
+        (
+            pe_stdout.map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            Sink::Stdout,
+        ),
+        (
+            pe_stderr.map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            Sink::Stderr,
+        ),
+    ];
+    for (src, sink) in streams {
+        let Some(src) = src else { continue };
+        let btx = tx.clone();
+        let on_broken = move || {
+            let _ = btx.send(Event::OutputBroken);
+        };
+        match output::forward(rank, src, sink, spec.tag_output, on_broken) {
+            Ok(h) => outs.push(h),
+            Err(e) => return Err(bail(pe, "cannot start a thread", e)),
+        }
+    }
+    Ok((pe, outs))
+}
+
+/// The first failure and the pending SIGKILL deadline.
+#[derive(Debug, Default)]
+struct Ending {
+    failure: Option<Failure>,
+    kill_at: Option<Instant>,
+}
+
+impl Ending {
+    /// Records `f` unless a failure is already known, reports it and starts ending the PEs.
+    fn fail(&mut self, f: Failure, pes: &Pes) {
+        if self.failure.is_some() {
+            return;
+        }
+        report(&f.message());
+        let (sig, grace) = f.termination();
+        pes.signal_all(sig);
+        self.kill_at = Some(Instant::now() + grace);
+        self.failure = Some(f);
+    }
+}
+
+/// The event loop: returns once every PE is reaped and judged.
+fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
+    let started = Instant::now();
+    let timeout_at = spec.timeout.map(|t| started + t);
+    let mut end = Ending::default();
+
+    loop {
+        pes.reap();
+        let now = Instant::now();
+        let mut next_judgement: Option<Instant> = None;
+        for i in 0..pes.0.len() {
+            let pe = &pes.0[i];
+            let (Some(st), Some(at)) = (pe.status, pe.exited_at) else {
+                continue;
+            };
+            if pe.judged {
+                continue;
+            }
+            let due = at + PMI_DRAIN;
+            if !pe.pmi_closed && now < due {
+                next_judgement = Some(next_judgement.map_or(due, |t| t.min(due)));
+                continue;
+            }
+            let verdict = judge(pe, st);
+            pes.0[i].judged = true;
+            if let Some(f) = verdict {
+                end.fail(f, pes);
+            }
+        }
+        if pes.0.iter().all(|p| p.judged) {
+            break;
+        }
+        if let (Some(t), Some(d)) = (timeout_at, spec.timeout) {
+            if now >= t {
+                end.fail(Failure::Timeout(d), pes);
+            }
+        }
+        if let Some(k) = end.kill_at {
+            if now >= k {
+                pes.signal_all(SIGKILL);
+                end.kill_at = None;
+            }
+        }
+
+        let mut wake = now + TICK;
+        let timeout_pending = timeout_at.filter(|_| end.failure.is_none());
+        for t in [end.kill_at, next_judgement, timeout_pending]
+            .into_iter()
+            .flatten()
+        {
+            wake = wake.min(t);
+        }
+        let ev = match rx.recv_timeout(wake.saturating_duration_since(now)) {
+            Ok(ev) => ev,
+            Err(RecvTimeoutError::Timeout) => continue,
+            // Cannot happen while `run` holds a sender; fall back to polling.
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        match ev {
+            Event::Signal(SIGCHLD) => {}
+            Event::Signal(sig) => {
+                if end.failure.is_some() {
+                    // A second interrupt: stop waiting.
+                    pes.signal_all(SIGKILL);
+                } else {
+                    end.fail(Failure::Interrupted(sig), pes);
+                }
+            }
+            Event::Pmi(rank, ev) => {
+                let Some(pe) = pes.0.iter_mut().find(|p| p.rank == rank) else {
+                    continue;
+                };
+                match ev {
+                    PmiEvent::Init => pe.inited = true,
+                    PmiEvent::Finalize => pe.finalized = true,
+                    PmiEvent::Closed => pe.pmi_closed = true,
+                    PmiEvent::Abort { code, msg } => {
+                        end.fail(Failure::Abort { rank, code, msg }, pes)
+                    }
+                }
+            }
+            Event::OutputBroken => end.fail(Failure::OutputBroken, pes),
+        }
+    }
+    end.failure.map_or(0, |f| f.exit_code())
+}
+
+/// The failure a reaped PE's exit amounts to, if any.
+fn judge(pe: &Pe, st: ExitStatus) -> Option<Failure> {
+    if let Some(sig) = st.signal() {
+        return Some(Failure::Signaled {
+            rank: pe.rank,
+            pid: pe.pid,
+            sig,
+        });
+    }
+    match st.code() {
+        Some(0) | None => {}
+        Some(code) => {
+            return Some(Failure::Exited {
+                rank: pe.rank,
+                code,
+            })
+        }
+    }
+    // A PE that left cleanly but early leaves its peers waiting for it in collectives.
+    if pe.inited && !pe.finalized && pe.others_running {
+        return Some(Failure::NoFinalize { rank: pe.rank });
+    }
+    None
+}

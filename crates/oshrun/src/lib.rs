@@ -1,0 +1,11 @@
+//! `oshrun`, rshmem's launcher: starts N PEs of a program on this node, serves them PMI-1,
+//! merges their output and ends the whole job when one PE fails.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod job;
+pub mod output;
+pub mod pmi;
+pub mod shm;
+pub mod sys;

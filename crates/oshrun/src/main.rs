@@ -1,0 +1,19 @@
+//! The `oshrun` binary: parses the command line and runs the job.
+
+use oshrun::cli::Args;
+use oshrun::job::{self, JobSpec};
+
+fn main() {
+    let args = match Args::try_parse_argv(std::env::args_os()) {
+        Ok(a) => a,
+        Err(e) => e.exit(),
+    };
+    let spec = JobSpec {
+        np: args.np,
+        program: args.program().clone(),
+        args: args.program_args().to_vec(),
+        tag_output: args.tag_output,
+        timeout: args.timeout,
+    };
+    std::process::exit(job::run(&spec));
+}

@@ -1,0 +1,461 @@
+//! PMI-1 simple client over the socket a launcher passes in `PMI_FD`.
+
+use std::io::{BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::wire::{self, Message, WireError};
+use crate::{BootError, Bootstrap};
+
+/// Set once `PMI_FD` has been adopted: the descriptor must have a single owner.
+static FD_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// A PE's connection to a PMI-1 process manager (`oshrun` or `mpiexec.hydra`).
+///
+/// Thread-safe: one request/reply at a time under a mutex (bootstrap is not a hot path).
+/// User key `k` of rank `r` is stored as the PMI key `"r/k"`.
+#[derive(Debug)]
+pub struct PmiClient {
+    rank: usize,
+    size: usize,
+    kvsname: String,
+    appnum: i32,
+    keylen_max: usize,
+    vallen_max: usize,
+    conn: Mutex<Conn>,
+    /// Separate handle so `abort` never waits for the mutex (another thread may sit in a
+    /// barrier holding it).
+    abort_tx: UnixStream,
+}
+
+#[derive(Debug)]
+struct Conn {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    finalized: bool,
+}
+
+impl Conn {
+    /// Sends `msg` and reads the reply, which must be `cmd=<expect>`; a reply with a
+    /// non-zero `rc` becomes [`BootError::Failed`] unless `allow_rc` is set.
+    fn call(
+        &mut self,
+        cmd: &'static str,
+        msg: &Message,
+        expect: &str,
+        allow_rc: bool,
+    ) -> Result<Message, BootError> {
+        if self.finalized {
+            return Err(BootError::Finalized { cmd });
+        }
+        self.writer
+            .write_all(msg.to_line().as_bytes())
+            .map_err(|source| BootError::Io { cmd, source })?;
+        let reply = match wire::read_message(&mut self.reader) {
+            Ok(Some(m)) => m,
+            Ok(None) => return Err(BootError::Closed { cmd }),
+            Err(WireError::Io(source)) => return Err(BootError::Io { cmd, source }),
+            Err(e) => {
+                return Err(BootError::Protocol {
+                    cmd,
+                    reply: String::new(),
+                    reason: e.to_string(),
+                })
+            }
+        };
+        if reply.cmd() != expect {
+            return Err(BootError::Protocol {
+                cmd,
+                reply: reply.to_string(),
+                reason: format!("expected cmd={expect}"),
+            });
+        }
+        match reply.rc() {
+            None | Some(Ok(0)) => Ok(reply),
+            Some(Ok(_)) if allow_rc => Ok(reply),
+            Some(Ok(rc)) => Err(BootError::Failed {
+                cmd,
+                rc,
+                reply: reply.to_string(),
+            }),
+            Some(Err(_)) => Err(BootError::Protocol {
+                cmd,
+                reply: reply.to_string(),
+                reason: "rc is not a number".into(),
+            }),
+        }
+    }
+}
+
+fn env_usize(var: &'static str) -> Result<usize, BootError> {
+    let value = std::env::var(var).map_err(|e| BootError::Env {
+        var,
+        value: String::new(),
+        reason: e.to_string(),
+    })?;
+    value.trim().parse().map_err(|_| BootError::Env {
+        var,
+        value,
+        reason: "not a non-negative integer".into(),
+    })
+}
+
+/// Takes ownership of the inherited descriptor named by `PMI_FD`.
+#[allow(unsafe_code)]
+fn adopt_pmi_fd() -> Result<UnixStream, BootError> {
+    use std::os::fd::{FromRawFd, RawFd};
+    let var = "PMI_FD";
+    let value = std::env::var(var).unwrap_or_default();
+    let fd: RawFd = value.trim().parse().map_err(|_| BootError::Env {
+        var,
+        value: value.clone(),
+        reason: "not a file descriptor number".into(),
+    })?;
+    if fd < 0 {
+        return Err(BootError::Env {
+            var,
+            value,
+            reason: "negative".into(),
+        });
+    }
+    // The kernel says what the number refers to; refuse anything but an open socket, so we
+    // never take ownership of a closed or unrelated descriptor.
+    if cfg!(target_os = "linux") {
+        match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+            Ok(t) if t.to_string_lossy().starts_with("socket:") => {}
+            Ok(t) => {
+                return Err(BootError::Env {
+                    var,
+                    value,
+                    reason: format!("descriptor refers to {}, not a socket", t.display()),
+                })
+            }
+            Err(e) => {
+                return Err(BootError::Env {
+                    var,
+                    value,
+                    reason: format!("not an open descriptor ({e})"),
+                })
+            }
+        }
+    }
+    if FD_TAKEN.swap(true, Ordering::SeqCst) {
+        return Err(BootError::AlreadyConnected);
+    }
+    // SAFETY: `fd` is open and a socket (checked above, on Linux), the launcher handed it to
+    // this process for PMI, and FD_TAKEN guarantees we create at most one owner for it.
+    let inherited = unsafe { UnixStream::from_raw_fd(fd) };
+    // A close-on-exec duplicate keeps the socket out of programs the PE runs; the
+    // inherited number is closed when `inherited` drops.
+    inherited.try_clone().map_err(|source| BootError::Io {
+        cmd: "init",
+        source,
+    })
+}
+
+impl PmiClient {
+    /// Connects using `PMI_FD`, `PMI_RANK` and `PMI_SIZE` and performs the PMI-1 handshake.
+    /// Can succeed once per process ([`BootError::AlreadyConnected`] afterwards).
+    pub fn from_env() -> Result<Self, BootError> {
+        let rank = env_usize("PMI_RANK")?;
+        let size = env_usize("PMI_SIZE")?;
+        if size == 0 || rank >= size {
+            return Err(BootError::Env {
+                var: "PMI_RANK",
+                value: rank.to_string(),
+                reason: format!("not below PMI_SIZE={size}"),
+            });
+        }
+        let stream = adopt_pmi_fd()?;
+        Self::new(stream, rank, size)
+    }
+
+    /// Performs the PMI-1 handshake (`init`, `get_maxes`, `get_appnum`, `get_my_kvsname`) on
+    /// an already connected stream, as rank `rank` of `size`.
+    pub fn new(stream: UnixStream, rank: usize, size: usize) -> Result<Self, BootError> {
+        let io = |cmd| move |source| BootError::Io { cmd, source };
+        let abort_tx = stream.try_clone().map_err(io("init"))?;
+        let writer = stream.try_clone().map_err(io("init"))?;
+        let mut conn = Conn {
+            reader: BufReader::new(stream),
+            writer,
+            finalized: false,
+        };
+        let init = Message::new("init")
+            .with("pmi_version", 1)
+            .with("pmi_subversion", 1);
+        let r = conn.call("init", &init, "response_to_init", false)?;
+        if r.get("pmi_version") != Some("1") {
+            return Err(BootError::Protocol {
+                cmd: "init",
+                reply: r.to_string(),
+                reason: "process manager does not speak PMI version 1".into(),
+            });
+        }
+        let maxes = conn.call("get_maxes", &Message::new("get_maxes"), "maxes", false)?;
+        let max_of = |name: &str| -> Result<usize, BootError> {
+            maxes
+                .get(name)
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| BootError::Protocol {
+                    cmd: "get_maxes",
+                    reply: maxes.to_string(),
+                    reason: format!("missing or bad {name}"),
+                })
+        };
+        // The limits count a C string's terminating NUL.
+        let keylen_max = max_of("keylen_max")?.saturating_sub(1);
+        let vallen_max = max_of("vallen_max")?.saturating_sub(1);
+        let a = conn.call("get_appnum", &Message::new("get_appnum"), "appnum", false)?;
+        let appnum = a.get("appnum").and_then(|v| v.parse().ok()).unwrap_or(0);
+        let k = conn.call(
+            "get_my_kvsname",
+            &Message::new("get_my_kvsname"),
+            "my_kvsname",
+            false,
+        )?;
+        let kvsname = match k.get("kvsname") {
+            Some(n) if !n.is_empty() => n.to_owned(),
+            _ => {
+                return Err(BootError::Protocol {
+                    cmd: "get_my_kvsname",
+                    reply: k.to_string(),
+                    reason: "no kvsname".into(),
+                })
+            }
+        };
+        Ok(PmiClient {
+            rank,
+            size,
+            kvsname,
+            appnum,
+            keylen_max,
+            vallen_max,
+            conn: Mutex::new(conn),
+            abort_tx,
+        })
+    }
+
+    /// The application number within an MPMD launch (0 for a plain launch).
+    pub fn appnum(&self) -> i32 {
+        self.appnum
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Conn> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wire_key(&self, rank: usize, key: &str) -> Result<String, BootError> {
+        crate::check_key(key)?;
+        let k = format!("{rank}/{key}");
+        wire::check_token("key", &k, self.keylen_max)?;
+        Ok(k)
+    }
+
+    fn barrier_in(&self, cmd: &'static str) -> Result<(), BootError> {
+        self.conn()
+            .call(cmd, &Message::new("barrier_in"), "barrier_out", false)
+            .map(drop)
+    }
+}
+
+impl Bootstrap for PmiClient {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn job_id(&self) -> &str {
+        &self.kvsname
+    }
+
+    fn put(&self, key: &str, value: &str) -> Result<(), BootError> {
+        let k = self.wire_key(self.rank, key)?;
+        crate::check_value(value, crate::MAX_VALUE_LEN.min(self.vallen_max))?;
+        let m = Message::new("put")
+            .with("kvsname", &self.kvsname)
+            .with("key", k)
+            .with("value", value);
+        self.conn().call("put", &m, "put_result", false).map(drop)
+    }
+
+    fn fence(&self) -> Result<(), BootError> {
+        // PMI-1 has no separate commit on the wire: puts are sent eagerly.
+        self.barrier_in("fence")
+    }
+
+    fn get(&self, rank: usize, key: &str) -> Result<String, BootError> {
+        crate::check_rank(rank, self.size)?;
+        let k = self.wire_key(rank, key)?;
+        let m = Message::new("get")
+            .with("kvsname", &self.kvsname)
+            .with("key", k);
+        let r = self.conn().call("get", &m, "get_result", true)?;
+        match r.rc() {
+            Some(Ok(0)) | None => match r.get("value") {
+                Some(v) => Ok(v.to_owned()),
+                None => Err(BootError::Protocol {
+                    cmd: "get",
+                    reply: r.to_string(),
+                    reason: "no value".into(),
+                }),
+            },
+            _ => Err(BootError::NotFound {
+                rank,
+                key: key.to_owned(),
+                msg: r.get("msg").unwrap_or("no message").to_owned(),
+            }),
+        }
+    }
+
+    fn barrier(&self) -> Result<(), BootError> {
+        self.barrier_in("barrier")
+    }
+
+    fn abort(&self, code: i32, msg: &str) -> ! {
+        crate::print_abort_msg(msg);
+        let line = Message::new("abort").with("exitcode", code).to_line();
+        // Best effort: if the launcher is gone, exiting with `code` is all that is left.
+        let _ = (&self.abort_tx).write_all(line.as_bytes());
+        std::process::exit(code)
+    }
+
+    fn finalize(&self) -> Result<(), BootError> {
+        let mut c = self.conn();
+        if c.finalized {
+            return Ok(());
+        }
+        c.call("finalize", &Message::new("finalize"), "finalize_ack", false)?;
+        c.finalized = true;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::io::BufRead;
+    use std::sync::Arc;
+    use std::thread;
+
+    /// A one-client PMI server good enough for unit tests: records each request line.
+    fn fake_server(stream: UnixStream, log: Arc<Mutex<Vec<String>>>) -> thread::JoinHandle<()> {
+        thread::spawn(move || {
+            let mut w = stream.try_clone().unwrap();
+            let mut kvs: HashMap<String, String> = HashMap::new();
+            for line in BufReader::new(stream).lines() {
+                let line = line.unwrap();
+                log.lock().unwrap().push(line.clone());
+                let m = Message::parse(&line).unwrap();
+                let reply = match m.cmd() {
+                    "init" => Some(
+                        Message::new("response_to_init")
+                            .with("pmi_version", 1)
+                            .with("pmi_subversion", 1)
+                            .with("rc", 0),
+                    ),
+                    "get_maxes" => Some(
+                        Message::new("maxes")
+                            .with("kvsname_max", 256)
+                            .with("keylen_max", 64)
+                            .with("vallen_max", 1024),
+                    ),
+                    "get_appnum" => Some(Message::new("appnum").with("appnum", 0)),
+                    "get_my_kvsname" => Some(Message::new("my_kvsname").with("kvsname", "kvs_t")),
+                    "put" => {
+                        kvs.insert(m.get("key").unwrap().into(), m.get("value").unwrap().into());
+                        Some(Message::new("put_result").with("rc", 0))
+                    }
+                    "get" => Some(match kvs.get(m.get("key").unwrap()) {
+                        Some(v) => Message::new("get_result").with("rc", 0).with("value", v),
+                        None => Message::new("get_result")
+                            .with("rc", -1)
+                            .with("msg", "key_not_found"),
+                    }),
+                    "barrier_in" => Some(Message::new("barrier_out")),
+                    "finalize" => Some(Message::new("finalize_ack")),
+                    _ => None,
+                };
+                if let Some(r) = reply {
+                    w.write_all(r.to_line().as_bytes()).unwrap();
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn handshake_put_get_finalize() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let srv = fake_server(b, log.clone());
+        let c = PmiClient::new(a, 1, 2).unwrap();
+        assert_eq!((c.rank(), c.size(), c.job_id()), (1, 2, "kvs_t"));
+        c.put("addr", "0x1000").unwrap();
+        c.fence().unwrap();
+        assert_eq!(c.get(1, "addr").unwrap(), "0x1000");
+        assert!(matches!(
+            c.get(0, "addr"),
+            Err(BootError::NotFound { rank: 0, .. })
+        ));
+        assert!(matches!(
+            c.get(2, "addr"),
+            Err(BootError::RankOutOfRange { .. })
+        ));
+        assert!(matches!(c.put("a b", "x"), Err(BootError::Invalid(_))));
+        assert!(matches!(c.put("k", "x=y"), Err(BootError::Invalid(_))));
+        assert!(c.put("k", &"v".repeat(crate::MAX_VALUE_LEN)).is_ok());
+        assert!(c.put("k", &"v".repeat(crate::MAX_VALUE_LEN + 1)).is_err());
+        c.barrier().unwrap();
+        c.finalize().unwrap();
+        c.finalize().unwrap();
+        assert!(matches!(c.barrier(), Err(BootError::Finalized { .. })));
+        drop(c);
+        srv.join().unwrap();
+        let log = log.lock().unwrap();
+        assert_eq!(log[0], "cmd=init pmi_version=1 pmi_subversion=1");
+        assert!(log.contains(&"cmd=put kvsname=kvs_t key=1/addr value=0x1000".to_owned()));
+        assert!(log.contains(&"cmd=get kvsname=kvs_t key=0/addr".to_owned()));
+        assert_eq!(log.iter().filter(|l| *l == "cmd=finalize").count(), 1);
+    }
+
+    #[test]
+    fn closed_and_bad_replies() {
+        let (a, b) = UnixStream::pair().unwrap();
+        drop(b);
+        let e = PmiClient::new(a, 0, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                BootError::Closed { cmd: "init" } | BootError::Io { cmd: "init", .. }
+            ),
+            "{e}"
+        );
+
+        let (a, b) = UnixStream::pair().unwrap();
+        let t = thread::spawn(move || {
+            let mut r = BufReader::new(b.try_clone().unwrap());
+            let mut l = String::new();
+            r.read_line(&mut l).unwrap();
+            (&b).write_all(b"cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-2\n")
+                .unwrap();
+        });
+        let e = PmiClient::new(a, 0, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                BootError::Failed {
+                    cmd: "init",
+                    rc: -2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,208 @@
+//! rshmem's bootstrap layer: how a PE learns its rank, the job size and a job-wide name, and
+//! exchanges small strings with the other PEs before the data plane exists.
+//!
+//! [`from_env`] picks the implementation: a [`PmiClient`] speaking PMI-1 "simple" (see
+//! [`wire`]) when a launcher (`oshrun`, or MPICH's `mpiexec.hydra`) set `PMI_FD`, else a
+//! [`Singleton`] for a program started on its own.
+//!
+//! Keys and values must be non-empty and free of whitespace, `=` and control characters;
+//! values are at most [`MAX_VALUE_LEN`] bytes and keys at most [`MAX_KEY_LEN`] bytes. Other
+//! inputs are refused with [`BootError::Invalid`] (the PMI-1 wire format has no escaping).
+
+// One audited exception: adopting the inherited PMI_FD needs `from_raw_fd` (see client.rs).
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod client;
+mod singleton;
+pub mod wire;
+
+pub use client::PmiClient;
+pub use singleton::Singleton;
+
+/// Longest value [`Bootstrap::put`] accepts, in bytes.
+pub const MAX_VALUE_LEN: usize = 512;
+
+/// Longest key [`Bootstrap::put`] accepts, in bytes (the wire key adds a rank prefix, and
+/// hydra's limit is 64 in all).
+pub const MAX_KEY_LEN: usize = 48;
+
+/// The process-manager services a PE needs to start up.
+pub trait Bootstrap: Send + Sync + std::fmt::Debug {
+    /// This PE's rank, in `0..size()`.
+    fn rank(&self) -> usize;
+    /// Number of PEs in the job.
+    fn size(&self) -> usize;
+    /// A name unique to this job (PMI kvsname), usable in resource names.
+    fn job_id(&self) -> &str;
+    /// Publishes `value` under `key` for this rank; visible to others after `fence`.
+    fn put(&self, key: &str, value: &str) -> Result<(), BootError>;
+    /// Collective: commits this rank's puts and waits for every rank (PMI barrier).
+    fn fence(&self) -> Result<(), BootError>;
+    /// The value `rank` published under `key` (after a fence).
+    fn get(&self, rank: usize, key: &str) -> Result<String, BootError>;
+    /// Collective barrier over all ranks.
+    fn barrier(&self) -> Result<(), BootError>;
+    /// Asks the launcher to end the whole job with `code`, prints `msg` on stderr (unless
+    /// empty), then exits this process with `code`.
+    fn abort(&self, code: i32, msg: &str) -> !;
+    /// Tells the launcher this rank finished cleanly (PMI finalize). Idempotent.
+    fn finalize(&self) -> Result<(), BootError>;
+}
+
+/// Why a bootstrap operation failed. Messages name the PMI command and the environment
+/// variable or reply at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BootError {
+    /// A launcher environment variable is missing or malformed.
+    #[error("environment variable {var}={value:?} is invalid: {reason}")]
+    Env {
+        /// The variable (`PMI_FD`, `PMI_RANK`, `PMI_SIZE`).
+        var: &'static str,
+        /// Its value (empty when unset).
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The launcher uses a PMI flavour this crate does not speak.
+    #[error("unsupported process manager: {0}")]
+    Unsupported(String),
+    /// `PMI_FD` was already adopted by an earlier [`from_env`] in this process.
+    #[error("PMI_FD was already taken by an earlier rshmem_boot::from_env() in this process")]
+    AlreadyConnected,
+    /// Reading or writing the PMI socket failed.
+    #[error("PMI {cmd}: I/O error on the PMI socket: {source}")]
+    Io {
+        /// The PMI command under way.
+        cmd: &'static str,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The process manager closed the PMI socket.
+    #[error("PMI {cmd}: the process manager closed the connection")]
+    Closed {
+        /// The PMI command under way.
+        cmd: &'static str,
+    },
+    /// The reply was not what the protocol prescribes.
+    #[error("PMI {cmd}: unexpected reply {reply:?}: {reason}")]
+    Protocol {
+        /// The PMI command under way.
+        cmd: &'static str,
+        /// The reply line (or what could be read of it).
+        reply: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The process manager answered with a non-zero `rc`.
+    #[error("PMI {cmd}: the process manager answered rc={rc} in {reply:?}")]
+    Failed {
+        /// The PMI command.
+        cmd: &'static str,
+        /// Its `rc`.
+        rc: i32,
+        /// The reply line.
+        reply: String,
+    },
+    /// `get` found nothing under the key for that rank.
+    #[error("PMI get: rank {rank} published no key {key:?} ({msg})")]
+    NotFound {
+        /// The rank asked about.
+        rank: usize,
+        /// The key asked for.
+        key: String,
+        /// The process manager's explanation.
+        msg: String,
+    },
+    /// A key or value that cannot be sent (see the crate docs for the rules).
+    #[error(transparent)]
+    Invalid(#[from] wire::WireError),
+    /// A rank outside `0..size`.
+    #[error("rank {rank} is out of range for a job of {size} PEs")]
+    RankOutOfRange {
+        /// The rank given.
+        rank: usize,
+        /// The job size.
+        size: usize,
+    },
+    /// The operation came after [`Bootstrap::finalize`].
+    #[error("PMI {cmd}: called after finalize")]
+    Finalized {
+        /// The PMI command attempted.
+        cmd: &'static str,
+    },
+}
+
+/// Connects to the launcher named by the environment: a [`PmiClient`] when `PMI_FD` is set,
+/// else a [`Singleton`] (rank 0 of 1).
+pub fn from_env() -> Result<Box<dyn Bootstrap>, BootError> {
+    if std::env::var_os("PMI_FD").is_some() {
+        return Ok(Box::new(PmiClient::from_env()?));
+    }
+    if let Some(port) = std::env::var_os("PMI_PORT") {
+        return Err(BootError::Unsupported(format!(
+            "PMI_PORT={} is set but only PMI_FD (inherited socket) is supported; \
+             with mpiexec.hydra do not pass -pmi-port",
+            port.to_string_lossy()
+        )));
+    }
+    Ok(Box::new(Singleton::new()))
+}
+
+/// Checks a user key and value against the crate's rules.
+fn check_key(key: &str) -> Result<(), BootError> {
+    Ok(wire::check_token("key", key, MAX_KEY_LEN)?)
+}
+
+fn check_value(value: &str, max: usize) -> Result<(), BootError> {
+    Ok(wire::check_token("value", value, max)?)
+}
+
+fn check_rank(rank: usize, size: usize) -> Result<(), BootError> {
+    if rank < size {
+        Ok(())
+    } else {
+        Err(BootError::RankOutOfRange { rank, size })
+    }
+}
+
+/// Prints the abort message on stderr, with a trailing newline (nothing if it is empty).
+fn print_abort_msg(msg: &str) {
+    use std::io::Write;
+    if msg.is_empty() {
+        return;
+    }
+    let mut e = std::io::stderr().lock();
+    let _ = if msg.ends_with('\n') {
+        e.write_all(msg.as_bytes())
+    } else {
+        writeln!(e, "{msg}")
+    };
+    let _ = e.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_name_the_culprit() {
+        let e = BootError::Env {
+            var: "PMI_RANK",
+            value: "x".into(),
+            reason: "not a number".into(),
+        };
+        assert!(e.to_string().contains("PMI_RANK"));
+        let e = BootError::Failed {
+            cmd: "put",
+            rc: -1,
+            reply: "cmd=put_result rc=-1".into(),
+        };
+        assert!(e.to_string().contains("put") && e.to_string().contains("rc=-1"));
+        assert!(check_key("a b").is_err());
+        assert!(check_value(&"x".repeat(MAX_VALUE_LEN + 1), MAX_VALUE_LEN).is_err());
+        assert!(check_rank(3, 3).is_err());
+    }
+}
