@@ -25,6 +25,7 @@ pub mod setup;
 pub mod signal;
 pub mod sync;
 mod sys;
+pub mod team;
 pub mod transport;
 pub mod word;
 

@@ -5,7 +5,7 @@
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rshmem_boot::Bootstrap;
 use rshmem_util::config::show_size;
@@ -14,6 +14,7 @@ use rshmem_util::{CachePadded, Config};
 use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
 use crate::sys;
+use crate::team::{Members, SlotMap, Team, TeamConfig};
 use crate::transport::shm::Shm;
 use crate::transport::{Route, Seg, SymAddr, Transport};
 use crate::word::{AmoOp, Word};
@@ -23,25 +24,70 @@ pub const VENDOR_STRING: &str = "rshmem";
 /// OpenSHMEM specification version implemented.
 pub const SPEC_VERSION: (i32, i32) = (1, 5);
 
-/// Dissemination rounds the world barrier may need (2^64 PEs).
-pub(crate) const MAX_ROUNDS: usize = 64;
-
-/// Runtime words at the start of every PE's segment, reached by remote PEs through
-/// transports. Each word that another PE writes sits on its own cache line.
+/// Runtime words at the start of every PE's segment that other PEs reach through
+/// transports. Each word another PE writes sits on its own cache line.
 #[repr(C)]
 pub(crate) struct Internal {
-    /// World barrier: round `k`'s flag, written by PE `me - 2^k` with its epoch.
-    pub(crate) sync: [CachePadded<AtomicU64>; MAX_ROUNDS],
     /// `SHMEM_DEBUG` collective check: routine id and arguments of the current call.
     pub(crate) check: CachePadded<[AtomicU64; 4]>,
 }
 
-/// Bytes reserved for [`Internal`] (and room for later runtime words) before the user heap.
-pub(crate) const INTERNAL_SIZE: usize = 1 << 20;
-const _: () = assert!(std::mem::size_of::<Internal>() <= INTERNAL_SIZE);
+/// Where the runtime's symmetric words live in a segment: the [`Internal`] header, then
+/// one barrier flag per (team slot, round), then one availability bitmap per team slot
+/// (scratch of the slot agreement), then the user heap.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Layout {
+    sync_off: usize,
+    bits_off: usize,
+    bits_stride: usize,
+    /// Bytes before the user heap.
+    pub(crate) size: usize,
+}
+
+impl Layout {
+    /// Dissemination rounds per team (enough for 2^32 PEs).
+    pub(crate) const ROUNDS: usize = 32;
+    /// Flags are spread one per cache line.
+    const LINE: usize = 64;
+
+    pub(crate) fn new(max_teams: usize) -> Layout {
+        let sync_off = std::mem::size_of::<Internal>().next_multiple_of(4096);
+        let bits_off = sync_off + max_teams * Self::ROUNDS * Self::LINE;
+        let bits_stride = (max_teams.div_ceil(64) * 8).next_multiple_of(Self::LINE);
+        let size = (bits_off + max_teams * bits_stride).next_multiple_of(SLOT_ALIGN);
+        Layout {
+            sync_off,
+            bits_off,
+            bits_stride,
+            size,
+        }
+    }
+
+    /// Barrier flag of `round` for team `slot`.
+    #[inline]
+    pub(crate) fn sync_flag(&self, slot: usize, round: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.sync_off + (slot * Self::ROUNDS + round) * Self::LINE,
+        }
+    }
+
+    /// Word `w` of the availability bitmap scratch of team `slot`.
+    #[inline]
+    pub(crate) fn slot_bits(&self, slot: usize, w: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.bits_off + slot * self.bits_stride + w * 8,
+        }
+    }
+}
 
 /// Slots are aligned to huge pages so that a heap could be backed by them.
 const SLOT_ALIGN: usize = 2 << 20;
+
+/// Slots of the predefined teams.
+const WORLD_SLOT: usize = 0;
+const SHARED_SLOT: usize = 1;
 
 /// Thread support levels (`SHMEM_THREAD_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -73,8 +119,13 @@ pub struct Runtime {
     pub(crate) routes: Box<[Route]>,
     pub(crate) shm: Shm,
     pub(crate) heap: Mutex<Heap>,
-    /// World barriers entered so far (the epoch written into peers' sync flags).
-    pub(crate) sync_epoch: AtomicU64,
+    pub(crate) layout: Layout,
+    /// Team slots free on this PE.
+    pub(crate) slots: Mutex<SlotMap>,
+    /// `SHMEM_TEAM_WORLD`.
+    pub(crate) world: Arc<Team>,
+    /// `SHMEM_TEAM_SHARED`: the PEs whose memory this PE maps.
+    pub(crate) shared: Arc<Team>,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -125,7 +176,9 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
-    let slot_len = INTERNAL_SIZE + heap_len;
+    let max_teams = cfg.teams_max.max(2);
+    let layout = Layout::new(max_teams);
+    let slot_len = layout.size + heap_len;
     let stride = slot_len.next_multiple_of(SLOT_ALIGN);
     let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len).map_err(
         os(format!(
@@ -190,17 +243,44 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     drop(file);
 
     let base = resv.base();
+    let world = Members::Strided {
+        start: 0,
+        stride: 1,
+        size: npes,
+    };
+    let local: Vec<usize> = (0..npes).filter(|&p| routes[p] == Route::Shm).collect();
+    let shared = if local.len() == npes {
+        world.clone()
+    } else {
+        Members::List(local.into())
+    };
+    let shared_rank = shared.rank_of(me).expect("a PE maps its own memory");
     let rt = Box::new(Runtime {
         me,
         npes,
         thread_level: requested.min(ThreadLevel::Multiple),
         my_base: base as usize + me * stride,
-        heap_off: INTERNAL_SIZE,
+        heap_off: layout.size,
         heap_len,
         routes: routes.into_boxed_slice(),
+        layout,
+        slots: Mutex::new(SlotMap::new(max_teams, 2)),
+        world: Arc::new(Team::new(
+            world,
+            me,
+            WORLD_SLOT,
+            TeamConfig::default(),
+            true,
+        )),
+        shared: Arc::new(Team::new(
+            shared,
+            shared_rank,
+            SHARED_SLOT,
+            TeamConfig::default(),
+            true,
+        )),
         shm: Shm::new(base, stride, slot_len),
         heap: Mutex::new(Heap::new(heap_len)),
-        sync_epoch: AtomicU64::new(0),
         _resv: resv,
         cfg,
         boot,
@@ -391,6 +471,21 @@ impl Runtime {
             seg: Seg::Heap,
             off,
         }
+    }
+
+    /// `SHMEM_TEAM_WORLD`.
+    pub fn world(&self) -> &Arc<Team> {
+        &self.world
+    }
+
+    /// `SHMEM_TEAM_SHARED`.
+    pub fn shared(&self) -> &Arc<Team> {
+        &self.shared
+    }
+
+    /// `shmem_sync_all`: synchronizes all PEs (completes nothing).
+    pub fn sync_all(&self) {
+        self.team_sync(&self.world);
     }
 
     /// Completes this PE's outstanding operations on every route.

@@ -36,6 +36,20 @@ impl Kind for Size {
     }
 }
 
+/// A non-negative count.
+struct Count;
+impl Kind for Count {
+    type Value = usize;
+    fn parse(s: &str) -> Result<usize, String> {
+        s.trim()
+            .parse()
+            .map_err(|_| "expected a non-negative integer".into())
+    }
+    fn show(v: &usize) -> String {
+        v.to_string()
+    }
+}
+
 /// A flag: 1/0, y/n, yes/no, true/false, on/off.
 struct Bool;
 impl Kind for Bool {
@@ -199,6 +213,8 @@ env_table! {
         "Print this configuration at init (PE 0).";
     version "VERSION": Bool(bool) = "0", "openshmem",
         "Print the library name and version at init (PE 0).";
+    teams_max "TEAMS_MAX": Count(usize) = "1024", "teams",
+        "Most teams alive at once per PE (including WORLD and SHARED); sizes the team scratch.";
 }
 
 impl Config {

@@ -1,0 +1,475 @@
+//! Teams: ordered subsets of the world's PEs with their own synchronization scratch.
+//!
+//! A team is its member list (a strided triplet in world numbering, or an explicit list for
+//! color splits) plus a *slot*: the index of its scratch words in every member's runtime
+//! area. Slots are agreed on at creation by an AND-reduction of the parent members'
+//! availability bitmaps (seed 000, §IV-C), so two live teams that share a PE never share a
+//! slot; scratch is indexed (slot, round), so neighbouring slots never overlap.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rshmem_util::Waiter;
+
+use crate::error::{Error, Result};
+use crate::runtime::{Layout, Runtime};
+use crate::word::AmoOp;
+
+/// Members of a team in team-rank order, as world PE numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Members {
+    /// `start, start + stride, ...` (`size` PEs).
+    Strided {
+        /// World PE of rank 0.
+        start: usize,
+        /// Distance between consecutive members (may be negative; 0 only for one PE).
+        stride: isize,
+        /// Number of members.
+        size: usize,
+    },
+    /// An arbitrary ordered list (color splits).
+    List(Arc<[usize]>),
+}
+
+impl Members {
+    /// Number of members.
+    pub fn size(&self) -> usize {
+        match self {
+            Members::Strided { size, .. } => *size,
+            Members::List(l) => l.len(),
+        }
+    }
+
+    /// World PE of team rank `rank` (`rank < size`).
+    #[inline]
+    pub fn pe(&self, rank: usize) -> usize {
+        match self {
+            Members::Strided { start, stride, .. } => {
+                (*start as isize + rank as isize * stride) as usize
+            }
+            Members::List(l) => l[rank],
+        }
+    }
+
+    /// Team rank of world PE `pe`, if it is a member.
+    pub fn rank_of(&self, pe: usize) -> Option<usize> {
+        match self {
+            Members::Strided {
+                start,
+                stride,
+                size,
+            } => {
+                let d = pe as isize - *start as isize;
+                if *stride == 0 {
+                    return (d == 0 && *size > 0).then_some(0);
+                }
+                (d % stride == 0 && d / stride >= 0 && ((d / stride) as usize) < *size)
+                    .then(|| (d / stride) as usize)
+            }
+            Members::List(l) => l.iter().position(|&p| p == pe),
+        }
+    }
+
+    /// The members of the sub-team given by a triplet in *this* team's numbering, or
+    /// `None` if the triplet leaves the team.
+    pub fn sub_strided(&self, start: i64, stride: i64, size: i64) -> Option<Members> {
+        let n = self.size() as i64;
+        if size < 1 || start < 0 || start >= n || (stride == 0 && size > 1) {
+            return None;
+        }
+        let last = start.checked_add(stride.checked_mul(size - 1)?)?;
+        if last < 0 || last >= n {
+            return None;
+        }
+        Some(match self {
+            Members::Strided { stride: d0, .. } => Members::Strided {
+                start: self.pe(start as usize),
+                stride: if size == 1 { 1 } else { d0 * stride as isize },
+                size: size as usize,
+            },
+            Members::List(_) => Members::List(
+                (0..size)
+                    .map(|i| self.pe((start + i * stride) as usize))
+                    .collect(),
+            ),
+        })
+    }
+}
+
+/// Options of a new team (`shmem_team_config_t`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TeamConfig {
+    /// Contexts the team should be able to create (0 = no guarantee).
+    pub num_contexts: i32,
+}
+
+/// A team as seen by one of its members.
+#[derive(Debug)]
+pub struct Team {
+    members: Members,
+    my_rank: usize,
+    slot: usize,
+    config: TeamConfig,
+    /// Syncs of this team entered so far (the epoch written into members' flags).
+    epoch: AtomicU64,
+    predefined: bool,
+}
+
+impl Team {
+    pub(crate) fn new(
+        members: Members,
+        my_rank: usize,
+        slot: usize,
+        config: TeamConfig,
+        predefined: bool,
+    ) -> Team {
+        Team {
+            members,
+            my_rank,
+            slot,
+            config,
+            epoch: AtomicU64::new(0),
+            predefined,
+        }
+    }
+
+    /// This PE's rank in the team.
+    pub fn my_pe(&self) -> usize {
+        self.my_rank
+    }
+
+    /// Number of members.
+    pub fn n_pes(&self) -> usize {
+        self.members.size()
+    }
+
+    /// The members.
+    pub fn members(&self) -> &Members {
+        &self.members
+    }
+
+    /// The configuration it was created with.
+    pub fn config(&self) -> TeamConfig {
+        self.config
+    }
+
+    /// Whether this is WORLD or SHARED (not destroyable).
+    pub fn is_predefined(&self) -> bool {
+        self.predefined
+    }
+
+    /// Scratch slot index.
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// Translates `rank` of this team to a rank of `dest`, if that PE is in both.
+    pub fn translate(&self, rank: usize, dest: &Team) -> Option<usize> {
+        (rank < self.n_pes()).then(|| dest.members.rank_of(self.members.pe(rank)))?
+    }
+}
+
+/// Which slots this PE has free: bit `s` of word `s / 64` set = free.
+#[derive(Debug)]
+pub(crate) struct SlotMap {
+    free: Vec<u64>,
+}
+
+impl SlotMap {
+    /// All of `n` slots free except the predefined ones.
+    pub(crate) fn new(n: usize, reserved: usize) -> SlotMap {
+        let mut free = vec![0u64; n.div_ceil(64)];
+        for s in reserved..n {
+            free[s / 64] |= 1 << (s % 64);
+        }
+        SlotMap { free }
+    }
+
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.free
+    }
+
+    pub(crate) fn take(&mut self, s: usize) {
+        self.free[s / 64] &= !(1 << (s % 64));
+    }
+
+    pub(crate) fn give_back(&mut self, s: usize) {
+        self.free[s / 64] |= 1 << (s % 64);
+    }
+}
+
+impl Runtime {
+    /// `shmem_team_sync`: dissemination barrier over the team's members, on the team's
+    /// slot. Epochs only grow while the slot belongs to the team; `destroy` zeroes them.
+    pub fn team_sync(&self, team: &Team) {
+        let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
+        let n = team.n_pes();
+        let (mut dist, mut round) = (1, 0);
+        while dist < n {
+            let to = team.members.pe((team.my_rank + dist) % n);
+            let flag = self.layout.sync_flag(team.slot, round);
+            if let Err(e) = self.amo::<u64>("shmem_team_sync", to, flag, AmoOp::Set(epoch)) {
+                self.fatal(&e);
+            }
+            let mut w = Waiter::new();
+            while self.load_local::<u64>(flag) < epoch {
+                w.snooze();
+            }
+            dist <<= 1;
+            round += 1;
+        }
+    }
+
+    /// Agrees with the other members of `parent` on a slot free on all of them
+    /// (AND-reduction of availability bitmaps through the parent's scratch). `None` when
+    /// no slot is free everywhere.
+    fn agree_slot(&self, routine: &'static str, parent: &Team) -> Result<Option<usize>> {
+        let mine: Vec<u64> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .words()
+            .to_vec();
+        for (w, v) in mine.iter().enumerate() {
+            self.amo(
+                routine,
+                self.me,
+                self.layout.slot_bits(parent.slot, w),
+                AmoOp::Set(*v),
+            )?;
+        }
+        self.team_sync(parent);
+        let mut all = mine;
+        for r in (0..parent.n_pes()).filter(|&r| r != parent.my_rank) {
+            let pe = parent.members.pe(r);
+            for (w, v) in all.iter_mut().enumerate() {
+                *v &= self.amo::<u64>(
+                    routine,
+                    pe,
+                    self.layout.slot_bits(parent.slot, w),
+                    AmoOp::Fetch,
+                )?;
+            }
+        }
+        // Nobody may overwrite the scratch for the next split before all have read it.
+        self.team_sync(parent);
+        Ok(all
+            .iter()
+            .enumerate()
+            .find(|(_, v)| **v != 0)
+            .map(|(w, v)| w * 64 + v.trailing_zeros() as usize))
+    }
+
+    /// Creates the team `members` (a subset of `parent`) collectively over `parent`.
+    /// Returns the team on members and `None` on the other PEs of `parent`.
+    pub fn team_create(
+        &self,
+        routine: &'static str,
+        parent: &Team,
+        members: Members,
+        config: TeamConfig,
+    ) -> Result<Option<Arc<Team>>> {
+        let slot = self
+            .agree_slot(routine, parent)?
+            .ok_or(Error::InvalidArgument {
+                routine,
+                arg: "parent_team",
+                reason: "no team slot is free on every member (raise SHMEM_TEAMS_MAX)",
+            })?;
+        let Some(my_rank) = members.rank_of(self.me) else {
+            return Ok(None);
+        };
+        self.slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take(slot);
+        Ok(Some(Arc::new(Team::new(
+            members, my_rank, slot, config, false,
+        ))))
+    }
+
+    /// `shmem_team_split_strided`: members `start + i * stride` (parent numbering).
+    /// An invalid triplet fails on every PE of the parent.
+    pub fn team_split_strided(
+        &self,
+        parent: &Team,
+        start: i64,
+        stride: i64,
+        size: i64,
+        config: TeamConfig,
+    ) -> Result<Option<Arc<Team>>> {
+        const R: &str = "shmem_team_split_strided";
+        let members =
+            parent
+                .members
+                .sub_strided(start, stride, size)
+                .ok_or(Error::InvalidArgument {
+                    routine: R,
+                    arg: "start/stride/size",
+                    reason: "the triplet selects PEs outside the parent team",
+                })?;
+        self.team_create(R, parent, members, config)
+    }
+
+    /// `shmem_team_split_2d`: rows of `xrange` PEs (x-teams) and the columns (y-teams).
+    pub fn team_split_2d(
+        &self,
+        parent: &Team,
+        xrange: i64,
+        xconfig: TeamConfig,
+        yconfig: TeamConfig,
+    ) -> Result<(Option<Arc<Team>>, Option<Arc<Team>>)> {
+        const R: &str = "shmem_team_split_2d";
+        if xrange < 1 {
+            return Err(Error::InvalidArgument {
+                routine: R,
+                arg: "xrange",
+                reason: "must be at least 1",
+            });
+        }
+        let n = parent.n_pes() as i64;
+        let xrange = xrange.min(n);
+        let yrange = (n + xrange - 1) / xrange;
+        let (x, y) = (
+            parent.my_rank as i64 % xrange,
+            parent.my_rank as i64 / xrange,
+        );
+        // Every parent PE takes part in every row's and column's creation, in order, so
+        // slot agreement stays collective; each keeps only its own row and column.
+        let mut xt = None;
+        for row in 0..yrange {
+            let size = xrange.min(n - row * xrange);
+            let m = parent
+                .members
+                .sub_strided(row * xrange, 1, size)
+                .expect("row inside parent");
+            let t = self.team_create(R, parent, m, xconfig)?;
+            if row == y {
+                xt = t;
+            }
+        }
+        let mut yt = None;
+        for col in 0..xrange {
+            let size = (n - col + xrange - 1) / xrange;
+            let m = parent
+                .members
+                .sub_strided(col, xrange, size)
+                .expect("column inside parent");
+            let t = self.team_create(R, parent, m, yconfig)?;
+            if col == x {
+                yt = t;
+            }
+        }
+        Ok((xt, yt))
+    }
+
+    /// `shmem_team_destroy`: collective over the team; frees its slot.
+    pub fn team_destroy(&self, team: &Team) -> Result<()> {
+        if team.predefined {
+            return Err(Error::InvalidArgument {
+                routine: "shmem_team_destroy",
+                arg: "team",
+                reason: "predefined teams (WORLD, SHARED) cannot be destroyed",
+            });
+        }
+        self.team_sync(team);
+        // After the last sync nobody signals our flags for this slot again: reset them so
+        // the slot's next owner starts from epoch 0.
+        for round in 0..Layout::ROUNDS {
+            self.amo::<u64>(
+                "shmem_team_destroy",
+                self.me,
+                self.layout.sync_flag(team.slot, round),
+                AmoOp::Set(0),
+            )?;
+        }
+        self.slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .give_back(team.slot);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_membership() {
+        let world = Members::Strided {
+            start: 0,
+            stride: 1,
+            size: 10,
+        };
+        let odd = world.sub_strided(1, 2, 5).unwrap();
+        assert_eq!(
+            (0..5).map(|r| odd.pe(r)).collect::<Vec<_>>(),
+            [1, 3, 5, 7, 9]
+        );
+        assert_eq!(odd.rank_of(7), Some(3));
+        assert_eq!(odd.rank_of(4), None);
+        let sub = odd.sub_strided(4, -2, 3).unwrap();
+        assert_eq!((0..3).map(|r| sub.pe(r)).collect::<Vec<_>>(), [9, 5, 1]);
+        assert_eq!(sub.rank_of(5), Some(1));
+        assert!(world.sub_strided(8, 1, 3).is_none());
+        assert!(world.sub_strided(0, 0, 2).is_none());
+        let one = world.sub_strided(4, 0, 1).unwrap();
+        assert_eq!(one.rank_of(4), Some(0));
+        assert!(world.sub_strided(-1, 1, 1).is_none());
+    }
+
+    #[test]
+    fn slot_map() {
+        let mut s = SlotMap::new(130, 2);
+        assert_eq!(s.words()[0] & 3, 0);
+        s.take(64);
+        assert_eq!(s.words()[1] & 1, 0);
+        s.give_back(64);
+        assert_eq!(s.words()[1] & 1, 1);
+        assert_eq!(s.words()[2], 0b11);
+    }
+}
+
+/// `SHMEM_TEAM_WORLD`.
+pub fn world() -> Result<Arc<Team>> {
+    Ok(crate::runtime::rt("shmem_team_world")?.world.clone())
+}
+
+/// `SHMEM_TEAM_SHARED`.
+pub fn shared() -> Result<Arc<Team>> {
+    Ok(crate::runtime::rt("shmem_team_shared")?.shared.clone())
+}
+
+/// `shmem_team_split_strided` (collective over `parent`).
+pub fn split_strided(
+    parent: &Team,
+    start: i64,
+    stride: i64,
+    size: i64,
+    config: TeamConfig,
+) -> Result<Option<Arc<Team>>> {
+    crate::runtime::rt("shmem_team_split_strided")?
+        .team_split_strided(parent, start, stride, size, config)
+}
+
+/// `shmem_team_split_2d` (collective over `parent`): (x-team, y-team).
+pub fn split_2d(
+    parent: &Team,
+    xrange: i64,
+    xconfig: TeamConfig,
+    yconfig: TeamConfig,
+) -> Result<(Option<Arc<Team>>, Option<Arc<Team>>)> {
+    crate::runtime::rt("shmem_team_split_2d")?.team_split_2d(parent, xrange, xconfig, yconfig)
+}
+
+/// `shmem_team_sync` (collective over `team`).
+pub fn sync(team: &Team) -> Result<()> {
+    crate::runtime::rt("shmem_team_sync")?.team_sync(team);
+    Ok(())
+}
+
+/// `shmem_team_destroy` (collective over `team`).
+pub fn destroy(team: &Team) -> Result<()> {
+    crate::runtime::rt("shmem_team_destroy")?.team_destroy(team)
+}
