@@ -19,6 +19,33 @@ use crate::transport::shm::Shm;
 use crate::transport::{Route, Seg, SymAddr, Transport};
 use crate::word::{AmoOp, Word};
 
+/// The HOST team of `me` and the LEADERS team (first PE of each host), from the PEs'
+/// host names, or from `virtual_hosts` contiguous blocks of PEs when it is non-zero.
+fn host_teams(hosts: &[String], virtual_hosts: usize, me: usize) -> (Members, Members) {
+    let n = hosts.len();
+    let host_of: Vec<usize> = if virtual_hosts > 0 {
+        let k = virtual_hosts.min(n);
+        (0..n).map(|p| p * k / n).collect()
+    } else {
+        let mut names: Vec<&str> = Vec::new();
+        hosts
+            .iter()
+            .map(|h| match names.iter().position(|x| x == h) {
+                Some(i) => i,
+                None => {
+                    names.push(h);
+                    names.len() - 1
+                }
+            })
+            .collect()
+    };
+    let mine: Vec<usize> = (0..n).filter(|&p| host_of[p] == host_of[me]).collect();
+    let leaders: Vec<usize> = (0..n)
+        .filter(|&p| p == 0 || !host_of[..p].contains(&host_of[p]))
+        .collect();
+    (Members::List(mine.into()), Members::List(leaders.into()))
+}
+
 /// Library name reported by `shmem_info_get_name`.
 pub const VENDOR_STRING: &str = "rshmem";
 /// OpenSHMEM specification version implemented.
@@ -88,6 +115,10 @@ const SLOT_ALIGN: usize = 2 << 20;
 /// Slots of the predefined teams.
 const WORLD_SLOT: usize = 0;
 const SHARED_SLOT: usize = 1;
+const HOST_SLOT: usize = 2;
+const LEADERS_SLOT: usize = 3;
+/// Slots taken by predefined teams on every PE.
+const PREDEFINED_SLOTS: usize = 4;
 
 /// Thread support levels (`SHMEM_THREAD_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -126,6 +157,10 @@ pub struct Runtime {
     pub(crate) world: Arc<Team>,
     /// `SHMEM_TEAM_SHARED`: the PEs whose memory this PE maps.
     pub(crate) shared: Arc<Team>,
+    /// `SHMEMX_TEAM_HOST`: the PEs of this (possibly virtual) host.
+    pub(crate) host: Arc<Team>,
+    /// `SHMEMX_TEAM_LEADERS`: the first PE of each host; `None` on other PEs.
+    pub(crate) leaders: Option<Arc<Team>>,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -176,7 +211,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
-    let max_teams = cfg.teams_max.max(2);
+    let max_teams = cfg.teams_max.max(PREDEFINED_SLOTS);
     let layout = Layout::new(max_teams);
     let slot_len = layout.size + heap_len;
     let stride = slot_len.next_multiple_of(SLOT_ALIGN);
@@ -208,8 +243,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         show_size(cfg.symmetric_size)
     )))?;
     let mut routes = Vec::with_capacity(npes);
+    let mut hosts = Vec::with_capacity(npes);
     for pe in 0..npes {
-        if boot.get(pe, "host")? != host {
+        let h = boot.get(pe, "host")?;
+        hosts.push(h.clone());
+        if h != host {
             routes.push(Route::None);
             continue;
         }
@@ -255,6 +293,9 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         Members::List(local.into())
     };
     let shared_rank = shared.rank_of(me).expect("a PE maps its own memory");
+    let (host_members, leader_members) = host_teams(&hosts, cfg.virtual_hosts, me);
+    let host_rank = host_members.rank_of(me).expect("a PE is on its own host");
+    let leader_rank = leader_members.rank_of(me);
     let rt = Box::new(Runtime {
         me,
         npes,
@@ -264,7 +305,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         heap_len,
         routes: routes.into_boxed_slice(),
         layout,
-        slots: Mutex::new(SlotMap::new(max_teams, 2)),
+        slots: Mutex::new(SlotMap::new(max_teams, PREDEFINED_SLOTS)),
         world: Arc::new(Team::new(
             world,
             me,
@@ -279,6 +320,22 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             TeamConfig::default(),
             true,
         )),
+        host: Arc::new(Team::new(
+            host_members,
+            host_rank,
+            HOST_SLOT,
+            TeamConfig::default(),
+            true,
+        )),
+        leaders: leader_rank.map(|r| {
+            Arc::new(Team::new(
+                leader_members,
+                r,
+                LEADERS_SLOT,
+                TeamConfig::default(),
+                true,
+            ))
+        }),
         shm: Shm::new(base, stride, slot_len),
         heap: Mutex::new(Heap::new(heap_len)),
         _resv: resv,
@@ -481,6 +538,16 @@ impl Runtime {
     /// `SHMEM_TEAM_SHARED`.
     pub fn shared(&self) -> &Arc<Team> {
         &self.shared
+    }
+
+    /// `SHMEMX_TEAM_HOST`.
+    pub fn host(&self) -> &Arc<Team> {
+        &self.host
+    }
+
+    /// `SHMEMX_TEAM_LEADERS` (`None` on PEs that lead no host).
+    pub fn leaders(&self) -> Option<&Arc<Team>> {
+        self.leaders.as_ref()
     }
 
     /// `shmem_sync_all`: synchronizes all PEs (completes nothing).

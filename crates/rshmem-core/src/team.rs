@@ -363,6 +363,50 @@ impl Runtime {
         Ok((xt, yt))
     }
 
+    /// `shmemx_team_split_color`: collective over `parent`; PEs passing the same
+    /// non-negative `color` form a team ordered by `key` (ties by parent rank); a negative
+    /// color gives no team. All the new teams share one agreed slot: they are disjoint.
+    pub fn team_split_color(
+        &self,
+        parent: &Team,
+        color: i32,
+        key: i32,
+        config: TeamConfig,
+    ) -> Result<Option<Arc<Team>>> {
+        const R: &str = "shmemx_team_split_color";
+        // Exchange (color, key) through the parent's slot scratch.
+        let pack = |c: i32, k: i32| ((c as u32 as u64) << 32) | k as u32 as u64;
+        self.amo(
+            R,
+            self.me,
+            self.layout.slot_bits(parent.slot, 0),
+            AmoOp::Set(pack(color, key)),
+        )?;
+        self.team_sync(parent);
+        let mut mine: Vec<(i32, usize)> = Vec::new();
+        for r in 0..parent.n_pes() {
+            let v: u64 = self.amo(
+                R,
+                parent.members.pe(r),
+                self.layout.slot_bits(parent.slot, 0),
+                AmoOp::Fetch,
+            )?;
+            let (c, k) = ((v >> 32) as u32 as i32, v as u32 as i32);
+            if color >= 0 && c == color {
+                mine.push((k, r));
+            }
+        }
+        self.team_sync(parent);
+        mine.sort();
+        let members = Members::List(mine.iter().map(|&(_, r)| parent.members.pe(r)).collect());
+        if color < 0 {
+            // Still take part in the slot agreement, which is collective over the parent.
+            let empty = Members::List(Arc::from([]));
+            return self.team_create(R, parent, empty, config);
+        }
+        self.team_create(R, parent, members, config)
+    }
+
     /// `shmem_team_destroy`: collective over the team; frees its slot.
     pub fn team_destroy(&self, team: &Team) -> Result<()> {
         if team.predefined {
@@ -441,6 +485,16 @@ pub fn shared() -> Result<Arc<Team>> {
     Ok(crate::runtime::rt("shmem_team_shared")?.shared.clone())
 }
 
+/// `SHMEMX_TEAM_HOST`: the PEs of this PE's host (virtual hosts with `SHMEM_VIRTUAL_HOSTS`).
+pub fn host() -> Result<Arc<Team>> {
+    Ok(crate::runtime::rt("shmemx_team_host")?.host.clone())
+}
+
+/// `SHMEMX_TEAM_LEADERS`: one PE per host; `None` on the others.
+pub fn leaders() -> Result<Option<Arc<Team>>> {
+    Ok(crate::runtime::rt("shmemx_team_leaders")?.leaders.clone())
+}
+
 /// `shmem_team_split_strided` (collective over `parent`).
 pub fn split_strided(
     parent: &Team,
@@ -461,6 +515,16 @@ pub fn split_2d(
     yconfig: TeamConfig,
 ) -> Result<(Option<Arc<Team>>, Option<Arc<Team>>)> {
     crate::runtime::rt("shmem_team_split_2d")?.team_split_2d(parent, xrange, xconfig, yconfig)
+}
+
+/// `shmemx_team_split_color` (collective over `parent`).
+pub fn split_color(
+    parent: &Team,
+    color: i32,
+    key: i32,
+    config: TeamConfig,
+) -> Result<Option<Arc<Team>>> {
+    crate::runtime::rt("shmemx_team_split_color")?.team_split_color(parent, color, key, config)
 }
 
 /// `shmem_team_sync` (collective over `team`).

@@ -215,6 +215,8 @@ env_table! {
         "Print the library name and version at init (PE 0).";
     teams_max "TEAMS_MAX": Count(usize) = "1024", "teams",
         "Most teams alive at once per PE (including WORLD and SHARED); sizes the team scratch.";
+    virtual_hosts "VIRTUAL_HOSTS": Count(usize) = "0", "teams",
+        "Split the PEs into this many virtual hosts (contiguous blocks) for HOST/LEADERS; 0 = real hosts.";
 }
 
 impl Config {

@@ -45,6 +45,62 @@ fn main() {
     team::sync(&x).unwrap();
     team::sync(&y).unwrap();
 
+    // Color split, the paper's example: PEs {1, 3, 6} form one team (when they exist),
+    // ordered by descending key; everyone else passes a negative color.
+    let in_set = [1, 3, 6].contains(&me);
+    let c = team::split_color(&world, if in_set { 7 } else { -1 }, -(me as i32), cfg).unwrap();
+    assert_eq!(c.is_some(), in_set);
+    if let Some(t) = &c {
+        let set: Vec<usize> = [6, 3, 1].into_iter().filter(|&p| p < n).collect();
+        assert_eq!(t.n_pes(), set.len());
+        assert_eq!(t.members().pe(t.my_pe()), me);
+        assert_eq!(
+            (0..t.n_pes())
+                .map(|r| t.members().pe(r))
+                .collect::<Vec<_>>(),
+            set
+        );
+        team::sync(t).unwrap();
+        // A color team is a full team: it splits further.
+        let sub = team::split_strided(t, 0, 1, 1, cfg).unwrap();
+        assert_eq!(sub.is_some(), t.my_pe() == 0);
+        if let Some(s) = sub {
+            team::destroy(&s).unwrap();
+        }
+        team::destroy(t).unwrap();
+    }
+    // Parity colors: every PE is in exactly one of two teams sharing one slot.
+    let par = team::split_color(&world, (me % 2) as i32, 0, cfg)
+        .unwrap()
+        .unwrap();
+    assert_eq!(par.my_pe(), me / 2);
+    team::sync(&par).unwrap();
+    team::destroy(&par).unwrap();
+
+    // HOST and LEADERS, with SHMEM_VIRTUAL_HOSTS=k giving contiguous blocks of PEs.
+    let vh: usize = std::env::var("SHMEM_VIRTUAL_HOSTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let k = if vh == 0 { 1 } else { vh.min(n) };
+    let host_of = |p: usize| p * k / n;
+    let host = team::host().unwrap();
+    let expect: Vec<usize> = (0..n).filter(|&p| host_of(p) == host_of(me)).collect();
+    assert_eq!(
+        (0..host.n_pes())
+            .map(|r| host.members().pe(r))
+            .collect::<Vec<_>>(),
+        expect
+    );
+    team::sync(&host).unwrap();
+    let leaders = team::leaders().unwrap();
+    assert_eq!(leaders.is_some(), expect[0] == me);
+    if let Some(l) = &leaders {
+        assert_eq!(l.n_pes(), k);
+        assert_eq!(l.my_pe(), host_of(me));
+        team::sync(l).unwrap();
+    }
+
     // Churn: creation and destruction must give slots back.
     for i in 0..2000 {
         let t = team::split_strided(&world, 0, 1, n as i64, cfg)
