@@ -214,7 +214,7 @@ pub fn realloc(routine: &'static str, ptr: *mut u8, size: usize) -> Result<*mut 
                     let np = rt.addr_of(noff);
                     // SAFETY: both blocks lie in our own mapped segment and do not overlap
                     // (the old one is still allocated while the new one is carved out).
-                    unsafe { std::ptr::copy_nonoverlapping(ptr, np, old.min(size)) };
+                    unsafe { std::ptr::copy_nonoverlapping(rt.addr_of(off), np, old.min(size)) };
                     heap.free(off);
                     Ok(np)
                 }

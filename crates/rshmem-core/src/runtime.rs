@@ -477,7 +477,7 @@ impl Runtime {
         addr: usize,
         align: usize,
     ) -> Result<()> {
-        if addr % align == 0 {
+        if addr.is_multiple_of(align) {
             Ok(())
         } else {
             Err(Error::Misaligned {
@@ -492,9 +492,9 @@ impl Runtime {
     /// The route to `pe`, failing for unreachable PEs.
     #[inline(always)]
     pub(crate) fn route(&self, routine: &'static str, pe: usize) -> Result<Route> {
-        match self.routes[pe] {
-            Route::None => Err(Error::Unreachable { routine, pe }),
-            r => Ok(r),
+        match self.routes.get(pe) {
+            Some(&Route::Shm) => Ok(Route::Shm),
+            _ => Err(Error::Unreachable { routine, pe }),
         }
     }
 

@@ -96,6 +96,9 @@ impl Members {
     }
 }
 
+/// The x-team and y-team of a 2-D split (`None` where this PE is not a member).
+pub type TeamPair = (Option<Arc<Team>>, Option<Arc<Team>>);
+
 /// Options of a new team (`shmem_team_config_t`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TeamConfig {
@@ -318,7 +321,7 @@ impl Runtime {
         xrange: i64,
         xconfig: TeamConfig,
         yconfig: TeamConfig,
-    ) -> Result<(Option<Arc<Team>>, Option<Arc<Team>>)> {
+    ) -> Result<TeamPair> {
         const R: &str = "shmem_team_split_2d";
         if xrange < 1 {
             return Err(Error::InvalidArgument {
@@ -435,46 +438,6 @@ impl Runtime {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strided_membership() {
-        let world = Members::Strided {
-            start: 0,
-            stride: 1,
-            size: 10,
-        };
-        let odd = world.sub_strided(1, 2, 5).unwrap();
-        assert_eq!(
-            (0..5).map(|r| odd.pe(r)).collect::<Vec<_>>(),
-            [1, 3, 5, 7, 9]
-        );
-        assert_eq!(odd.rank_of(7), Some(3));
-        assert_eq!(odd.rank_of(4), None);
-        let sub = odd.sub_strided(4, -2, 3).unwrap();
-        assert_eq!((0..3).map(|r| sub.pe(r)).collect::<Vec<_>>(), [9, 5, 1]);
-        assert_eq!(sub.rank_of(5), Some(1));
-        assert!(world.sub_strided(8, 1, 3).is_none());
-        assert!(world.sub_strided(0, 0, 2).is_none());
-        let one = world.sub_strided(4, 0, 1).unwrap();
-        assert_eq!(one.rank_of(4), Some(0));
-        assert!(world.sub_strided(-1, 1, 1).is_none());
-    }
-
-    #[test]
-    fn slot_map() {
-        let mut s = SlotMap::new(130, 2);
-        assert_eq!(s.words()[0] & 3, 0);
-        s.take(64);
-        assert_eq!(s.words()[1] & 1, 0);
-        s.give_back(64);
-        assert_eq!(s.words()[1] & 1, 1);
-        assert_eq!(s.words()[2], 0b11);
-    }
-}
-
 /// `SHMEM_TEAM_WORLD`.
 pub fn world() -> Result<Arc<Team>> {
     Ok(crate::runtime::rt("shmem_team_world")?.world.clone())
@@ -513,7 +476,7 @@ pub fn split_2d(
     xrange: i64,
     xconfig: TeamConfig,
     yconfig: TeamConfig,
-) -> Result<(Option<Arc<Team>>, Option<Arc<Team>>)> {
+) -> Result<TeamPair> {
     crate::runtime::rt("shmem_team_split_2d")?.team_split_2d(parent, xrange, xconfig, yconfig)
 }
 
@@ -536,4 +499,44 @@ pub fn sync(team: &Team) -> Result<()> {
 /// `shmem_team_destroy` (collective over `team`).
 pub fn destroy(team: &Team) -> Result<()> {
     crate::runtime::rt("shmem_team_destroy")?.team_destroy(team)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_membership() {
+        let world = Members::Strided {
+            start: 0,
+            stride: 1,
+            size: 10,
+        };
+        let odd = world.sub_strided(1, 2, 5).unwrap();
+        assert_eq!(
+            (0..5).map(|r| odd.pe(r)).collect::<Vec<_>>(),
+            [1, 3, 5, 7, 9]
+        );
+        assert_eq!(odd.rank_of(7), Some(3));
+        assert_eq!(odd.rank_of(4), None);
+        let sub = odd.sub_strided(4, -2, 3).unwrap();
+        assert_eq!((0..3).map(|r| sub.pe(r)).collect::<Vec<_>>(), [9, 5, 1]);
+        assert_eq!(sub.rank_of(5), Some(1));
+        assert!(world.sub_strided(8, 1, 3).is_none());
+        assert!(world.sub_strided(0, 0, 2).is_none());
+        let one = world.sub_strided(4, 0, 1).unwrap();
+        assert_eq!(one.rank_of(4), Some(0));
+        assert!(world.sub_strided(-1, 1, 1).is_none());
+    }
+
+    #[test]
+    fn slot_map() {
+        let mut s = SlotMap::new(130, 2);
+        assert_eq!(s.words()[0] & 3, 0);
+        s.take(64);
+        assert_eq!(s.words()[1] & 1, 0);
+        s.give_back(64);
+        assert_eq!(s.words()[1] & 1, 1);
+        assert_eq!(s.words()[2], 0b11);
+    }
 }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds rshmem in release and runs the whole benchmark set on this node:
+#   oshrun -np 2 rshmem-bench pe       limits (memcpy, raw cache-line ping-pong), put/get
+#                                      latency and bandwidth 1 B..4 MiB, 8 B put message
+#                                      rate, every AMO, put-then-flag ping-pongs, 2-PE barrier
+#   oshrun -np 4 rshmem-bench barrier  4-PE barrier
+#   rshmem-bench launch                oshrun -np 1/2/4 hello, start to exit
+# then prints the targets again. Table lines never start with `{`; JSON lines always do
+# (`./scripts/bench.sh | grep '^{'` keeps only the JSON).
+#
+# Usage: scripts/bench.sh [--quick] [--runs N]
+#   --quick   fewer samples (a smoke test, not a measurement)
+#   --runs N  timed launches per PE count (default 20)
+# Honours CARGO_TARGET_DIR.
+set -euo pipefail
+
+quick=()
+runs=20
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=(--quick); runs=5 ;;
+        --runs) runs="$2"; shift ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+target="${CARGO_TARGET_DIR:-$root/target}"
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+
+cargo build --release -p oshrun -p rshmem-bench >&2
+bin="$target/release"
+oshrun="$bin/oshrun"
+bench="$bin/rshmem-bench"
+
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+
+{
+    echo "rshmem benchmarks: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+    echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$oshrun" --timeout 900 -np 2 "$bench" pe "${quick[@]}"
+    "$oshrun" --timeout 900 -np 4 "$bench" barrier "${quick[@]}"
+    "$bench" launch --oshrun "$oshrun" --runs "$runs"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$out"
+
+"$bench" summary <"$out"
