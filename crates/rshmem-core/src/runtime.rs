@@ -280,6 +280,10 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     boot.barrier()?;
     drop(file);
 
+    let local_pes = routes.iter().filter(|r| **r == Route::Shm).count();
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    rshmem_util::wait::set_oversubscribed(local_pes > cores);
+
     let base = resv.base();
     let world = Members::Strided {
         start: 0,

@@ -4,6 +4,7 @@
 //! quickly: spin a little with `spin_loop` hints, then `yield` on every further check.
 
 use std::hint::spin_loop;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Spin-then-yield backoff for one wait loop. Create one per wait; call [`Waiter::snooze`]
 /// each time the awaited condition is found false.
@@ -13,7 +14,19 @@ pub struct Waiter {
 }
 
 /// Steps that only spin (2^step hints each) before yielding starts.
-const SPIN_STEPS: u32 = 6;
+const DEFAULT_SPIN_STEPS: u32 = 6;
+static SPIN_STEPS: AtomicU32 = AtomicU32::new(DEFAULT_SPIN_STEPS);
+
+/// Sets how long waiters spin before yielding: when there are more PEs on the host than
+/// cores, spinning only delays the PE that would make progress, so yield at once.
+pub fn set_oversubscribed(oversubscribed: bool) {
+    let steps = if oversubscribed {
+        0
+    } else {
+        DEFAULT_SPIN_STEPS
+    };
+    SPIN_STEPS.store(steps, Ordering::Relaxed);
+}
 
 impl Waiter {
     /// A fresh waiter.
@@ -25,7 +38,7 @@ impl Waiter {
     /// Backs off once: a short exponential spin first, then a `sched_yield` per call.
     #[inline]
     pub fn snooze(&mut self) {
-        if self.step < SPIN_STEPS {
+        if self.step < SPIN_STEPS.load(Ordering::Relaxed) {
             for _ in 0..(1u32 << self.step) {
                 spin_loop();
             }
