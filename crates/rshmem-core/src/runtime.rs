@@ -109,8 +109,10 @@ impl Layout {
     }
 }
 
-/// Slots are aligned to huge pages so that a heap could be backed by them.
-const SLOT_ALIGN: usize = 2 << 20;
+/// Slots, the runtime area and hence the user heap start on 64 MiB boundaries on every PE:
+/// the largest alignment `shmem_align` guarantees. It costs address space only (the
+/// padding is never touched, so never committed).
+pub const SLOT_ALIGN: usize = 64 << 20;
 
 /// Slots of the predefined teams.
 const WORLD_SLOT: usize = 0;
@@ -237,7 +239,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             "{npes} PEs x {stride} bytes overflows the address space"
         ))
     })?;
-    let resv = sys::Reservation::new(total).map_err(os(format!(
+    let resv = sys::Reservation::new(total, SLOT_ALIGN).map_err(os(format!(
         "cannot reserve {} of address space for {npes} symmetric heaps of SHMEM_SYMMETRIC_SIZE={}",
         show_size(total),
         show_size(cfg.symmetric_size)

@@ -6,7 +6,8 @@ use rshmem_util::Waiter;
 
 use crate::error::{Error, Result};
 use crate::rma;
-use crate::runtime::rt;
+use crate::runtime::{rt, Runtime};
+use crate::transport::SymAddr;
 use crate::word::{AmoOp, Cmp, Word};
 
 /// How a signal is updated (`SHMEM_SIGNAL_SET` = 0, `SHMEM_SIGNAL_ADD` = 1 in C).
@@ -34,6 +35,12 @@ impl SignalOp {
     }
 }
 
+/// Checks a signal address (aligned, symmetric), naming it `sig_addr` in errors.
+fn check_sig(rt: &Runtime, routine: &'static str, sig_addr: *const u64) -> Result<SymAddr> {
+    rt.aligned(routine, "sig_addr", sig_addr as usize, 8)?;
+    rt.sym(routine, "sig_addr", sig_addr as usize, 8)
+}
+
 /// `shmem_signal_set`/`shmem_signal_add` (OpenSHMEM 1.6): updates the signal on `pe`.
 ///
 /// # Safety
@@ -46,12 +53,14 @@ pub unsafe fn signal_op(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
+    let rt = rt(routine)?;
+    let pe = rt.pe(routine, pe)?;
+    let addr = check_sig(rt, routine, sig_addr)?;
     let op = match op {
         SignalOp::Set => AmoOp::Set(signal),
         SignalOp::Add => AmoOp::Add(signal),
     };
-    // SAFETY: `atomic` checks the address.
-    unsafe { crate::amo::atomic(routine, sig_addr, op, pe).map(drop) }
+    rt.amo(routine, pe, addr, op).map(drop)
 }
 
 /// `shmem_putmem_signal`: puts `nbytes` to `dest` on `pe`, then updates `sig_addr` there.
@@ -70,6 +79,8 @@ pub unsafe fn put_signal(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
+    // Validate the signal first: a rejected call must deliver nothing.
+    check_sig(rt(routine)?, routine, sig_addr)?;
     // SAFETY: forwarded contract. The signal update is a release (or stronger) atomic,
     // so the data written by the put is visible before it.
     unsafe {
@@ -84,9 +95,7 @@ pub unsafe fn put_signal(
 /// None beyond the checks made here.
 #[inline]
 pub unsafe fn signal_fetch(routine: &'static str, sig_addr: *const u64) -> Result<u64> {
-    let rt = rt(routine)?;
-    rt.aligned(routine, "sig_addr", sig_addr as usize, 8)?;
-    rt.sym(routine, "sig_addr", sig_addr as usize, 8)?;
+    check_sig(rt(routine)?, routine, sig_addr)?;
     // SAFETY: checked symmetric (hence mapped) and aligned.
     Ok(unsafe { u64::load(sig_addr) })
 }

@@ -30,8 +30,12 @@ pub(crate) fn open_peer_file(pid: u32, fd: i32) -> io::Result<File> {
 /// A reserved, inaccessible range of address space, unmapped on drop.
 #[derive(Debug)]
 pub(crate) struct Reservation {
+    /// Start of the usable, aligned range.
     base: NonNull<u8>,
     len: usize,
+    /// The whole mapping (alignment slack included), for `munmap`.
+    raw: NonNull<u8>,
+    raw_len: usize,
 }
 
 // SAFETY: the reservation is plain address space; sharing its address between threads
@@ -42,21 +46,33 @@ unsafe impl Send for Reservation {}
 unsafe impl Sync for Reservation {}
 
 impl Reservation {
-    /// Reserves `len` bytes of address space (no memory is committed).
-    pub(crate) fn new(len: usize) -> io::Result<Reservation> {
+    /// Reserves `len` bytes of address space starting at a multiple of `align` (a power
+    /// of two); no memory is committed.
+    pub(crate) fn new(len: usize, align: usize) -> io::Result<Reservation> {
+        debug_assert!(align.is_power_of_two());
+        let raw_len = len
+            .checked_add(align)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
         // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing cannot
         // alias any existing Rust object.
         let p = unsafe {
             mmap_anonymous(
                 std::ptr::null_mut(),
-                len,
+                raw_len,
                 ProtFlags::empty(),
                 MapFlags::PRIVATE | MapFlags::NORESERVE,
             )?
         };
+        let raw = NonNull::new(p.cast::<u8>()).expect("mmap never returns null on success");
+        let skip = (raw.as_ptr() as usize).next_multiple_of(align) - raw.as_ptr() as usize;
+        // SAFETY: `skip < align`, so the aligned start and `len` bytes after it lie inside
+        // the `len + align` bytes just mapped.
+        let base = unsafe { raw.add(skip) };
         Ok(Reservation {
-            base: NonNull::new(p.cast()).expect("mmap never returns null on success"),
+            base,
             len,
+            raw,
+            raw_len,
         })
     }
 
@@ -94,7 +110,7 @@ impl Drop for Reservation {
         // SAFETY: the range is ours from `new`; the runtime drops the reservation only at
         // finalize, after the last use of symmetric memory.
         unsafe {
-            let _ = munmap(self.base.as_ptr().cast(), self.len);
+            let _ = munmap(self.raw.as_ptr().cast(), self.raw_len);
         }
     }
 }

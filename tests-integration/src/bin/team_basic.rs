@@ -15,7 +15,7 @@ fn main() {
 
     // Even PEs; odd PEs get no team.
     let even = team::split_strided(&world, 0, 2, n.div_ceil(2) as i64, cfg).unwrap();
-    assert_eq!(even.is_some(), me % 2 == 0);
+    assert_eq!(even.is_some(), me.is_multiple_of(2));
     if let Some(t) = &even {
         assert_eq!(t.my_pe(), me / 2);
         assert_eq!(t.n_pes(), n.div_ceil(2));

@@ -1,0 +1,129 @@
+//! rshmem-core bad input and failure modes under oshrun at 1-4 PEs (the PE program
+//! `core_errors`): errors name the routine and argument; fatal errors, panics and
+//! global_exit end the whole job quickly and cleanly.
+use std::time::Duration;
+
+use rshmem_tests::{Job, JobOutput};
+
+const NPS: [usize; 4] = [1, 2, 3, 4];
+
+/// Runs `prog args` on `np` PEs with `env`, bounded by 60 s; asserts exit 0 and that
+/// every PE printed `ok <mode> pe=<me>` exactly once.
+fn run_ok(np: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
+    let mut job = Job::new(np, prog)
+        .args(args.iter().copied())
+        .timeout(Duration::from_secs(60));
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    let out = job.run();
+    out.assert_ok();
+    let mode = args[0];
+    let mut pes: Vec<usize> = out
+        .lines_with(&format!("ok {mode} pe="))
+        .iter()
+        .map(|s| s.trim().parse().expect("PE number"))
+        .collect();
+    pes.sort_unstable();
+    assert_eq!(
+        pes,
+        (0..np).collect::<Vec<_>>(),
+        "{prog} {args:?} on {np} PEs: every PE must print its ok line once\n--- stdout\n{}\n--- stderr\n{}",
+        out.stdout,
+        out.stderr
+    );
+    out
+}
+
+#[test]
+fn errors_bad_input_is_reported_not_fatal() {
+    for np in NPS {
+        run_ok(np, "core_errors", &["inputs"], &[]);
+    }
+}
+
+#[test]
+fn errors_signal_routines_name_sig_addr() {
+    for np in NPS {
+        run_ok(np, "core_errors", &["sig_args"], &[]);
+    }
+}
+
+/// Runs a failure mode; checks every PE started, the job ended within seconds with a
+/// non-zero status, every PE process is gone and no `/dev/shm` object of the job is left.
+fn run_failing(np: usize, mode: &str) -> JobOutput {
+    let out = Job::new(np, "core_errors")
+        .args([mode])
+        .timeout(Duration::from_secs(30))
+        .run();
+    assert_ne!(
+        out.code(),
+        0,
+        "{mode} on {np} PEs should fail:\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "{mode} on {np} PEs took {:?}",
+        out.elapsed
+    );
+    let alive = out.lines_with("alive pe=");
+    assert_eq!(
+        alive.len(),
+        np,
+        "every PE starts:\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    for line in &alive {
+        let pid = line.split("pid=").nth(1).expect("pid");
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "{mode}: PE process {pid} outlived the job"
+        );
+    }
+    let jobid = out.lines_with("jobid=").first().cloned().expect("job id");
+    assert!(!jobid.is_empty(), "OSHRUN_JOBID is set");
+    let left: Vec<String> = rshmem_tests::shm_objects()
+        .into_iter()
+        .filter(|o| o.contains(&jobid))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "{mode}: leftover /dev/shm objects {left:?}"
+    );
+    assert!(!out.stderr.contains("passed a barrier"), "{}", out.stderr);
+    out
+}
+
+#[test]
+fn errors_fatal_ends_the_job() {
+    for np in NPS {
+        let out = run_failing(np, "fatal");
+        assert_eq!(out.code(), 1, "{}", out.stderr);
+        let want =
+            format!("shmem_putmem: argument pe: PE {np} is out of range (valid PEs are 0..{np})");
+        assert!(
+            out.stderr.contains(&want),
+            "stderr lacks {want:?}:\n{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn errors_panicking_pe_ends_the_job() {
+    for np in NPS {
+        let out = run_failing(np, "panic");
+        assert!(out.stderr.contains("panics on purpose"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn errors_global_exit_status_is_the_job_status() {
+    for np in NPS {
+        let out = run_failing(np, "exit3");
+        assert_eq!(out.code(), 3, "{}", out.stderr);
+    }
+}
