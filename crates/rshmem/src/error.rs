@@ -1,0 +1,96 @@
+//! The error type of every fallible call.
+
+use std::ops::Range;
+
+/// Result of an rshmem call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong. Every variant names the OpenSHMEM routine at fault (its C name, e.g.
+/// `shmem_put`), so messages read the same from Rust and from C.
+///
+/// Argument errors (bounds, PE numbers, lengths) are detected before anything is sent,
+/// so a failed call has no effect.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// [`Shmem::init`](crate::Shmem::init) while another [`Shmem`](crate::Shmem) guard is
+    /// live in this process.
+    #[error("{routine}: OpenSHMEM is already initialized by a live rshmem::Shmem guard in this process; pass that guard around (by reference) instead of initializing twice")]
+    AlreadyInitialized {
+        /// The routine.
+        routine: &'static str,
+    },
+    /// Starting the runtime failed (configuration, launcher, shared memory).
+    #[error(transparent)]
+    Init(#[from] rshmem_core::InitError),
+    /// Elements `range` of an object of `len` elements were addressed.
+    #[error("{routine}: argument {arg}: elements {}..{} are out of bounds for length {len}", range.start, range.end)]
+    OutOfBounds {
+        /// The routine.
+        routine: &'static str,
+        /// Which argument (`dest`, `source`, `ivars`...).
+        arg: &'static str,
+        /// Length of the object, in elements.
+        len: usize,
+        /// The elements addressed (the end saturates at `usize::MAX`).
+        range: Range<usize>,
+    },
+    /// A PE number not below the number of PEs.
+    #[error("{routine}: PE {pe} is out of range (valid PEs are 0..{npes})")]
+    PeOutOfRange {
+        /// The routine.
+        routine: &'static str,
+        /// The PE passed.
+        pe: usize,
+        /// Number of PEs.
+        npes: usize,
+    },
+    /// A slice argument whose length must match another's.
+    #[error("{routine}: argument {arg} has {got} elements but {expected} are required")]
+    LengthMismatch {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// Elements required.
+        expected: usize,
+        /// Elements passed.
+        got: usize,
+    },
+    /// [`SymLock::lock`](crate::SymLock::lock) on a lock this PE already holds
+    /// (OpenSHMEM locks are not reentrant; waiting would deadlock).
+    #[error("{routine}: this PE already holds the lock; OpenSHMEM locks are not reentrant")]
+    LockHeld {
+        /// The routine.
+        routine: &'static str,
+    },
+    /// Any other invalid argument.
+    #[error("{routine}: argument {arg}: {reason}")]
+    InvalidArgument {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An error reported by the runtime (heap exhausted, unreachable PE, collective
+    /// arguments that differ between PEs under `SHMEM_DEBUG=1`, ...).
+    #[error(transparent)]
+    Core(rshmem_core::Error),
+}
+
+impl From<rshmem_core::Error> for Error {
+    fn from(e: rshmem_core::Error) -> Self {
+        match e {
+            rshmem_core::Error::PeOutOfRange {
+                routine, pe, npes, ..
+            } if pe >= 0 => Error::PeOutOfRange {
+                routine,
+                pe: pe as usize,
+                npes,
+            },
+            e => Error::Core(e),
+        }
+    }
+}

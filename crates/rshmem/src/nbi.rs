@@ -1,0 +1,364 @@
+//! Non-blocking operations, confined to a scope that completes them on exit.
+
+use std::marker::PhantomData;
+
+use rshmem_core::{AmoOp, SignalOp};
+
+use crate::atomic::{AmoBitwise, AmoExtended, AmoStandard, SymAtomic};
+use crate::error::Result;
+use crate::raw::{self, Pending, Quiet};
+use crate::remote::Remote;
+use crate::shmem::Shmem;
+use crate::sym::SymVec;
+
+impl Shmem {
+    /// Runs `f` with an [`NbiScope`] for non-blocking operations, and completes them all
+    /// ([`quiet`](Self::quiet)) when `f` returns — or unwinds.
+    ///
+    /// Local buffers handed to the scope's operations stay borrowed until the scope ends
+    /// (or, for gets and fetching atomics, until the request's `wait`), so the borrow
+    /// checker rules out reusing a put's source or reading a get's destination early.
+    ///
+    /// ```
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    /// let right = (me + 1) % n;
+    /// let a = shmem.alloc(4, me as u64)?;
+    /// let b = shmem.alloc(4, 0u64)?;
+    /// let src = [me as u64 + 10; 4];
+    /// let mut back = [0u64; 4];
+    /// shmem.nbi_scope(|s| -> rshmem::Result<()> {
+    ///     s.put_nbi(&b, 0, &src, right)?; // `src` is frozen until the scope ends
+    ///     let g = s.get_nbi(&mut back, &a, 0, right)?;
+    ///     let got = g.wait(); // complete: `back` is handed back
+    ///     assert_eq!(got, &[right as u64; 4]);
+    ///     Ok(())
+    /// })?; // quiet: the put is complete
+    /// shmem.barrier_all();
+    /// assert_eq!(b.load(0), ((me + n - 1) % n) as u64 + 10);
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    ///
+    /// Modifying a put's source inside the scope does not compile:
+    ///
+    /// ```compile_fail,E0506
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let b = shmem.alloc(4, 0u64)?;
+    /// let mut src = [1u64; 4];
+    /// shmem.nbi_scope(|s| {
+    ///     s.put_nbi(&b, 0, &src, 0).unwrap();
+    ///     src[0] = 2; // error: `src` is borrowed until the scope ends
+    /// });
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    ///
+    /// Nor does reading a get's destination before `wait`:
+    ///
+    /// ```compile_fail,E0502
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let a = shmem.alloc(4, 0u64)?;
+    /// let mut back = [0u64; 4];
+    /// shmem.nbi_scope(|s| {
+    ///     let g = s.get_nbi(&mut back, &a, 0, 0).unwrap();
+    ///     println!("{}", back[0]); // error: `back` is mutably borrowed
+    ///     g.wait();
+    /// });
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    ///
+    /// Nor does handing an operation a buffer that dies inside the scope:
+    ///
+    /// ```compile_fail,E0597
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let b = shmem.alloc(4, 0u64)?;
+    /// shmem.nbi_scope(|s| {
+    ///     let src = vec![1u64; 4];
+    ///     s.put_nbi(&b, 0, &src, 0).unwrap(); // error: `src` does not live long enough
+    /// });
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn nbi_scope<'env, R>(
+        &'env self,
+        f: impl for<'sc> FnOnce(&'sc NbiScope<'sc, 'env>) -> R,
+    ) -> R {
+        raw::with_quiet(|quiet| {
+            f(&NbiScope {
+                quiet,
+                shmem: self,
+                _sc: PhantomData,
+            })
+        })
+    }
+}
+
+/// The handle for non-blocking operations inside [`Shmem::nbi_scope`].
+///
+/// `'env` is the lifetime of the buffers the operations borrow: it outlives the scope,
+/// which quiets before returning.
+#[derive(Debug)]
+pub struct NbiScope<'sc, 'env> {
+    quiet: &'sc Quiet<'env>,
+    shmem: &'env Shmem,
+    _sc: PhantomData<&'sc mut &'sc ()>,
+}
+
+/// A non-blocking get in flight; [`wait`](Self::wait) completes it.
+///
+/// Dropping it is harmless: the scope completes the get on exit, and the destination
+/// stays borrowed until then.
+#[derive(Debug)]
+pub struct GetNbi<'env, T> {
+    pending: Pending<'env, [T]>,
+}
+
+impl<'env, T> GetNbi<'env, T> {
+    /// Completes the get (a quiet) and hands the destination back, filled.
+    pub fn wait(self) -> &'env mut [T] {
+        self.pending.complete()
+    }
+}
+
+/// A fetching non-blocking atomic in flight; [`wait`](Self::wait) completes it.
+///
+/// Dropping it is harmless: the scope completes the atomic on exit, and the fetched
+/// value is in the fetch buffer after the scope.
+#[derive(Debug)]
+pub struct FetchNbi<'env, T> {
+    pending: Pending<'env, T>,
+}
+
+impl<T: Copy> FetchNbi<'_, T> {
+    /// Completes the atomic (a quiet) and returns the fetched value.
+    pub fn wait(self) -> T {
+        *self.pending.complete()
+    }
+}
+
+impl<'sc, 'env> NbiScope<'sc, 'env> {
+    /// The guard this scope belongs to.
+    pub fn shmem(&self) -> &'env Shmem {
+        self.shmem
+    }
+
+    /// `shmem_fence` on the scope's context.
+    pub fn fence(&self) {
+        self.shmem.fence()
+    }
+
+    /// `shmem_quiet`: completes every operation issued so far (buffers stay borrowed
+    /// until the scope ends all the same).
+    pub fn quiet(&self) {
+        self.shmem.quiet()
+    }
+
+    /// `shmem_put_nbi`: like [`Shmem::put`], but may return before `src` has been read;
+    /// `src` stays borrowed until the scope ends.
+    pub fn put_nbi<T: Remote>(
+        &self,
+        dst: &SymVec<'_, T>,
+        offset: usize,
+        src: &'env [T],
+        pe: usize,
+    ) -> Result<()> {
+        self.shmem.check_pe("shmem_put_nbi", pe)?;
+        raw::put_nbi(self.quiet, "shmem_put_nbi", &dst.region, offset, src, pe)
+    }
+
+    /// `shmem_get_nbi`: like [`Shmem::get`], but the data is in `dst` only once the
+    /// returned request's [`wait`](GetNbi::wait) returns, or the scope ends.
+    pub fn get_nbi<T: Remote>(
+        &self,
+        dst: &'env mut [T],
+        src: &SymVec<'_, T>,
+        offset: usize,
+        pe: usize,
+    ) -> Result<GetNbi<'env, T>> {
+        self.shmem.check_pe("shmem_get_nbi", pe)?;
+        let pending = raw::get_nbi(self.quiet, "shmem_get_nbi", dst, &src.region, offset, pe)?;
+        Ok(GetNbi { pending })
+    }
+
+    /// `shmem_put_signal_nbi`: like [`Shmem::put_signal`], but may return before `src`
+    /// has been read; `src` stays borrowed until the scope ends.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_signal_nbi<T: Remote>(
+        &self,
+        dst: &SymVec<'_, T>,
+        offset: usize,
+        src: &'env [T],
+        sig: &SymAtomic<'_, u64>,
+        signal: u64,
+        op: SignalOp,
+        pe: usize,
+    ) -> Result<()> {
+        self.shmem.check_pe("shmem_put_signal_nbi", pe)?;
+        raw::put_signal_nbi(
+            self.quiet,
+            "shmem_put_signal_nbi",
+            &dst.region,
+            offset,
+            src,
+            &sig.region,
+            signal,
+            op,
+            pe,
+        )
+    }
+
+    fn fetch_nbi<T: AmoExtended>(
+        &self,
+        routine: &'static str,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        op: AmoOp<T>,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.shmem.check_pe(routine, pe)?;
+        let pending = raw::amo_nbi(self.quiet, routine, fetch, &dst.region, 0, op, pe)?;
+        Ok(FetchNbi { pending })
+    }
+
+    /// `shmem_atomic_fetch_nbi`: the value of `dst` on `pe`, into `fetch`.
+    ///
+    /// ```
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let x = shmem.alloc_atomic(3i32)?;
+    /// let (mut a, mut b) = (0, 0);
+    /// shmem.nbi_scope(|s| -> rshmem::Result<()> {
+    ///     let ra = s.atomic_fetch_nbi(&mut a, &x, 0)?;
+    ///     let _rb = s.atomic_fetch_add_nbi(&mut b, &x, 1, shmem.my_pe())?;
+    ///     assert_eq!(ra.wait(), 3);
+    ///     Ok(())
+    /// })?;
+    /// assert!(b >= 3); // completed by the scope
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn atomic_fetch_nbi<T: AmoExtended>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi("shmem_atomic_fetch_nbi", fetch, dst, AmoOp::Fetch, pe)
+    }
+
+    /// `shmem_atomic_swap_nbi`: sets `dst` on `pe` to `value`; the old value goes to
+    /// `fetch`.
+    pub fn atomic_swap_nbi<T: AmoExtended>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        value: T,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi("shmem_atomic_swap_nbi", fetch, dst, AmoOp::Swap(value), pe)
+    }
+
+    /// `shmem_atomic_compare_swap_nbi`: sets `dst` on `pe` to `value` if it equals
+    /// `cond`; the old value goes to `fetch`.
+    pub fn atomic_compare_swap_nbi<T: AmoStandard>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        cond: T,
+        value: T,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi(
+            "shmem_atomic_compare_swap_nbi",
+            fetch,
+            dst,
+            AmoOp::CompareSwap { cond, value },
+            pe,
+        )
+    }
+
+    /// `shmem_atomic_fetch_inc_nbi`: adds one to `dst` on `pe`; the old value goes to
+    /// `fetch`.
+    pub fn atomic_fetch_inc_nbi<T: AmoStandard>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi(
+            "shmem_atomic_fetch_inc_nbi",
+            fetch,
+            dst,
+            AmoOp::Add(T::ONE),
+            pe,
+        )
+    }
+
+    /// `shmem_atomic_fetch_add_nbi`: adds `value` to `dst` on `pe`; the old value goes
+    /// to `fetch`.
+    pub fn atomic_fetch_add_nbi<T: AmoStandard>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        value: T,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi(
+            "shmem_atomic_fetch_add_nbi",
+            fetch,
+            dst,
+            AmoOp::Add(value),
+            pe,
+        )
+    }
+
+    /// `shmem_atomic_fetch_and_nbi`: bitwise and on `dst` on `pe`; the old value goes to
+    /// `fetch`.
+    pub fn atomic_fetch_and_nbi<T: AmoBitwise>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        value: T,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi(
+            "shmem_atomic_fetch_and_nbi",
+            fetch,
+            dst,
+            AmoOp::And(value),
+            pe,
+        )
+    }
+
+    /// `shmem_atomic_fetch_or_nbi`: bitwise or on `dst` on `pe`; the old value goes to
+    /// `fetch`.
+    pub fn atomic_fetch_or_nbi<T: AmoBitwise>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        value: T,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi(
+            "shmem_atomic_fetch_or_nbi",
+            fetch,
+            dst,
+            AmoOp::Or(value),
+            pe,
+        )
+    }
+
+    /// `shmem_atomic_fetch_xor_nbi`: bitwise xor on `dst` on `pe`; the old value goes to
+    /// `fetch`.
+    pub fn atomic_fetch_xor_nbi<T: AmoBitwise>(
+        &self,
+        fetch: &'env mut T,
+        dst: &SymAtomic<'_, T>,
+        value: T,
+        pe: usize,
+    ) -> Result<FetchNbi<'env, T>> {
+        self.fetch_nbi(
+            "shmem_atomic_fetch_xor_nbi",
+            fetch,
+            dst,
+            AmoOp::Xor(value),
+            pe,
+        )
+    }
+}

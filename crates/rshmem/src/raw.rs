@@ -1,0 +1,791 @@
+//! The one module that calls rshmem-core's address-based routines and touches symmetric
+//! memory through pointers. Every function here is safe: it checks bounds and lengths
+//! itself, so the rest of the crate is plain safe code. PE numbers are checked by the
+//! callers (and again by the runtime).
+#![allow(unsafe_code)]
+
+use std::marker::PhantomData;
+use std::mem::{align_of, size_of, size_of_val, MaybeUninit};
+use std::ptr::NonNull;
+
+use rshmem_core::{amo, memory, p2p, rma, signal, AmoOp, Cmp, SignalOp, Word};
+
+use crate::atomic::{AmoExtended, SymAtomic, SymAtomicVec};
+use crate::error::{Error, Result};
+use crate::remote::Remote;
+use crate::sym::SymVec;
+
+/// A block of `len` elements of `T` in this PE's symmetric heap.
+///
+/// Invariant: `ptr` is aligned for `T` and addresses `len` elements of symmetric memory
+/// handed out by [`alloc`], which stays allocated until [`free`] consumes the region.
+/// Blocks of zero bytes are not allocated and hold a dangling pointer.
+#[derive(Debug)]
+pub(crate) struct Region<T> {
+    ptr: NonNull<T>,
+    len: usize,
+}
+
+fn pe_arg(pe: usize) -> i64 {
+    i64::try_from(pe).unwrap_or(i64::MAX)
+}
+
+fn out_of_bounds(
+    routine: &'static str,
+    arg: &'static str,
+    len: usize,
+    start: usize,
+    count: usize,
+) -> Error {
+    Error::OutOfBounds {
+        routine,
+        arg,
+        len,
+        range: start..start.saturating_add(count),
+    }
+}
+
+/// Checks that elements `start..start + count` lie inside `len` elements.
+fn bounds(
+    routine: &'static str,
+    arg: &'static str,
+    len: usize,
+    start: usize,
+    count: usize,
+) -> Result<()> {
+    match start.checked_add(count) {
+        Some(end) if end <= len => Ok(()),
+        _ => Err(out_of_bounds(routine, arg, len, start, count)),
+    }
+}
+
+/// Checks that the `n` elements `start`, `start + stride`, ... lie inside `len` elements.
+fn span(
+    routine: &'static str,
+    arg: &'static str,
+    len: usize,
+    start: usize,
+    stride: usize,
+    n: usize,
+) -> Result<()> {
+    let last = (n - 1)
+        .checked_mul(stride)
+        .and_then(|x| x.checked_add(start))
+        .ok_or_else(|| out_of_bounds(routine, arg, len, start, usize::MAX))?;
+    if last < len {
+        Ok(())
+    } else {
+        Err(out_of_bounds(routine, arg, len, start, last - start + 1))
+    }
+}
+
+impl<T> Region<T> {
+    /// Moves the block out, leaving an empty region (whose free is a no-op).
+    pub(crate) fn take(&mut self) -> Region<T> {
+        std::mem::replace(
+            self,
+            Region {
+                ptr: NonNull::dangling(),
+                len: 0,
+            },
+        )
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// The symmetric address of the first element (for routines taking raw addresses).
+    pub(crate) fn as_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
+    /// Address of element `i`, which the caller has bounds-checked (`i <= len`).
+    fn at(&self, i: usize) -> *mut T {
+        debug_assert!(i <= self.len);
+        // SAFETY: `i <= len`, so the result is inside the block or one past its end.
+        unsafe { self.ptr.as_ptr().add(i) }
+    }
+
+    #[track_caller]
+    fn index(&self, i: usize) -> *mut T {
+        assert!(
+            i < self.len,
+            "index {i} is out of bounds for a symmetric object of length {}",
+            self.len
+        );
+        self.at(i)
+    }
+}
+
+impl<T: Remote> Region<T> {
+    /// Reads element `i` of the local copy.
+    #[track_caller]
+    pub(crate) fn load(&self, i: usize) -> T {
+        let p = self.index(i);
+        // SAFETY: in bounds and aligned; any bit pattern is a `T` (`Remote`). Volatile,
+        // because other PEs change the memory behind the compiler's back.
+        unsafe { p.read_volatile() }
+    }
+
+    /// Writes element `i` of the local copy.
+    #[track_caller]
+    pub(crate) fn store(&self, i: usize, v: T) {
+        let p = self.index(i);
+        // SAFETY: in bounds and aligned; symmetric memory is never borrowed as `&T`
+        // except through the `unsafe` `local` accessors, whose callers rule this out.
+        unsafe { p.write_volatile(v) }
+    }
+
+    #[track_caller]
+    pub(crate) fn copy_to(&self, dst: &mut [T]) {
+        assert_eq!(
+            dst.len(),
+            self.len,
+            "copy_to_local: destination length differs from the symmetric object's"
+        );
+        // SAFETY: both ranges hold `len` valid elements; `copy` tolerates overlap.
+        unsafe { std::ptr::copy(self.ptr.as_ptr(), dst.as_mut_ptr(), self.len) }
+    }
+
+    #[track_caller]
+    pub(crate) fn copy_from(&self, src: &[T]) {
+        assert_eq!(
+            src.len(),
+            self.len,
+            "copy_from_local: source length differs from the symmetric object's"
+        );
+        // SAFETY: as in `copy_to`.
+        unsafe { std::ptr::copy(src.as_ptr(), self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The local copy as a slice.
+    ///
+    /// # Safety
+    /// No PE (this one included) writes the block while the slice lives.
+    pub(crate) unsafe fn slice(&self) -> &[T] {
+        // SAFETY: `len` valid, aligned elements; the caller excludes writers.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The local copy as a mutable slice.
+    ///
+    /// # Safety
+    /// No other PE reads or writes the block while the slice lives.
+    pub(crate) unsafe fn slice_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `slice`, and `&mut self` excludes local aliases.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Word> Region<T> {
+    /// Atomically reads element `i` of the local copy.
+    #[track_caller]
+    pub(crate) fn atomic_load(&self, i: usize) -> T {
+        let p = self.index(i);
+        // SAFETY: in bounds, aligned, and every access to atomic regions is atomic.
+        unsafe { T::load(p) }
+    }
+}
+
+// ---------------------------------------------------------------- memory management
+
+/// Collective: a block of `len` elements, each `init` (zero bytes for `None`). Every PE
+/// leaves only when every PE's copy is initialized, so remote writes that follow cannot
+/// be overwritten by a late initialization.
+pub(crate) fn alloc<T: Remote>(
+    routine: &'static str,
+    len: usize,
+    init: Option<T>,
+) -> Result<Region<T>> {
+    let size = len
+        .checked_mul(size_of::<T>())
+        .ok_or(Error::InvalidArgument {
+            routine,
+            arg: "len",
+            reason: "len * size_of::<T>() overflows",
+        })?;
+    if size == 0 {
+        return Ok(Region {
+            ptr: NonNull::dangling(),
+            len,
+        });
+    }
+    let over_aligned = align_of::<T>() > rshmem_core::MIN_ALIGN;
+    let raw = if init.is_none() && !over_aligned {
+        // calloc zero-fills before its barrier.
+        memory::calloc(routine, len, size_of::<T>())?
+    } else {
+        memory::align(
+            routine,
+            if over_aligned { align_of::<T>() } else { 0 },
+            size,
+        )?
+    };
+    let ptr =
+        NonNull::new(raw.cast::<T>()).expect("the runtime returned null for a non-empty block");
+    let r = Region { ptr, len };
+    if init.is_some() || over_aligned {
+        match init {
+            // SAFETY: a fresh block of `len` aligned elements that no PE touches before
+            // the barrier below.
+            Some(v) => (0..len).for_each(|i| unsafe { r.at(i).write(v) }),
+            // SAFETY: as above; all-zero bytes are a valid `T` (`Remote`).
+            None => unsafe { r.ptr.as_ptr().cast::<u8>().write_bytes(0, size) },
+        }
+        rshmem_core::sync::barrier_all()?;
+    }
+    Ok(r)
+}
+
+/// Collective: releases a block.
+pub(crate) fn free<T>(routine: &'static str, r: Region<T>) -> Result<()> {
+    if r.bytes() == 0 {
+        return Ok(());
+    }
+    Ok(memory::free(routine, r.ptr.as_ptr().cast())?)
+}
+
+/// Frees a block from a `Drop` impl: collectively, except while panicking (the other PEs
+/// would wait for this one forever; the launcher ends the failed job, so leak instead).
+pub(crate) fn drop_region<T>(r: Region<T>) {
+    if r.bytes() == 0 || std::thread::panicking() {
+        return;
+    }
+    if let Err(e) = free("shmem_free", r) {
+        rshmem_core::fatal(&e);
+    }
+}
+
+/// Collective: resizes a block in place or by moving it, keeping the common prefix and
+/// filling new elements with `fill`. On failure the block is unchanged.
+pub(crate) fn resize<T: Remote>(
+    routine: &'static str,
+    r: &mut Region<T>,
+    len: usize,
+    fill: T,
+) -> Result<()> {
+    if align_of::<T>() > rshmem_core::MIN_ALIGN {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "T",
+            reason: "symmetric objects of types aligned above 64 bytes cannot be resized",
+        });
+    }
+    let size = len
+        .checked_mul(size_of::<T>())
+        .ok_or(Error::InvalidArgument {
+            routine,
+            arg: "len",
+            reason: "len * size_of::<T>() overflows",
+        })?;
+    let old = if r.bytes() == 0 {
+        std::ptr::null_mut()
+    } else {
+        r.ptr.as_ptr().cast()
+    };
+    let raw = memory::realloc(routine, old, size)?;
+    let old_len = r.len;
+    r.ptr = NonNull::new(raw.cast::<T>()).unwrap_or(NonNull::dangling());
+    r.len = len;
+    if len > old_len && size > 0 {
+        // SAFETY: elements `old_len..len` are fresh; no PE writes them before the barrier.
+        (old_len..len).for_each(|i| unsafe { r.at(i).write(fill) });
+        rshmem_core::sync::barrier_all()?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- RMA
+
+/// Blocking put of `src` to elements `start..` of `dst` on `pe`.
+pub(crate) fn put<T: Remote>(
+    routine: &'static str,
+    dst: &Region<T>,
+    start: usize,
+    src: &[T],
+    pe: usize,
+) -> Result<()> {
+    bounds(routine, "dest", dst.len, start, src.len())?;
+    // SAFETY: `src` is readable for its length; the destination range was checked.
+    unsafe {
+        rma::put(
+            routine,
+            dst.at(start).cast(),
+            src.as_ptr().cast(),
+            size_of_val(src),
+            pe_arg(pe),
+        )?
+    };
+    Ok(())
+}
+
+/// Blocking get of elements `start..` of `src` on `pe` into `dst`.
+pub(crate) fn get<T: Remote>(
+    routine: &'static str,
+    dst: &mut [T],
+    src: &Region<T>,
+    start: usize,
+    pe: usize,
+) -> Result<()> {
+    bounds(routine, "source", src.len, start, dst.len())?;
+    // SAFETY: `dst` is writable for its length; any bytes form valid `T`s (`Remote`).
+    unsafe {
+        rma::get(
+            routine,
+            dst.as_mut_ptr().cast(),
+            src.at(start).cast(),
+            size_of_val(dst),
+            pe_arg(pe),
+        )?
+    };
+    Ok(())
+}
+
+/// Blocking read of element `i` of `src` on `pe`.
+pub(crate) fn g<T: Remote>(
+    routine: &'static str,
+    src: &Region<T>,
+    i: usize,
+    pe: usize,
+) -> Result<T> {
+    bounds(routine, "source", src.len, i, 1)?;
+    let mut v = MaybeUninit::<T>::uninit();
+    // SAFETY: `v` is writable for one `T`.
+    unsafe {
+        rma::get(
+            routine,
+            v.as_mut_ptr().cast(),
+            src.at(i).cast(),
+            size_of::<T>(),
+            pe_arg(pe),
+        )?
+    };
+    // SAFETY: the get filled every byte; any bytes form a valid `T` (`Remote`).
+    Ok(unsafe { v.assume_init() })
+}
+
+/// One side of a strided transfer: a start element and a stride, both in elements.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Strided {
+    pub(crate) start: usize,
+    pub(crate) stride: usize,
+}
+
+fn stride_arg(stride: usize, n: usize) -> isize {
+    // A single element ignores the stride; otherwise `span` proved it small.
+    if n <= 1 {
+        1
+    } else {
+        stride as isize
+    }
+}
+
+/// `n` elements from `src` (local) to `dst` on `pe`.
+pub(crate) fn iput<T: Remote>(
+    routine: &'static str,
+    dst: &Region<T>,
+    d: Strided,
+    src: &[T],
+    s: Strided,
+    n: usize,
+    pe: usize,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    span(routine, "dest", dst.len, d.start, d.stride, n)?;
+    span(routine, "source", src.len(), s.start, s.stride, n)?;
+    // SAFETY: both sides' elements lie inside their objects (checked above).
+    unsafe {
+        rma::strided(
+            routine,
+            true,
+            dst.at(d.start).cast(),
+            src.as_ptr().add(s.start).cast(),
+            stride_arg(d.stride, n),
+            stride_arg(s.stride, n),
+            n,
+            size_of::<T>(),
+            pe_arg(pe),
+        )?
+    };
+    Ok(())
+}
+
+/// `n` elements from `src` on `pe` to `dst` (local).
+pub(crate) fn iget<T: Remote>(
+    routine: &'static str,
+    dst: &mut [T],
+    d: Strided,
+    src: &Region<T>,
+    s: Strided,
+    n: usize,
+    pe: usize,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    span(routine, "dest", dst.len(), d.start, d.stride, n)?;
+    span(routine, "source", src.len, s.start, s.stride, n)?;
+    // SAFETY: both sides' elements lie inside their objects (checked above).
+    unsafe {
+        rma::strided(
+            routine,
+            false,
+            dst.as_mut_ptr().add(d.start).cast(),
+            src.at(s.start).cast(),
+            stride_arg(d.stride, n),
+            stride_arg(s.stride, n),
+            n,
+            size_of::<T>(),
+            pe_arg(pe),
+        )?
+    };
+    Ok(())
+}
+
+// ---------------------------------------------------------------- atomics and signals
+
+/// `op` on element `i` of `dst` on `pe`; returns the previous value.
+pub(crate) fn amo<T: AmoExtended>(
+    routine: &'static str,
+    dst: &Region<T>,
+    i: usize,
+    op: AmoOp<T>,
+    pe: usize,
+) -> Result<T> {
+    bounds(routine, "dest", dst.len, i, 1)?;
+    // SAFETY: element `i` is inside a symmetric block aligned for `T`.
+    Ok(unsafe { amo::atomic(routine, dst.at(i), op, pe_arg(pe))? })
+}
+
+/// Put-with-signal: `src` to `dst[start..]` on `pe`, then `op` on `sig` there.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put_signal<T: Remote>(
+    routine: &'static str,
+    dst: &Region<T>,
+    start: usize,
+    src: &[T],
+    sig: &Region<u64>,
+    value: u64,
+    op: SignalOp,
+    pe: usize,
+) -> Result<()> {
+    bounds(routine, "dest", dst.len, start, src.len())?;
+    bounds(routine, "sig_addr", sig.len, 0, 1)?;
+    // SAFETY: `src` is readable for its length; both destinations were checked.
+    unsafe {
+        signal::put_signal(
+            routine,
+            dst.at(start).cast(),
+            src.as_ptr().cast(),
+            size_of_val(src),
+            sig.as_ptr(),
+            value,
+            op,
+            pe_arg(pe),
+        )?
+    };
+    Ok(())
+}
+
+/// `signal_set`/`signal_add` on `sig` at `pe`.
+pub(crate) fn signal_op(
+    routine: &'static str,
+    sig: &Region<u64>,
+    value: u64,
+    op: SignalOp,
+    pe: usize,
+) -> Result<()> {
+    bounds(routine, "sig_addr", sig.len, 0, 1)?;
+    // SAFETY: a symmetric, aligned `u64`.
+    unsafe { signal::signal_op(routine, sig.as_ptr(), value, op, pe_arg(pe))? };
+    Ok(())
+}
+
+/// Waits until the local signal satisfies `cmp value`; returns the value that did.
+pub(crate) fn signal_wait_until(
+    routine: &'static str,
+    sig: &Region<u64>,
+    cmp: Cmp,
+    value: u64,
+) -> Result<u64> {
+    bounds(routine, "sig_addr", sig.len, 0, 1)?;
+    // SAFETY: a symmetric, aligned `u64`.
+    Ok(unsafe { signal::signal_wait_until(routine, sig.as_ptr(), cmp, value)? })
+}
+
+// ---------------------------------------------------------------- point-to-point
+
+/// The value(s) words are compared against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Values<'a, T> {
+    One(T),
+    Each(&'a [T]),
+}
+
+/// What a set wait or test reports.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SetOp {
+    WaitAll,
+    WaitAny,
+    WaitSome,
+    TestAll,
+    TestAny,
+    TestSome,
+}
+
+/// Result of a set wait or test.
+#[derive(Debug)]
+pub(crate) enum SetResult {
+    All(bool),
+    Any(Option<usize>),
+    Some(Vec<usize>),
+}
+
+/// Waits for or tests element `i` of `ivars` (`wait` = block until it holds).
+pub(crate) fn wait_one<T: AmoExtended>(
+    routine: &'static str,
+    ivars: &Region<T>,
+    i: usize,
+    cmp: Cmp,
+    value: T,
+    wait: bool,
+) -> Result<bool> {
+    bounds(routine, "ivar", ivars.len, i, 1)?;
+    let p = ivars.at(i).cast_const();
+    // SAFETY: a symmetric, aligned word.
+    unsafe {
+        if wait {
+            p2p::wait_until(routine, p, cmp, value)?;
+            Ok(true)
+        } else {
+            Ok(p2p::test(routine, p, cmp, value)?)
+        }
+    }
+}
+
+/// The `_all`/`_any`/`_some` waits and tests over every element of `ivars`. `status`
+/// is the C mask (0 = take part), `values` one value or one per element.
+pub(crate) fn wait_set<T: AmoExtended>(
+    routine: &'static str,
+    ivars: &Region<T>,
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    values: Values<'_, T>,
+    op: SetOp,
+) -> Result<SetResult> {
+    let n = ivars.len;
+    let check = |arg, got: usize| {
+        if got == n {
+            Ok(())
+        } else {
+            Err(Error::LengthMismatch {
+                routine,
+                arg,
+                expected: n,
+                got,
+            })
+        }
+    };
+    if let Some(s) = status {
+        check("status", s.len())?;
+    }
+    let vals = match values {
+        Values::One(v) => p2p::Values::One(v),
+        Values::Each(v) => {
+            check("cmp_values", v.len())?;
+            p2p::Values::Each(v.as_ptr())
+        }
+    };
+    let st = status.map_or(std::ptr::null(), <[i32]>::as_ptr);
+    let iv = ivars.as_ptr().cast_const();
+    // SAFETY: `status`, the values and the index buffer hold `n` elements (checked or
+    // sized above); `ivars` is a symmetric block of `n` aligned words.
+    unsafe {
+        Ok(match op {
+            SetOp::WaitAll => {
+                p2p::wait_until_all(routine, iv, n, st, cmp, vals)?;
+                SetResult::All(true)
+            }
+            SetOp::TestAll => SetResult::All(p2p::test_all(routine, iv, n, st, cmp, vals)?),
+            SetOp::WaitAny => SetResult::Any(p2p::wait_until_any(routine, iv, n, st, cmp, vals)?),
+            SetOp::TestAny => SetResult::Any(p2p::test_any(routine, iv, n, st, cmp, vals)?),
+            SetOp::WaitSome | SetOp::TestSome => {
+                let mut idx = vec![0usize; n];
+                let k = if matches!(op, SetOp::WaitSome) {
+                    p2p::wait_until_some(routine, iv, n, idx.as_mut_ptr(), st, cmp, vals)?
+                } else {
+                    p2p::test_some(routine, iv, n, idx.as_mut_ptr(), st, cmp, vals)?
+                };
+                idx.truncate(k);
+                SetResult::Some(idx)
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------- non-blocking scope
+
+/// Proof that the default context is quieted before `'env` ends: only [`with_quiet`]
+/// makes one, and it never escapes the closure. Invariant in `'env`, so buffers
+/// borrowed for `'env` outlive that quiet.
+#[derive(Debug)]
+pub(crate) struct Quiet<'env> {
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+/// Runs `f` with a [`Quiet`] token and quiets when `f` returns or unwinds.
+pub(crate) fn with_quiet<'env, R>(f: impl for<'q> FnOnce(&'q Quiet<'env>) -> R) -> R {
+    struct OnExit;
+    impl Drop for OnExit {
+        fn drop(&mut self) {
+            // Cannot fail while a guard is live; on an error there is nothing to complete.
+            let _ = rshmem_core::order::quiet();
+        }
+    }
+    let _exit = OnExit;
+    f(&Quiet { _env: PhantomData })
+}
+
+/// A buffer that a non-blocking operation may still write; handed back after a quiet.
+#[derive(Debug)]
+pub(crate) struct Pending<'env, B: ?Sized> {
+    buf: &'env mut B,
+}
+
+impl<'env, B: ?Sized> Pending<'env, B> {
+    pub(crate) fn complete(self) -> &'env mut B {
+        let _ = rshmem_core::order::quiet();
+        self.buf
+    }
+}
+
+/// Non-blocking put; `src` stays borrowed until the scope's quiet.
+pub(crate) fn put_nbi<'env, T: Remote>(
+    _q: &Quiet<'env>,
+    routine: &'static str,
+    dst: &Region<T>,
+    start: usize,
+    src: &'env [T],
+    pe: usize,
+) -> Result<()> {
+    bounds(routine, "dest", dst.len, start, src.len())?;
+    // SAFETY: `src` is borrowed for `'env`, which outlives the quiet that completes the
+    // put (the `Quiet` token); the destination range was checked.
+    unsafe {
+        rma::put_nbi(
+            routine,
+            dst.at(start).cast(),
+            src.as_ptr().cast(),
+            size_of_val(src),
+            pe_arg(pe),
+        )?
+    };
+    Ok(())
+}
+
+/// Non-blocking get into `dst`, which is handed back by [`Pending::complete`].
+pub(crate) fn get_nbi<'env, T: Remote>(
+    _q: &Quiet<'env>,
+    routine: &'static str,
+    dst: &'env mut [T],
+    src: &Region<T>,
+    start: usize,
+    pe: usize,
+) -> Result<Pending<'env, [T]>> {
+    bounds(routine, "source", src.len, start, dst.len())?;
+    // SAFETY: `dst` is exclusively borrowed for `'env`, past the completing quiet, and
+    // only handed back after a quiet; the source range was checked.
+    unsafe {
+        rma::get_nbi(
+            routine,
+            dst.as_mut_ptr().cast(),
+            src.at(start).cast(),
+            size_of_val(dst),
+            pe_arg(pe),
+        )?
+    };
+    Ok(Pending { buf: dst })
+}
+
+/// Fetching non-blocking AMO: the old value of `dst[i]` on `pe` lands in `fetch`.
+pub(crate) fn amo_nbi<'env, T: AmoExtended>(
+    _q: &Quiet<'env>,
+    routine: &'static str,
+    fetch: &'env mut T,
+    dst: &Region<T>,
+    i: usize,
+    op: AmoOp<T>,
+    pe: usize,
+) -> Result<Pending<'env, T>> {
+    bounds(routine, "dest", dst.len, i, 1)?;
+    // SAFETY: `fetch` is exclusively borrowed past the completing quiet; `dst[i]` is a
+    // symmetric, aligned word.
+    unsafe {
+        amo::atomic_nbi(
+            routine,
+            std::ptr::from_mut(fetch),
+            dst.at(i),
+            op,
+            pe_arg(pe),
+        )?
+    };
+    Ok(Pending { buf: fetch })
+}
+
+/// Non-blocking put-with-signal. The runtime has no non-blocking form yet, so this is the
+/// blocking one (completing early is allowed).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put_signal_nbi<'env, T: Remote>(
+    _q: &Quiet<'env>,
+    routine: &'static str,
+    dst: &Region<T>,
+    start: usize,
+    src: &'env [T],
+    sig: &Region<u64>,
+    value: u64,
+    op: SignalOp,
+    pe: usize,
+) -> Result<()> {
+    put_signal(routine, dst, start, src, sig, value, op, pe)
+}
+
+// ---------------------------------------------------------------- zero-copy access
+
+impl<T: Remote> SymVec<'_, T> {
+    /// This PE's copy as a slice, without copying.
+    ///
+    /// # Safety
+    /// While the slice lives, no PE — this one included, through [`store`](Self::store)
+    /// or RMA to itself — may write this object's memory on this PE. A barrier after the
+    /// last remote write and before the next one is the usual way to ensure it.
+    pub unsafe fn local(&self) -> &[T] {
+        // SAFETY: forwarded contract.
+        unsafe { self.region.slice() }
+    }
+
+    /// This PE's copy as a mutable slice, without copying.
+    ///
+    /// # Safety
+    /// While the slice lives, no other PE may read or write this object's memory on
+    /// this PE.
+    pub unsafe fn local_mut(&mut self) -> &mut [T] {
+        // SAFETY: forwarded contract.
+        unsafe { self.region.slice_mut() }
+    }
+}
+
+// ---------------------------------------------------------------- thread safety
+
+// SAFETY: every access a `SymAtomic` makes to its word is atomic (local loads through
+// `Word::load`, everything else through the runtime's AMOs and waits), and the runtime is
+// thread-safe; the `&Shmem` it holds is `Sync`.
+unsafe impl<T: AmoExtended> Sync for SymAtomic<'_, T> {}
+// SAFETY: as for `SymAtomic`, element by element.
+unsafe impl<T: AmoExtended> Sync for SymAtomicVec<'_, T> {}

@@ -1,0 +1,243 @@
+//! The [`Shmem`] guard: initialization, finalization, queries, ordering and barriers.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rshmem_core::ThreadLevel;
+
+use crate::error::{Error, Result};
+
+/// Set while a guard is live in this process.
+static LIVE: AtomicBool = AtomicBool::new(false);
+
+/// The OpenSHMEM library, initialized: the handle every operation goes through.
+///
+/// Create it once per program with [`Shmem::init`] (collective: every PE calls it).
+/// Everything it hands out — symmetric memory, locks, non-blocking scopes — borrows it,
+/// so nothing can outlive finalization. Dropping it finalizes (collective, with an
+/// implicit barrier); [`finalize`](Self::finalize) does the same and reports errors.
+///
+/// Operations on it use the *default context*: issued in program order from this PE,
+/// ordered by [`fence`](Self::fence), completed by [`quiet`](Self::quiet).
+///
+/// PE numbers are plain `usize` indices `0..n_pes()` of the world team.
+///
+/// `Shmem` is `Sync` but not `Send`: threads may share `&Shmem` (request
+/// [`ThreadLevel::Multiple`] with [`init_thread`](Self::init_thread) to call from several
+/// at once; the runtime itself is thread-safe at every level), but finalization happens
+/// on the thread that initialized, as OpenSHMEM requires.
+///
+/// ```
+/// let shmem = rshmem::Shmem::init()?;
+/// println!("Hello from PE {} of {}", shmem.my_pe(), shmem.n_pes());
+/// shmem.finalize()?;
+/// # Ok::<(), rshmem::Error>(())
+/// ```
+///
+/// Symmetric objects cannot outlive it:
+///
+/// ```compile_fail,E0505
+/// let shmem = rshmem::Shmem::init()?;
+/// let v = shmem.alloc(4, 0u8)?;
+/// shmem.finalize()?; // error: cannot move out of `shmem` because it is borrowed
+/// v.store(0, 1);
+/// # Ok::<(), rshmem::Error>(())
+/// ```
+///
+/// Nor can the guard move to another thread:
+///
+/// ```compile_fail,E0277
+/// let shmem = rshmem::Shmem::init()?;
+/// std::thread::spawn(move || drop(shmem)); // error: `Shmem` cannot be sent between threads
+/// # Ok::<(), rshmem::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Shmem {
+    me: usize,
+    npes: usize,
+    /// Set once finalized (by `finalize`), so `Drop` does nothing more.
+    done: bool,
+    /// `!Send` but `Sync`.
+    _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
+}
+
+/// Version and name of the library (`shmem_info_get_version`, `shmem_info_get_name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Info {
+    /// Major version of the OpenSHMEM specification implemented.
+    pub major: i32,
+    /// Minor version of the OpenSHMEM specification implemented.
+    pub minor: i32,
+    /// The vendor string (`SHMEM_VENDOR_STRING`).
+    pub name: &'static str,
+}
+
+impl Shmem {
+    /// `shmem_init`: starts OpenSHMEM on this PE. Collective: every PE calls it.
+    ///
+    /// A program started without a launcher runs as a single PE; under
+    /// `oshrun -np N`, as one of N.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyInitialized`] while another guard is live in this process;
+    /// [`Error::Init`] when the runtime cannot start (bad `SHMEM_*` variable, launcher
+    /// failure, no shared memory).
+    pub fn init() -> Result<Shmem> {
+        Self::start("shmem_init", ThreadLevel::Single)
+    }
+
+    /// `shmem_init_thread`: like [`init`](Self::init), requesting a thread level; see
+    /// [`query_thread`](Self::query_thread) for the level provided.
+    ///
+    /// ```
+    /// use rshmem::{Shmem, ThreadLevel};
+    /// let shmem = Shmem::init_thread(ThreadLevel::Multiple)?;
+    /// assert_eq!(shmem.query_thread(), ThreadLevel::Multiple);
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn init_thread(requested: ThreadLevel) -> Result<Shmem> {
+        Self::start("shmem_init_thread", requested)
+    }
+
+    fn start(routine: &'static str, level: ThreadLevel) -> Result<Shmem> {
+        if LIVE.swap(true, Ordering::AcqRel) {
+            return Err(Error::AlreadyInitialized { routine });
+        }
+        let started = rshmem_core::init(level)
+            .map_err(Error::from)
+            .and_then(|_| Ok((rshmem_core::setup::my_pe()?, rshmem_core::setup::n_pes()?)));
+        match started {
+            Ok((me, npes)) => Ok(Shmem {
+                me,
+                npes,
+                done: false,
+                _thread: PhantomData,
+            }),
+            Err(e) => {
+                LIVE.store(false, Ordering::Release);
+                Err(e)
+            }
+        }
+    }
+
+    /// `shmem_finalize`: ends OpenSHMEM on this PE. Collective, with an implicit
+    /// barrier. Dropping the guard does the same.
+    pub fn finalize(mut self) -> Result<()> {
+        self.done = true;
+        rshmem_core::finalize();
+        LIVE.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    /// `shmem_global_exit`: ends every PE of the job, which exits with `status`.
+    ///
+    /// Buffered standard output of this PE is flushed first; destructors do not run.
+    pub fn global_exit(&self, status: i32) -> ! {
+        rshmem_core::setup::global_exit(status)
+    }
+
+    /// `shmem_my_pe`: this PE's number, in `0..n_pes()`.
+    pub fn my_pe(&self) -> usize {
+        self.me
+    }
+
+    /// `shmem_n_pes`: the number of PEs in the job.
+    pub fn n_pes(&self) -> usize {
+        self.npes
+    }
+
+    /// `shmem_pe_accessible`: whether `pe` is a PE of this job that this PE can reach.
+    ///
+    /// ```
+    /// let shmem = rshmem::Shmem::init()?;
+    /// assert!(shmem.pe_accessible(0));
+    /// assert!(!shmem.pe_accessible(shmem.n_pes()));
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn pe_accessible(&self, pe: usize) -> bool {
+        pe < self.npes && rshmem_core::setup::pe_accessible(pe as i64).unwrap_or(false)
+    }
+
+    /// `shmem_query_thread`: the thread level provided.
+    pub fn query_thread(&self) -> ThreadLevel {
+        rshmem_core::setup::query_thread().unwrap_or(ThreadLevel::Single)
+    }
+
+    /// `shmem_info_get_version` and `shmem_info_get_name`; callable without a guard.
+    ///
+    /// ```
+    /// let info = rshmem::Shmem::info();
+    /// assert_eq!((info.major, info.minor), (1, 5));
+    /// assert_eq!(info.name, "rshmem");
+    /// ```
+    pub fn info() -> Info {
+        let (major, minor) = rshmem_core::setup::info_get_version();
+        Info {
+            major,
+            minor,
+            name: rshmem_core::setup::info_get_name(),
+        }
+    }
+
+    /// `shmem_barrier_all`: completes this PE's outstanding operations
+    /// ([`quiet`](Self::quiet)), then waits until every PE has called it. Collective.
+    pub fn barrier_all(&self) {
+        ok(rshmem_core::sync::barrier_all());
+    }
+
+    /// `shmem_sync_all`: waits until every PE has called it, without completing
+    /// outstanding operations. Collective.
+    pub fn sync_all(&self) {
+        ok(rshmem_core::sync::sync_all());
+    }
+
+    /// `shmem_fence`: puts, atomics and signals to each PE issued before it are
+    /// delivered before those issued after it.
+    pub fn fence(&self) {
+        ok(rshmem_core::order::fence());
+    }
+
+    /// `shmem_quiet`: every put, atomic, signal and non-blocking operation this PE
+    /// issued before it is complete and visible.
+    pub fn quiet(&self) {
+        ok(rshmem_core::order::quiet());
+    }
+
+    /// Bytes of the symmetric heap (`SHMEM_SYMMETRIC_SIZE`) not in use on this PE.
+    pub fn heap_free(&self) -> usize {
+        ok(rshmem_core::memory::heap_free())
+    }
+
+    /// Checks a PE number.
+    #[inline]
+    pub(crate) fn check_pe(&self, routine: &'static str, pe: usize) -> Result<()> {
+        if pe < self.npes {
+            Ok(())
+        } else {
+            Err(Error::PeOutOfRange {
+                routine,
+                pe,
+                npes: self.npes,
+            })
+        }
+    }
+}
+
+impl Drop for Shmem {
+    fn drop(&mut self) {
+        // While panicking the other PEs may never reach the finalize barrier: leave, and
+        // let the launcher end the failed job.
+        if self.done || std::thread::panicking() {
+            return;
+        }
+        rshmem_core::finalize();
+        LIVE.store(false, Ordering::Release);
+    }
+}
+
+/// Unwraps a result that cannot fail while a guard is live.
+#[track_caller]
+pub(crate) fn ok<T, E: std::fmt::Display>(r: std::result::Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("rshmem: internal error: {e}"))
+}
