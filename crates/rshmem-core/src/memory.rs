@@ -50,17 +50,35 @@ impl Runtime {
             .map(|i| self.amo(routine, 0, word(i), AmoOp::Fetch))
             .collect::<Result<_>>()?;
         let names = ["routine", args[0].0, args[1].0];
-        for i in 0..3 {
-            if mine[i] != theirs[i] {
-                return Err(Error::CollectiveMismatch {
-                    routine,
-                    arg: if i == 0 { "(routine called)" } else { names[i] },
-                    pe: self.me,
-                    value: mine[i],
-                    other_pe: 0,
-                    other_value: theirs[i],
-                });
-            }
+        let mismatch = (0..3)
+            .find(|&i| mine[i] != theirs[i])
+            .map(|i| Error::CollectiveMismatch {
+                routine,
+                arg: if i == 0 { "(routine called)" } else { names[i] },
+                pe: self.me,
+                value: mine[i],
+                other_pe: 0,
+                other_value: theirs[i],
+            });
+        // The verdict must be collective, or matching PEs would go on and wait forever in
+        // the allocation's barrier: mismatching PEs stamp this check's number on PE 0.
+        let seq = self
+            .check_seq
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        if mismatch.is_some() {
+            self.amo(routine, 0, word(3), AmoOp::Set(seq))?;
+        }
+        self.sync_all();
+        if let Some(e) = mismatch {
+            return Err(e);
+        }
+        if self.amo::<u64>(routine, 0, word(3), AmoOp::Fetch)? == seq {
+            return Err(Error::InvalidArgument {
+                routine,
+                arg: "(collective arguments)",
+                reason: "another PE passed different arguments to this collective call (SHMEM_DEBUG check; see that PE's error)",
+            });
         }
         Ok(())
     }

@@ -153,6 +153,8 @@ pub struct Runtime {
     pub(crate) shm: Shm,
     pub(crate) heap: Mutex<Heap>,
     pub(crate) layout: Layout,
+    /// `SHMEM_DEBUG` collective checks made so far (same count on every PE).
+    pub(crate) check_seq: AtomicU64,
     /// Team slots free on this PE.
     pub(crate) slots: Mutex<SlotMap>,
     /// `SHMEM_TEAM_WORLD`.
@@ -311,6 +313,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         heap_len,
         routes: routes.into_boxed_slice(),
         layout,
+        check_seq: AtomicU64::new(0),
         slots: Mutex::new(SlotMap::new(max_teams, PREDEFINED_SLOTS)),
         world: Arc::new(Team::new(
             world,
