@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod amo;
+pub mod coll;
 pub mod error;
 mod heap;
 pub mod lock;

@@ -67,6 +67,7 @@ pub(crate) struct Layout {
     sync_off: usize,
     bits_off: usize,
     bits_stride: usize,
+    coll_off: usize,
     /// Bytes before the user heap.
     pub(crate) size: usize,
 }
@@ -81,11 +82,13 @@ impl Layout {
         let sync_off = std::mem::size_of::<Internal>().next_multiple_of(4096);
         let bits_off = sync_off + max_teams * Self::ROUNDS * Self::LINE;
         let bits_stride = (max_teams.div_ceil(64) * 8).next_multiple_of(Self::LINE);
-        let size = (bits_off + max_teams * bits_stride).next_multiple_of(SLOT_ALIGN);
+        let coll_off = bits_off + max_teams * bits_stride;
+        let size = (coll_off + max_teams * Self::LINE).next_multiple_of(SLOT_ALIGN);
         Layout {
             sync_off,
             bits_off,
             bits_stride,
+            coll_off,
             size,
         }
     }
@@ -96,6 +99,16 @@ impl Layout {
         SymAddr {
             seg: Seg::Heap,
             off: self.sync_off + (slot * Self::ROUNDS + round) * Self::LINE,
+        }
+    }
+
+    /// Word `w` (< 8) of the collective scratch of team `slot` (one cache line).
+    #[inline]
+    pub(crate) fn coll_word(&self, slot: usize, w: usize) -> SymAddr {
+        debug_assert!(w < Self::LINE / 8);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.coll_off + slot * Self::LINE + w * 8,
         }
     }
 
@@ -520,6 +533,20 @@ impl Runtime {
             // SAFETY: `addr` was produced by `sym` (range-checked) or is a runtime word
             // inside `Internal`; callers check alignment for user words.
             Route::Shm => Ok(unsafe { self.shm.atomic(pe, addr, op) }),
+            Route::None => unreachable!("route() rejects unreachable PEs"),
+        }
+    }
+
+    /// A load/store pointer to `addr` in `pe`'s segment (node-local PEs only).
+    #[inline]
+    pub(crate) fn peer_ptr(
+        &self,
+        routine: &'static str,
+        pe: usize,
+        addr: SymAddr,
+    ) -> Result<*mut u8> {
+        match self.route(routine, pe)? {
+            Route::Shm => Ok(self.shm.addr(pe, addr)),
             Route::None => unreachable!("route() rejects unreachable PEs"),
         }
     }

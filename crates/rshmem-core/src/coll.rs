@@ -1,0 +1,535 @@
+//! Team collectives without pSync: broadcast, collect, fcollect, alltoall(s), reductions
+//! and scans over a [`Team`].
+//!
+//! The algorithms here are the shared-memory *single-copy* family: every member maps every
+//! other member's segment, so after a team sync each PE reads its peers' source buffers in
+//! place and writes results straight into their destinations. A broadcast costs one copy
+//! per PE; a reduction is a reduce-scatter in which each PE folds one chunk of all sources
+//! (one pass over memory in all) and stores it into every destination. Each collective
+//! starts with a team sync (sources ready, earlier results consumed) and ends with one
+//! (results complete); nothing else is needed between consecutive collectives.
+#![allow(unsafe_code)]
+
+use std::cell::RefCell;
+
+use crate::error::{Error, Result};
+use crate::runtime::{rt, Runtime};
+use crate::team::Team;
+use crate::transport::SymAddr;
+use crate::word::AmoOp;
+
+/// A reduction operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+    /// Bitwise xor.
+    Xor,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// Sum (wrapping for integers).
+    Sum,
+    /// Product (wrapping for integers).
+    Prod,
+}
+
+impl ReduceOp {
+    fn name(self) -> &'static str {
+        match self {
+            ReduceOp::And => "and",
+            ReduceOp::Or => "or",
+            ReduceOp::Xor => "xor",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+        }
+    }
+}
+
+/// A complex number as C lays out `float _Complex` / `double _Complex`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[repr(C)]
+pub struct Complex<F> {
+    /// Real part.
+    pub re: F,
+    /// Imaginary part.
+    pub im: F,
+}
+
+/// An element type of reductions: folds a source slice into an accumulator.
+pub trait Elem: Copy + Send + Sync + 'static {
+    /// `acc[i] = acc[i] op src[i]`; `Err` names why `op` does not apply to this type.
+    fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str>;
+}
+
+#[inline(always)]
+fn zip<T: Copy>(acc: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = f(*a, *s);
+    }
+}
+
+macro_rules! int_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
+                match op {
+                    ReduceOp::And => zip(acc, src, |a, b| a & b),
+                    ReduceOp::Or => zip(acc, src, |a, b| a | b),
+                    ReduceOp::Xor => zip(acc, src, |a, b| a ^ b),
+                    ReduceOp::Min => zip(acc, src, |a, b| a.min(b)),
+                    ReduceOp::Max => zip(acc, src, |a, b| a.max(b)),
+                    ReduceOp::Sum => zip(acc, src, |a, b| a.wrapping_add(b)),
+                    ReduceOp::Prod => zip(acc, src, |a, b| a.wrapping_mul(b)),
+                }
+                Ok(())
+            }
+        }
+    )*};
+}
+int_elem!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+macro_rules! float_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
+                match op {
+                    ReduceOp::Min => zip(acc, src, |a, b| if b < a { b } else { a }),
+                    ReduceOp::Max => zip(acc, src, |a, b| if b > a { b } else { a }),
+                    ReduceOp::Sum => zip(acc, src, |a, b| a + b),
+                    ReduceOp::Prod => zip(acc, src, |a, b| a * b),
+                    _ => return Err("bitwise reductions are for integer types only"),
+                }
+                Ok(())
+            }
+        }
+        impl Elem for Complex<$t> {
+            fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
+                match op {
+                    ReduceOp::Sum => zip(acc, src, |a, b| Complex { re: a.re + b.re, im: a.im + b.im }),
+                    ReduceOp::Prod => zip(acc, src, |a, b| Complex {
+                        re: a.re * b.re - a.im * b.im,
+                        im: a.re * b.im + a.im * b.re,
+                    }),
+                    _ => return Err("complex types take only sum and prod reductions"),
+                }
+                Ok(())
+            }
+        }
+    )*};
+}
+float_elem!(f32, f64);
+
+thread_local! {
+    /// Reused accumulator for in-place reductions, so steady-state calls do not allocate.
+    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Checked view of one symmetric buffer of a collective.
+struct Buf {
+    addr: SymAddr,
+}
+
+impl Runtime {
+    fn coll_buf(
+        &self,
+        routine: &'static str,
+        arg: &'static str,
+        p: *const u8,
+        len: usize,
+    ) -> Result<Buf> {
+        Ok(Buf {
+            addr: self.sym(routine, arg, p as usize, len)?,
+        })
+    }
+
+    /// Address of `buf + off` on team rank `r`.
+    fn at(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        r: usize,
+        buf: &Buf,
+        off: usize,
+    ) -> Result<*mut u8> {
+        let a = SymAddr {
+            seg: buf.addr.seg,
+            off: buf.addr.off + off,
+        };
+        self.peer_ptr(routine, team.members().pe(r), a)
+    }
+}
+
+fn disjoint_or_same(routine: &'static str, a: usize, b: usize, len: usize) -> Result<bool> {
+    if a == b {
+        return Ok(false);
+    }
+    if a + len <= b || b + len <= a {
+        return Ok(true);
+    }
+    Err(Error::InvalidArgument {
+        routine,
+        arg: "dest",
+        reason: "dest and source overlap partially (they must be identical or disjoint)",
+    })
+}
+
+/// `shmem_broadcastmem`: `nbytes` of `src` on team rank `root` into `dest` on every member
+/// (the root included).
+///
+/// # Safety
+/// `dest` and `src` are symmetric buffers of `nbytes` that the caller does not touch
+/// during the call.
+pub unsafe fn broadcast(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    root: i64,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    if root < 0 || root as usize >= team.n_pes() {
+        return Err(Error::PeOutOfRange {
+            routine,
+            arg: "PE_root",
+            pe: root,
+            npes: team.n_pes(),
+        });
+    }
+    if nbytes == 0 {
+        return Ok(());
+    }
+    let s = rt.coll_buf(routine, "source", src, nbytes)?;
+    rt.coll_buf(routine, "dest", dest, nbytes)?;
+    rt.team_sync(team);
+    let from = rt.at(routine, team, root as usize, &s, 0)?;
+    // SAFETY: `from` is the root's source, mapped and not written during the collective;
+    // `dest` is ours. `copy` tolerates the root's in-place case.
+    unsafe { std::ptr::copy(from, dest, nbytes) };
+    rt.team_sync(team);
+    Ok(())
+}
+
+/// `shmem_fcollectmem`: concatenates every member's `nbytes` of `src` in rank order into
+/// `dest` (`nbytes * n_pes` bytes) on every member.
+///
+/// # Safety
+/// As [`broadcast`], with `dest` of `nbytes * n_pes` bytes.
+pub unsafe fn fcollect(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let n = team.n_pes();
+    if nbytes == 0 {
+        return Ok(());
+    }
+    let s = rt.coll_buf(routine, "source", src, nbytes)?;
+    rt.coll_buf(routine, "dest", dest, nbytes * n)?;
+    rt.team_sync(team);
+    for r in 0..n {
+        let from = rt.at(routine, team, r, &s, 0)?;
+        // SAFETY: peer sources are mapped and stable during the collective; our dest holds
+        // `nbytes * n` bytes.
+        unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+    }
+    rt.team_sync(team);
+    Ok(())
+}
+
+/// `shmem_collectmem`: like [`fcollect`], but each member contributes its own `nbytes`.
+///
+/// # Safety
+/// As [`broadcast`], with `dest` large enough for the sum of all contributions.
+pub unsafe fn collect(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let n = team.n_pes();
+    let s = rt.coll_buf(routine, "source", src, nbytes)?;
+    // Publish our size in the team's scratch line, then read everyone's.
+    let size_word = rt.layout.coll_word(team.slot(), 0);
+    rt.amo(routine, rt.me, size_word, AmoOp::Set(nbytes as u64))?;
+    rt.team_sync(team);
+    let mut off = 0usize;
+    let mut sizes = Vec::with_capacity(n);
+    for r in 0..n {
+        let len = rt.amo::<u64>(routine, team.members().pe(r), size_word, AmoOp::Fetch)? as usize;
+        sizes.push((off, len));
+        off += len;
+    }
+    if off > 0 {
+        rt.coll_buf(routine, "dest", dest, off)?;
+    }
+    for (r, &(at, len)) in sizes.iter().enumerate() {
+        if len > 0 {
+            let from = rt.at(routine, team, r, &s, 0)?;
+            // SAFETY: peer sources are stable; `dest` holds the total, checked above.
+            unsafe { std::ptr::copy(from, dest.add(at), len) };
+        }
+    }
+    rt.team_sync(team);
+    Ok(())
+}
+
+/// `shmem_alltoallmem`: block `j` of `src` on rank `i` goes to block `i` of `dest` on rank
+/// `j`; blocks are `nbytes`.
+///
+/// # Safety
+/// As [`broadcast`], with both buffers of `nbytes * n_pes` bytes.
+pub unsafe fn alltoall(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let n = team.n_pes();
+    if nbytes == 0 {
+        return Ok(());
+    }
+    let s = rt.coll_buf(routine, "source", src, nbytes * n)?;
+    rt.coll_buf(routine, "dest", dest, nbytes * n)?;
+    rt.team_sync(team);
+    let me = team.my_pe();
+    for r in 0..n {
+        let from = rt.at(routine, team, r, &s, me * nbytes)?;
+        // SAFETY: peer sources are stable; our dest block `r` is inside the checked range.
+        unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+    }
+    rt.team_sync(team);
+    Ok(())
+}
+
+/// `shmem_alltoalls`: [`alltoall`] of `nelems` elements of `size` bytes per block, with
+/// element strides `dst` and `sst` (≥ 1).
+///
+/// # Safety
+/// As [`alltoall`], with buffers covering the strided extents.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn alltoalls(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    size: usize,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    if dst < 1 || sst < 1 {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "dst/sst",
+            reason: "strides must be at least 1",
+        });
+    }
+    let n = team.n_pes();
+    if nelems == 0 || size == 0 {
+        return Ok(());
+    }
+    let (dst, sst) = (dst as usize, sst as usize);
+    let span = |stride: usize| ((n * nelems - 1) * stride + 1) * size;
+    let s = rt.coll_buf(routine, "source", src, span(sst))?;
+    rt.coll_buf(routine, "dest", dest, span(dst))?;
+    rt.team_sync(team);
+    let me = team.my_pe();
+    for r in 0..n {
+        for k in 0..nelems {
+            let from = rt.at(routine, team, r, &s, (me * nelems + k) * sst * size)?;
+            // SAFETY: both element addresses lie in the checked strided extents.
+            unsafe { std::ptr::copy(from, dest.add((r * nelems + k) * dst * size), size) };
+        }
+    }
+    rt.team_sync(team);
+    Ok(())
+}
+
+/// `shmem_TYPENAME_OP_reduce`: element-wise `op` over every member's `src` into `dest` on
+/// every member. `dest` and `src` are identical (in place) or disjoint.
+///
+/// # Safety
+/// As [`broadcast`], with both buffers of `n` elements of `T`.
+pub unsafe fn reduce<T: Elem>(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut T,
+    src: *const T,
+    n: usize,
+    op: ReduceOp,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    T::fold(op, &mut [], &[]).map_err(|reason| Error::InvalidArgument {
+        routine,
+        arg: "op",
+        reason,
+    })?;
+    if n == 0 {
+        return Ok(());
+    }
+    let sz = std::mem::size_of::<T>();
+    let bytes = n * sz;
+    let disjoint = disjoint_or_same(routine, dest as usize, src as usize, bytes)?;
+    let s = rt.coll_buf(routine, "source", src.cast(), bytes)?;
+    let d = rt.coll_buf(routine, "dest", dest.cast(), bytes)?;
+    let npes = team.n_pes();
+    if npes == 1 {
+        // SAFETY: both buffers hold `n` elements (checked).
+        unsafe { std::ptr::copy(src, dest, n) };
+        return Ok(());
+    }
+    rt.team_sync(team);
+    // Reduce-scatter: rank r folds chunk r of every source.
+    let me = team.my_pe();
+    let (lo, hi) = (n * me / npes, n * (me + 1) / npes);
+    let len = hi - lo;
+    let fold_into = |acc: &mut [T]| -> Result<()> {
+        for r in 0..npes {
+            let p = rt.at(routine, team, r, &s, lo * sz)?.cast::<T>();
+            // SAFETY: the chunk lies inside rank r's checked source, which nobody writes
+            // during the collective.
+            let part = unsafe { std::slice::from_raw_parts(p, len) };
+            if r == 0 {
+                acc.copy_from_slice(part);
+            } else {
+                T::fold(op, acc, part).expect("operator checked above");
+            }
+        }
+        Ok(())
+    };
+    let scatter = |chunk: *const T| -> Result<()> {
+        for r in 0..npes {
+            let to = rt.at(routine, team, r, &d, lo * sz)?.cast::<T>();
+            // SAFETY: chunk `lo..hi` of every destination is written only by this PE.
+            unsafe { std::ptr::copy(chunk, to, len) };
+        }
+        Ok(())
+    };
+    if len > 0 {
+        if disjoint {
+            // Fold straight into our own destination chunk, then copy it to the others.
+            // SAFETY: chunk `lo..hi` of our dest is ours alone until the final sync.
+            let acc = unsafe { std::slice::from_raw_parts_mut(dest.add(lo), len) };
+            fold_into(acc)?;
+            scatter(acc.as_ptr())?;
+            rt.team_sync(team);
+        } else {
+            SCRATCH.with(|cell| -> Result<()> {
+                let mut buf = cell.borrow_mut();
+                let words = (len * sz).div_ceil(8);
+                if buf.len() < words {
+                    buf.resize(words, 0);
+                }
+                // SAFETY: `buf` holds at least `len * sz` bytes, 8-byte aligned, and `T`
+                // (integers, floats, complex) needs no more alignment and has no invalid
+                // bit patterns.
+                let acc =
+                    unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
+                fold_into(acc)?;
+                // In place: nobody may still be reading a source we are about to overwrite.
+                rt.team_sync(team);
+                scatter(acc.as_ptr())?;
+                Ok(())
+            })?;
+            rt.team_sync(team);
+        }
+    } else {
+        if !disjoint {
+            rt.team_sync(team);
+        }
+        rt.team_sync(team);
+    }
+    Ok(())
+}
+
+/// `shmem_sum_inscan` / `shmem_sum_exscan` (OpenSHMEM 1.6): `dest` on rank r gets the sum
+/// of `src` over ranks `0..=r` (inclusive) or `0..r` (exclusive; zero on rank 0).
+///
+/// # Safety
+/// As [`reduce`]; `dest` and `src` must be disjoint.
+pub unsafe fn sum_scan<T: Elem + Default>(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut T,
+    src: *const T,
+    n: usize,
+    inclusive: bool,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let sz = std::mem::size_of::<T>();
+    let bytes = n * sz;
+    if !disjoint_or_same(routine, dest as usize, src as usize, bytes)? {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "dest",
+            reason: "scans need disjoint dest and source",
+        });
+    }
+    let s = rt.coll_buf(routine, "source", src.cast(), bytes)?;
+    rt.coll_buf(routine, "dest", dest.cast(), bytes)?;
+    rt.team_sync(team);
+    // SAFETY: our dest holds `n` elements (checked) and is ours alone.
+    let acc = unsafe { std::slice::from_raw_parts_mut(dest, n) };
+    acc.fill(T::default());
+    let upto = if inclusive {
+        team.my_pe() + 1
+    } else {
+        team.my_pe()
+    };
+    for r in 0..upto {
+        let p = rt.at(routine, team, r, &s, 0)?.cast::<T>();
+        // SAFETY: rank r's source is checked and stable during the collective.
+        let part = unsafe { std::slice::from_raw_parts(p, n) };
+        T::fold(ReduceOp::Sum, acc, part).expect("every element type sums");
+    }
+    rt.team_sync(team);
+    Ok(())
+}
+
+/// The collectives' name for an operator, for routine names built at run time.
+pub fn op_name(op: ReduceOp) -> &'static str {
+    op.name()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folds() {
+        let mut a = [1i32, 5, -3];
+        i32::fold(ReduceOp::Max, &mut a, &[2, 4, -1]).unwrap();
+        assert_eq!(a, [2, 5, -1]);
+        let mut f = [1.5f64, 2.0];
+        f64::fold(ReduceOp::Prod, &mut f, &[2.0, 0.5]).unwrap();
+        assert_eq!(f, [3.0, 1.0]);
+        assert!(f32::fold(ReduceOp::Xor, &mut [], &[]).is_err());
+        let mut c = [Complex {
+            re: 1.0f32,
+            im: 1.0,
+        }];
+        Complex::<f32>::fold(ReduceOp::Prod, &mut c, &[Complex { re: 0.0, im: 1.0 }]).unwrap();
+        assert_eq!(c, [Complex { re: -1.0, im: 1.0 }]);
+        let mut u = [0xf0u8];
+        u8::fold(ReduceOp::Sum, &mut u, &[0x20]).unwrap();
+        assert_eq!(u, [0x10]);
+    }
+}
