@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 
+use crate::algo::DataAlg;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
 use crate::team::Team;
@@ -208,10 +209,24 @@ pub unsafe fn broadcast(
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     rt.coll_buf(routine, "dest", dest, nbytes)?;
     rt.team_sync(team);
-    let from = rt.at(routine, team, root as usize, &s, 0)?;
-    // SAFETY: `from` is the root's source, mapped and not written during the collective;
-    // `dest` is ours. `copy` tolerates the root's in-place case.
-    unsafe { std::ptr::copy(from, dest, nbytes) };
+    match rt.algs.bcast {
+        DataAlg::Shm => {
+            let from = rt.at(routine, team, root as usize, &s, 0)?;
+            // SAFETY: `from` is the root's source, mapped and not written during the
+            // collective; `dest` is ours. `copy` tolerates the root's in-place case.
+            unsafe { std::ptr::copy(from, dest, nbytes) };
+        }
+        DataAlg::Linear if team.my_pe() == root as usize => {
+            let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
+            for r in 0..team.n_pes() {
+                let to = rt.at(routine, team, r, &d, 0)?;
+                // SAFETY: every member's dest is checked symmetric and written only by
+                // the root during the collective.
+                unsafe { std::ptr::copy(src, to, nbytes) };
+            }
+        }
+        DataAlg::Linear => {}
+    }
     rt.team_sync(team);
     Ok(())
 }
@@ -234,13 +249,23 @@ pub unsafe fn fcollect(
         return Ok(());
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
-    rt.coll_buf(routine, "dest", dest, nbytes * n)?;
+    let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
     rt.team_sync(team);
+    let me = team.my_pe();
     for r in 0..n {
-        let from = rt.at(routine, team, r, &s, 0)?;
-        // SAFETY: peer sources are mapped and stable during the collective; our dest holds
-        // `nbytes * n` bytes.
-        unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+        match rt.algs.fcollect {
+            DataAlg::Shm => {
+                let from = rt.at(routine, team, r, &s, 0)?;
+                // SAFETY: peer sources are mapped and stable during the collective; our
+                // dest holds `nbytes * n` bytes.
+                unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+            }
+            DataAlg::Linear => {
+                let to = rt.at(routine, team, r, &d, me * nbytes)?;
+                // SAFETY: block `me` of every dest is written only by this PE.
+                unsafe { std::ptr::copy(src, to, nbytes) };
+            }
+        }
     }
     rt.team_sync(team);
     Ok(())
@@ -271,14 +296,25 @@ pub unsafe fn collect(
         sizes.push((off, len));
         off += len;
     }
-    if off > 0 {
-        rt.coll_buf(routine, "dest", dest, off)?;
+    if off == 0 {
+        rt.team_sync(team);
+        return Ok(());
     }
+    let d = rt.coll_buf(routine, "dest", dest, off)?;
+    let (my_at, my_len) = sizes[team.my_pe()];
     for (r, &(at, len)) in sizes.iter().enumerate() {
-        if len > 0 {
-            let from = rt.at(routine, team, r, &s, 0)?;
-            // SAFETY: peer sources are stable; `dest` holds the total, checked above.
-            unsafe { std::ptr::copy(from, dest.add(at), len) };
+        match rt.algs.collect {
+            DataAlg::Shm if len > 0 => {
+                let from = rt.at(routine, team, r, &s, 0)?;
+                // SAFETY: peer sources are stable; `dest` holds the total, checked above.
+                unsafe { std::ptr::copy(from, dest.add(at), len) };
+            }
+            DataAlg::Linear if my_len > 0 => {
+                let to = rt.at(routine, team, r, &d, my_at)?;
+                // SAFETY: our block of every dest is written only by this PE.
+                unsafe { std::ptr::copy(src, to, my_len) };
+            }
+            _ => {}
         }
     }
     rt.team_sync(team);
@@ -303,13 +339,24 @@ pub unsafe fn alltoall(
         return Ok(());
     }
     let s = rt.coll_buf(routine, "source", src, nbytes * n)?;
-    rt.coll_buf(routine, "dest", dest, nbytes * n)?;
+    let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
     rt.team_sync(team);
     let me = team.my_pe();
     for r in 0..n {
-        let from = rt.at(routine, team, r, &s, me * nbytes)?;
-        // SAFETY: peer sources are stable; our dest block `r` is inside the checked range.
-        unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+        match rt.algs.alltoall {
+            DataAlg::Shm => {
+                let from = rt.at(routine, team, r, &s, me * nbytes)?;
+                // SAFETY: peer sources are stable; our dest block `r` is inside the
+                // checked range.
+                unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+            }
+            DataAlg::Linear => {
+                let to = rt.at(routine, team, r, &d, me * nbytes)?;
+                // SAFETY: block `me` of rank r's dest is written only by this PE; our
+                // source block `r` is inside the checked range.
+                unsafe { std::ptr::copy(src.add(r * nbytes), to, nbytes) };
+            }
+        }
     }
     rt.team_sync(team);
     Ok(())
@@ -396,7 +443,11 @@ pub unsafe fn reduce<T: Elem>(
     rt.team_sync(team);
     // Reduce-scatter: rank r folds chunk r of every source.
     let me = team.my_pe();
-    let (lo, hi) = (n * me / npes, n * (me + 1) / npes);
+    let (lo, hi) = match rt.algs.reduce {
+        DataAlg::Shm => (n * me / npes, n * (me + 1) / npes),
+        DataAlg::Linear if me == 0 => (0, n),
+        DataAlg::Linear => (0, 0),
+    };
     let len = hi - lo;
     let fold_into = |acc: &mut [T]| -> Result<()> {
         for r in 0..npes {

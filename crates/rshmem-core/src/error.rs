@@ -147,6 +147,9 @@ pub enum InitError {
         /// The OS error.
         err: std::io::Error,
     },
+    /// A collective algorithm variable names no usable algorithm.
+    #[error("shmem_init: {0}")]
+    Algorithm(String),
     /// Another PE could not be reached.
     #[error("shmem_init: {0}")]
     Topology(String),

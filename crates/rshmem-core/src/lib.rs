@@ -12,6 +12,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod algo;
 pub mod amo;
 pub mod coll;
 pub mod error;

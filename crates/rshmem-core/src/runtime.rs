@@ -11,6 +11,7 @@ use rshmem_boot::Bootstrap;
 use rshmem_util::config::show_size;
 use rshmem_util::{CachePadded, Config};
 
+use crate::algo::Algorithms;
 use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
 use crate::sys;
@@ -166,6 +167,8 @@ pub struct Runtime {
     pub(crate) shm: Shm,
     pub(crate) heap: Mutex<Heap>,
     pub(crate) layout: Layout,
+    /// The collective algorithms in force.
+    pub(crate) algs: Algorithms,
     /// `SHMEM_DEBUG` collective checks made so far (same count on every PE).
     pub(crate) check_seq: AtomicU64,
     /// Team slots free on this PE.
@@ -223,6 +226,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         return Ok(rt.thread_level);
     }
     let cfg = Config::from_env()?;
+    let algs = Algorithms::from_config(&cfg).map_err(InitError::Algorithm)?;
     let boot = rshmem_boot::from_env()?;
     let (me, npes) = (boot.rank(), boot.size());
 
@@ -326,6 +330,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         heap_len,
         routes: routes.into_boxed_slice(),
         layout,
+        algs,
         check_seq: AtomicU64::new(0),
         slots: Mutex::new(SlotMap::new(max_teams, PREDEFINED_SLOTS)),
         world: Arc::new(Team::new(

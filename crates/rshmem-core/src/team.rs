@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use rshmem_util::Waiter;
 
+use crate::algo::SyncAlg;
 use crate::error::{Error, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::word::AmoOp;
@@ -206,14 +207,52 @@ impl Runtime {
     /// slot. Epochs only grow while the slot belongs to the team; `destroy` zeroes them.
     pub fn team_sync(&self, team: &Team) {
         let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Err(e) = match self.algs.barrier {
+            SyncAlg::Dissemination => self.sync_dissemination(team, epoch),
+            SyncAlg::Linear => self.sync_linear(team, epoch),
+        } {
+            self.fatal(&e);
+        }
+    }
+
+    /// Gather-release through rank 0: members add one to rank 0's arrival counter and wait
+    /// for their release word to reach the epoch; rank 0 waits for `(n-1) * epoch`
+    /// arrivals and releases everyone. Both words only grow while the team lives.
+    fn sync_linear(&self, team: &Team, epoch: u64) -> Result<()> {
+        const R: &str = "shmem_team_sync";
+        let n = team.n_pes();
+        if n == 1 {
+            return Ok(());
+        }
+        let arrivals = self.layout.coll_word(team.slot, 1);
+        let release = self.layout.coll_word(team.slot, 2);
+        let root = team.members.pe(0);
+        let mut w = Waiter::new();
+        if team.my_rank == 0 {
+            while self.load_local::<u64>(arrivals) < (n as u64 - 1) * epoch {
+                w.snooze();
+            }
+            for r in 1..n {
+                self.amo::<u64>(R, team.members.pe(r), release, AmoOp::Set(epoch))?;
+            }
+        } else {
+            self.amo::<u64>(R, root, arrivals, AmoOp::Add(1))?;
+            while self.load_local::<u64>(release) < epoch {
+                w.snooze();
+            }
+        }
+        Ok(())
+    }
+
+    /// Dissemination: in round k, rank r raises rank r + 2^k's round-k flag to the epoch
+    /// and waits for its own to reach it.
+    fn sync_dissemination(&self, team: &Team, epoch: u64) -> Result<()> {
         let n = team.n_pes();
         let (mut dist, mut round) = (1, 0);
         while dist < n {
             let to = team.members.pe((team.my_rank + dist) % n);
             let flag = self.layout.sync_flag(team.slot, round);
-            if let Err(e) = self.amo::<u64>("shmem_team_sync", to, flag, AmoOp::Set(epoch)) {
-                self.fatal(&e);
-            }
+            self.amo::<u64>("shmem_team_sync", to, flag, AmoOp::Set(epoch))?;
             let mut w = Waiter::new();
             while self.load_local::<u64>(flag) < epoch {
                 w.snooze();
@@ -221,6 +260,7 @@ impl Runtime {
             dist <<= 1;
             round += 1;
         }
+        Ok(())
     }
 
     /// Agrees with the other members of `parent` on a slot free on all of them
@@ -429,6 +469,10 @@ impl Runtime {
                 self.layout.sync_flag(team.slot, round),
                 AmoOp::Set(0),
             )?;
+        }
+        for w in 0..8 {
+            let word = self.layout.coll_word(team.slot, w);
+            self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
         }
         self.slots
             .lock()

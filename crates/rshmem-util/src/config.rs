@@ -50,6 +50,18 @@ impl Kind for Count {
     }
 }
 
+/// Free text (validated where it is used, e.g. algorithm names).
+struct Text;
+impl Kind for Text {
+    type Value = String;
+    fn parse(s: &str) -> Result<String, String> {
+        Ok(s.trim().to_ascii_lowercase())
+    }
+    fn show(v: &String) -> String {
+        v.clone()
+    }
+}
+
 /// A flag: 1/0, y/n, yes/no, true/false, on/off.
 struct Bool;
 impl Kind for Bool {
@@ -215,6 +227,18 @@ env_table! {
         "Print the library name and version at init (PE 0).";
     teams_max "TEAMS_MAX": Count(usize) = "1024", "teams",
         "Most teams alive at once per PE (including WORLD and SHARED); sizes the team scratch.";
+    barrier_algorithm "BARRIER_ALGORITHM": Text(String) = "auto", "collectives",
+        "Team sync/barrier algorithm: auto, dissemination, linear.";
+    bcast_algorithm "BCAST_ALGORITHM": Text(String) = "auto", "collectives",
+        "Broadcast algorithm: auto, shm (single-copy pull), linear (root pushes).";
+    reduce_algorithm "REDUCE_ALGORITHM": Text(String) = "auto", "collectives",
+        "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds).";
+    collect_algorithm "COLLECT_ALGORITHM": Text(String) = "auto", "collectives",
+        "Collect algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
+    fcollect_algorithm "FCOLLECT_ALGORITHM": Text(String) = "auto", "collectives",
+        "Fcollect algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
+    alltoall_algorithm "ALLTOALL_ALGORITHM": Text(String) = "auto", "collectives",
+        "Alltoall(s) algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
     virtual_hosts "VIRTUAL_HOSTS": Count(usize) = "0", "teams",
         "Split the PEs into this many virtual hosts (contiguous blocks) for HOST/LEADERS; 0 = real hosts.";
 }

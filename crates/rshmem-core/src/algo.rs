@@ -1,0 +1,115 @@
+//! Which algorithm each collective uses, chosen once at init from
+//! `SHMEM_<COLL>_ALGORITHM` (`auto` picks per team and message size).
+
+use rshmem_util::Config;
+
+/// Algorithms of team synchronization (`shmem_team_sync`, `shmem_barrier_all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncAlg {
+    /// Dissemination: log2(n) rounds of one flag each, no root.
+    Dissemination,
+    /// Linear gather-release through rank 0: n-1 arrivals counted at the root, which then
+    /// releases every member.
+    Linear,
+}
+
+/// Algorithms of data collectives (broadcast, collect, fcollect, alltoall, reduce).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataAlg {
+    /// Shared-memory single copy: every PE pulls what it needs straight from its peers'
+    /// buffers; reductions are a reduce-scatter in which each PE folds one chunk.
+    Shm,
+    /// Linear: one PE (the root, or rank 0 for reductions) does all the work and pushes
+    /// results to every member. Simple, and the reference the others are checked against.
+    Linear,
+}
+
+/// The chosen algorithm of every collective.
+#[derive(Debug, Clone, Copy)]
+pub struct Algorithms {
+    /// Team sync and barrier.
+    pub barrier: SyncAlg,
+    /// Broadcast.
+    pub bcast: DataAlg,
+    /// Reductions and scans.
+    pub reduce: DataAlg,
+    /// Collect.
+    pub collect: DataAlg,
+    /// Fcollect.
+    pub fcollect: DataAlg,
+    /// Alltoall(s).
+    pub alltoall: DataAlg,
+}
+
+/// Names the issue tracker plans for; refused with a clear message until they exist.
+const PLANNED: &[&str] = &[
+    "tree",
+    "recursive_doubling",
+    "ring",
+    "rabenseifner",
+    "hierarchical",
+];
+
+fn parse_data(var: &str, v: &str) -> Result<DataAlg, String> {
+    match v {
+        "" | "auto" | "shm" => Ok(DataAlg::Shm),
+        "linear" => Ok(DataAlg::Linear),
+        other => Err(unknown(var, other, "auto, shm, linear")),
+    }
+}
+
+fn unknown(var: &str, v: &str, available: &str) -> String {
+    if PLANNED.contains(&v) {
+        format!("{var}={v}: this algorithm is not implemented yet (available: {available})")
+    } else {
+        format!("{var}={v}: unknown algorithm (available: {available})")
+    }
+}
+
+impl Algorithms {
+    /// Reads the choices from the configuration; an unknown name is an error naming the
+    /// variable and the available algorithms.
+    pub fn from_config(cfg: &Config) -> Result<Algorithms, String> {
+        Ok(Algorithms {
+            barrier: match cfg.barrier_algorithm.as_str() {
+                "" | "auto" | "dissemination" => SyncAlg::Dissemination,
+                "linear" => SyncAlg::Linear,
+                other => {
+                    return Err(unknown(
+                        "SHMEM_BARRIER_ALGORITHM",
+                        other,
+                        "auto, dissemination, linear",
+                    ))
+                }
+            },
+            bcast: parse_data("SHMEM_BCAST_ALGORITHM", &cfg.bcast_algorithm)?,
+            reduce: parse_data("SHMEM_REDUCE_ALGORITHM", &cfg.reduce_algorithm)?,
+            collect: parse_data("SHMEM_COLLECT_ALGORITHM", &cfg.collect_algorithm)?,
+            fcollect: parse_data("SHMEM_FCOLLECT_ALGORITHM", &cfg.fcollect_algorithm)?,
+            alltoall: parse_data("SHMEM_ALLTOALL_ALGORITHM", &cfg.alltoall_algorithm)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_or_explain() {
+        let cfg = |k: &str, v: &str| {
+            let (k, v) = (k.to_string(), v.to_string());
+            Config::from_lookup(move |q| (q == k).then(|| v.clone())).unwrap()
+        };
+        let a = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "linear")).unwrap();
+        assert_eq!(a.reduce, DataAlg::Linear);
+        assert_eq!(a.bcast, DataAlg::Shm);
+        let e = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ring")).unwrap_err();
+        assert!(e.contains("not implemented yet"), "{e}");
+        let e = Algorithms::from_config(&cfg("SHMEM_BARRIER_ALGORITHM", "magic")).unwrap_err();
+        assert!(
+            e.contains("SHMEM_BARRIER_ALGORITHM=magic: unknown algorithm"),
+            "{e}"
+        );
+    }
+}
