@@ -46,19 +46,38 @@ fn collectives_linear() {
 }
 
 #[test]
+fn reductions_by_message_passing_and_hierarchy() {
+    for alg in ["recursive_doubling", "ring", "hierarchical"] {
+        for np in [2, 3, 4, 5, 6] {
+            let out = Job::new(np, "coll_basic")
+                .env("SHMEM_REDUCE_ALGORITHM", alg)
+                .env("SHMEM_VIRTUAL_HOSTS", "2")
+                .timeout(Duration::from_secs(90))
+                .run();
+            out.assert_ok();
+            assert_eq!(
+                out.lines_with("ok coll_basic pe=").len(),
+                np,
+                "{alg} at {np}: {out:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn unknown_or_planned_algorithm_is_a_clear_init_error() {
     for (value, says) in [
         ("ring", "not implemented yet"),
         ("magic", "unknown algorithm"),
     ] {
         let out = Job::new(2, "coll_basic")
-            .env("SHMEM_REDUCE_ALGORITHM", value)
+            .env("SHMEM_BCAST_ALGORITHM", value)
             .timeout(Duration::from_secs(30))
             .run();
         assert_ne!(out.code(), 0);
         assert!(
             out.stderr
-                .contains(&format!("SHMEM_REDUCE_ALGORITHM={value}: ")),
+                .contains(&format!("SHMEM_BCAST_ALGORITHM={value}: ")),
             "{}",
             out.stderr
         );

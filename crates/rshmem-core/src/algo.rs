@@ -22,6 +22,15 @@ pub enum DataAlg {
     /// Linear: one PE (the root, or rank 0 for reductions) does all the work and pushes
     /// results to every member. Simple, and the reference the others are checked against.
     Linear,
+    /// Reductions only: recursive doubling over message channels (non-powers of two fold
+    /// the extra ranks in first); log2(n) full-vector exchanges.
+    RecursiveDoubling,
+    /// Reductions only: ring reduce-scatter then ring allgather over message channels;
+    /// 2(n-1) steps of 1/n of the vector each.
+    Ring,
+    /// Reductions only: within each host (single-copy), across the LEADERS team
+    /// (recursive doubling), then a broadcast within each host (seed 000, Algorithm 2).
+    Hierarchical,
 }
 
 /// The chosen algorithm of every collective.
@@ -58,6 +67,20 @@ fn parse_data(var: &str, v: &str) -> Result<DataAlg, String> {
     }
 }
 
+fn parse_reduce(var: &str, v: &str) -> Result<DataAlg, String> {
+    match v {
+        "recursive_doubling" => Ok(DataAlg::RecursiveDoubling),
+        "ring" => Ok(DataAlg::Ring),
+        "hierarchical" => Ok(DataAlg::Hierarchical),
+        "" | "auto" | "shm" | "linear" => parse_data(var, v),
+        other => Err(unknown(
+            var,
+            other,
+            "auto, shm, linear, recursive_doubling, ring, hierarchical",
+        )),
+    }
+}
+
 fn unknown(var: &str, v: &str, available: &str) -> String {
     if PLANNED.contains(&v) {
         format!("{var}={v}: this algorithm is not implemented yet (available: {available})")
@@ -83,7 +106,7 @@ impl Algorithms {
                 }
             },
             bcast: parse_data("SHMEM_BCAST_ALGORITHM", &cfg.bcast_algorithm)?,
-            reduce: parse_data("SHMEM_REDUCE_ALGORITHM", &cfg.reduce_algorithm)?,
+            reduce: parse_reduce("SHMEM_REDUCE_ALGORITHM", &cfg.reduce_algorithm)?,
             collect: parse_data("SHMEM_COLLECT_ALGORITHM", &cfg.collect_algorithm)?,
             fcollect: parse_data("SHMEM_FCOLLECT_ALGORITHM", &cfg.fcollect_algorithm)?,
             alltoall: parse_data("SHMEM_ALLTOALL_ALGORITHM", &cfg.alltoall_algorithm)?,
@@ -104,7 +127,9 @@ mod tests {
         let a = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "linear")).unwrap();
         assert_eq!(a.reduce, DataAlg::Linear);
         assert_eq!(a.bcast, DataAlg::Shm);
-        let e = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ring")).unwrap_err();
+        let a = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ring")).unwrap();
+        assert_eq!(a.reduce, DataAlg::Ring);
+        let e = Algorithms::from_config(&cfg("SHMEM_BCAST_ALGORITHM", "ring")).unwrap_err();
         assert!(e.contains("not implemented yet"), "{e}");
         let e = Algorithms::from_config(&cfg("SHMEM_BARRIER_ALGORITHM", "magic")).unwrap_err();
         assert!(

@@ -69,6 +69,9 @@ pub(crate) struct Layout {
     bits_off: usize,
     bits_stride: usize,
     coll_off: usize,
+    msg_off: usize,
+    ack_off: usize,
+    buf_off: usize,
     /// Bytes before the user heap.
     pub(crate) size: usize,
 }
@@ -84,13 +87,53 @@ impl Layout {
         let bits_off = sync_off + max_teams * Self::ROUNDS * Self::LINE;
         let bits_stride = (max_teams.div_ceil(64) * 8).next_multiple_of(Self::LINE);
         let coll_off = bits_off + max_teams * bits_stride;
-        let size = (coll_off + max_teams * Self::LINE).next_multiple_of(SLOT_ALIGN);
+        let msg_off = coll_off + max_teams * Self::LINE;
+        let ack_off = msg_off + max_teams * Self::CHANNELS * Self::LINE;
+        let buf_off = (ack_off + max_teams * Self::CHANNELS * Self::LINE).next_multiple_of(4096);
+        let size = (buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES)
+            .next_multiple_of(SLOT_ALIGN);
         Layout {
             sync_off,
             bits_off,
             bits_stride,
             coll_off,
+            msg_off,
+            ack_off,
+            buf_off,
             size,
+        }
+    }
+
+    /// Message channels per team (`coll::msg`).
+    pub(crate) const CHANNELS: usize = 32;
+    /// Bytes of each of a channel's two receive buffers.
+    pub(crate) const MSG_BYTES: usize = 16 << 10;
+
+    /// Arrival counter of channel `ch` of team `slot` (raised by the sender).
+    #[inline]
+    pub(crate) fn msg_flag(&self, slot: usize, ch: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.msg_off + (slot * Self::CHANNELS + ch) * Self::LINE,
+        }
+    }
+
+    /// Consumption counter of channel `ch` of team `slot` (raised by the receiver, on
+    /// the sender).
+    #[inline]
+    pub(crate) fn ack_flag(&self, slot: usize, ch: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.ack_off + (slot * Self::CHANNELS + ch) * Self::LINE,
+        }
+    }
+
+    /// Receive buffer `parity` (0 or 1) of channel `ch` of team `slot`.
+    #[inline]
+    pub(crate) fn msg_buf(&self, slot: usize, ch: usize, parity: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.buf_off + ((slot * Self::CHANNELS + ch) * 2 + parity) * Self::MSG_BYTES,
         }
     }
 

@@ -117,6 +117,10 @@ pub struct Team {
     /// Syncs of this team entered so far (the epoch written into members' flags).
     epoch: AtomicU64,
     predefined: bool,
+    /// Messages sent / received on each channel (`coll::msg`); the peers' counters
+    /// mirror them, so they never travel.
+    pub(crate) sent: [AtomicU64; Layout::CHANNELS],
+    pub(crate) recvd: [AtomicU64; Layout::CHANNELS],
 }
 
 impl Team {
@@ -134,6 +138,8 @@ impl Team {
             config,
             epoch: AtomicU64::new(0),
             predefined,
+            sent: Default::default(),
+            recvd: Default::default(),
         }
     }
 
@@ -473,6 +479,14 @@ impl Runtime {
         for w in 0..8 {
             let word = self.layout.coll_word(team.slot, w);
             self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
+        }
+        for ch in 0..Layout::CHANNELS {
+            for f in [
+                self.layout.msg_flag(team.slot, ch),
+                self.layout.ack_flag(team.slot, ch),
+            ] {
+                self.amo::<u64>("shmem_team_destroy", self.me, f, AmoOp::Set(0))?;
+            }
         }
         self.slots
             .lock()

@@ -232,7 +232,7 @@ env_table! {
     bcast_algorithm "BCAST_ALGORITHM": Text(String) = "auto", "collectives",
         "Broadcast algorithm: auto, shm (single-copy pull), linear (root pushes).";
     reduce_algorithm "REDUCE_ALGORITHM": Text(String) = "auto", "collectives",
-        "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds).";
+        "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds), recursive_doubling, ring, hierarchical.";
     collect_algorithm "COLLECT_ALGORITHM": Text(String) = "auto", "collectives",
         "Collect algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
     fcollect_algorithm "FCOLLECT_ALGORITHM": Text(String) = "auto", "collectives",

@@ -179,6 +179,19 @@ fn check_team(t: &Team, bufs: &Bufs) {
         for i in 0..N {
             assert_eq!(*b.add(i), (0..me).map(|r| v(r, i)).sum::<i64>(), "exscan");
         }
+        // Large reductions, disjoint then in place, back to back.
+        let (ba, bb) = (bufs.big_a, bufs.big_b);
+        for i in 0..BIG {
+            *ba.add(i) = v(me, i) * (i as i64 % 7 + 1);
+        }
+        coll::reduce("shmem_long_sum_reduce", t, bb, ba, BIG, ReduceOp::Sum).unwrap();
+        coll::reduce("shmem_long_max_reduce", t, ba, ba, BIG, ReduceOp::Max).unwrap();
+        for i in 0..BIG {
+            let want_sum: i64 = (0..n).map(|r| v(r, i) * (i as i64 % 7 + 1)).sum();
+            let want_max = (0..n).map(|r| v(r, i) * (i as i64 % 7 + 1)).max().unwrap();
+            assert_eq!(*bb.add(i), want_sum, "big sum elem {i}");
+            assert_eq!(*ba.add(i), want_max, "big max elem {i}");
+        }
         // Zero elements: no-ops.
         coll::reduce("shmem_long_sum_reduce", t, b, a, 0, ReduceOp::Sum).unwrap();
         coll::broadcast("shmem_broadcastmem", t, b.cast(), a.cast(), 0, 0).unwrap();
@@ -200,7 +213,13 @@ fn check_team(t: &Team, bufs: &Bufs) {
 struct Bufs {
     a: *mut i64,
     b: *mut i64,
+    /// Large buffers: reductions past the message-channel size (chunking, ring blocks).
+    big_a: *mut i64,
+    big_b: *mut i64,
 }
+
+/// Elements of the large reductions (320 KB: many 16 KiB messages).
+const BIG: usize = 40_000;
 
 fn main() {
     rshmem_core::init(ThreadLevel::Single).unwrap_or_else(|e| rshmem_core::fatal(&e));
@@ -209,6 +228,8 @@ fn main() {
     let bufs = Bufs {
         a: sym::<i64>(N * 3 * n.max(2)),
         b: sym::<i64>(N * 3 * n.max(2)),
+        big_a: sym::<i64>(BIG),
+        big_b: sym::<i64>(BIG),
     };
     let world = team::world().unwrap();
     let cfg = TeamConfig::default();

@@ -12,6 +12,9 @@
 
 use std::cell::RefCell;
 
+mod algos;
+pub(crate) mod msg;
+
 use crate::algo::DataAlg;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
@@ -194,6 +197,24 @@ pub unsafe fn broadcast(
     nbytes: usize,
     root: i64,
 ) -> Result<()> {
+    let alg = rt(routine)?.algs.bcast;
+    // SAFETY: forwarded contract.
+    unsafe { broadcast_with(routine, team, dest, src, nbytes, root, alg) }
+}
+
+/// [`broadcast`] with an explicit algorithm.
+///
+/// # Safety
+/// As [`broadcast`].
+pub(crate) unsafe fn broadcast_with(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    root: i64,
+    alg: DataAlg,
+) -> Result<()> {
     let rt = rt(routine)?;
     if root < 0 || root as usize >= team.n_pes() {
         return Err(Error::PeOutOfRange {
@@ -209,8 +230,8 @@ pub unsafe fn broadcast(
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     rt.coll_buf(routine, "dest", dest, nbytes)?;
     rt.team_sync(team);
-    match rt.algs.bcast {
-        DataAlg::Shm => {
+    match alg {
+        DataAlg::Shm | DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Hierarchical => {
             let from = rt.at(routine, team, root as usize, &s, 0)?;
             // SAFETY: `from` is the root's source, mapped and not written during the
             // collective; `dest` is ours. `copy` tolerates the root's in-place case.
@@ -254,7 +275,7 @@ pub unsafe fn fcollect(
     let me = team.my_pe();
     for r in 0..n {
         match rt.algs.fcollect {
-            DataAlg::Shm => {
+            DataAlg::Shm | DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Hierarchical => {
                 let from = rt.at(routine, team, r, &s, 0)?;
                 // SAFETY: peer sources are mapped and stable during the collective; our
                 // dest holds `nbytes * n` bytes.
@@ -304,15 +325,16 @@ pub unsafe fn collect(
     let (my_at, my_len) = sizes[team.my_pe()];
     for (r, &(at, len)) in sizes.iter().enumerate() {
         match rt.algs.collect {
-            DataAlg::Shm if len > 0 => {
-                let from = rt.at(routine, team, r, &s, 0)?;
-                // SAFETY: peer sources are stable; `dest` holds the total, checked above.
-                unsafe { std::ptr::copy(from, dest.add(at), len) };
-            }
             DataAlg::Linear if my_len > 0 => {
                 let to = rt.at(routine, team, r, &d, my_at)?;
                 // SAFETY: our block of every dest is written only by this PE.
                 unsafe { std::ptr::copy(src, to, my_len) };
+            }
+            DataAlg::Linear => {}
+            _ if len > 0 => {
+                let from = rt.at(routine, team, r, &s, 0)?;
+                // SAFETY: peer sources are stable; `dest` holds the total, checked above.
+                unsafe { std::ptr::copy(from, dest.add(at), len) };
             }
             _ => {}
         }
@@ -344,7 +366,7 @@ pub unsafe fn alltoall(
     let me = team.my_pe();
     for r in 0..n {
         match rt.algs.alltoall {
-            DataAlg::Shm => {
+            DataAlg::Shm | DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Hierarchical => {
                 let from = rt.at(routine, team, r, &s, me * nbytes)?;
                 // SAFETY: peer sources are stable; our dest block `r` is inside the
                 // checked range.
@@ -420,6 +442,25 @@ pub unsafe fn reduce<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
+    let alg = rt(routine)?.algs.reduce;
+    // SAFETY: forwarded contract.
+    unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
+}
+
+/// [`reduce`] with an explicit algorithm (for compositions such as the hierarchical one).
+///
+/// # Safety
+/// As [`reduce`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_with<T: Elem>(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut T,
+    src: *const T,
+    n: usize,
+    op: ReduceOp,
+    alg: DataAlg,
+) -> Result<()> {
     let rt = rt(routine)?;
     T::fold(op, &mut [], &[]).map_err(|reason| Error::InvalidArgument {
         routine,
@@ -440,13 +481,24 @@ pub unsafe fn reduce<T: Elem>(
         unsafe { std::ptr::copy(src, dest, n) };
         return Ok(());
     }
+    match alg {
+        DataAlg::Shm | DataAlg::Linear => {}
+        DataAlg::RecursiveDoubling | DataAlg::Ring => {
+            // SAFETY: forwarded; both buffers are checked for `n` elements.
+            return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, alg) };
+        }
+        DataAlg::Hierarchical => {
+            // SAFETY: forwarded; both buffers are checked for `n` elements.
+            return unsafe { algos::reduce_hierarchical(rt, routine, team, dest, src, n, op) };
+        }
+    }
     rt.team_sync(team);
     // Reduce-scatter: rank r folds chunk r of every source.
     let me = team.my_pe();
-    let (lo, hi) = match rt.algs.reduce {
+    let (lo, hi) = match alg {
         DataAlg::Shm => (n * me / npes, n * (me + 1) / npes),
         DataAlg::Linear if me == 0 => (0, n),
-        DataAlg::Linear => (0, 0),
+        _ => (0, 0),
     };
     let len = hi - lo;
     let fold_into = |acc: &mut [T]| -> Result<()> {

@@ -1,0 +1,99 @@
+//! Point-to-point message channels between team members, the building block of the
+//! message-passing collective algorithms (recursive doubling, ring, trees).
+//!
+//! Each team slot has [`Layout::CHANNELS`] channels; within one algorithm a channel has one
+//! fixed sender and one fixed receiver per PE (e.g. channel k = round k's partner), so a
+//! PE's count of messages sent on a channel always equals its peer's count of messages
+//! received on it, and neither needs to travel. A message is a put into one of the
+//! receiver's two buffers (alternating), then an atomic increment of its arrival counter;
+//! the receiver acknowledges by incrementing the sender's consumption counter, and a
+//! sender never runs more than two messages ahead of those acknowledgements. Everything
+//! goes through transports (put + atomic), so the same code works off-node.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use rshmem_util::Waiter;
+
+use crate::error::Result;
+use crate::runtime::{Layout, Runtime};
+use crate::team::Team;
+use crate::transport::{Route, Transport};
+use crate::word::AmoOp;
+
+/// Largest message a channel carries; algorithms cut larger data into chunks.
+pub(crate) const MAX_MSG: usize = Layout::MSG_BYTES;
+
+impl Runtime {
+    /// Sends `data` (≤ [`MAX_MSG`] bytes) to team rank `to` on channel `ch`.
+    pub(crate) fn msg_send(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        ch: usize,
+        to: usize,
+        data: &[u8],
+    ) -> Result<()> {
+        debug_assert!(data.len() <= MAX_MSG);
+        let pe = team.members().pe(to);
+        let n = team.sent[ch].load(Relaxed);
+        // Credit: the buffer we are about to fill held message n - 2, which must be consumed.
+        if n >= 2 {
+            let ack = self.layout.ack_flag(team.slot(), ch);
+            let mut w = Waiter::new();
+            while self.load_local::<u64>(ack) < n - 1 {
+                w.snooze();
+            }
+        }
+        let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
+        match self.route(routine, pe)? {
+            // SAFETY: the buffer is a runtime area of the receiver's segment, MAX_MSG bytes,
+            // not read until the arrival counter below is raised.
+            Route::Shm => unsafe { self.shm.put(pe, buf, data.as_ptr(), data.len()) },
+            Route::None => unreachable!("route() rejects unreachable PEs"),
+        }
+        // The increment is a release: the data is visible before the count.
+        self.amo::<u64>(
+            routine,
+            pe,
+            self.layout.msg_flag(team.slot(), ch),
+            AmoOp::Add(1),
+        )?;
+        team.sent[ch].store(n + 1, Relaxed);
+        Ok(())
+    }
+
+    /// Waits for the next message on channel `ch` (from team rank `from`), hands its
+    /// first `len` bytes to `consume`, then acknowledges it.
+    pub(crate) fn msg_recv<R>(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        ch: usize,
+        from: usize,
+        len: usize,
+        consume: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
+        debug_assert!(len <= MAX_MSG);
+        let n = team.recvd[ch].load(Relaxed);
+        let flag = self.layout.msg_flag(team.slot(), ch);
+        let mut w = Waiter::new();
+        while self.load_local::<u64>(flag) <= n {
+            w.snooze();
+        }
+        let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
+        let p = self.peer_ptr(routine, self.me, buf)?;
+        // SAFETY: our own receive buffer holds MAX_MSG bytes; the sender filled it before
+        // raising the counter (acquire above) and does not touch it again before our ack.
+        let out = consume(unsafe { std::slice::from_raw_parts(p, len) });
+        team.recvd[ch].store(n + 1, Relaxed);
+        let pe = team.members().pe(from);
+        self.amo::<u64>(
+            routine,
+            pe,
+            self.layout.ack_flag(team.slot(), ch),
+            AmoOp::Add(1),
+        )?;
+        Ok(out)
+    }
+}
