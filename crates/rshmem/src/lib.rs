@@ -19,6 +19,8 @@
 //! * Atomics exist only for the types the specification allows: [`AmoExtended`],
 //!   [`AmoStandard`], [`AmoBitwise`].
 //! * Point-to-point synchronization: [`Shmem::wait_until`] and friends, with [`Cmp`].
+//! * Teams: [`Shmem::world`] and the other predefined teams are [`TeamRef`]s; splits make
+//!   [`Team`]s, destroyed (collectively) when dropped.
 //!
 //! All operations of a [`Shmem`] use OpenSHMEM's *default context*. PE numbers are plain
 //! `usize` world indices `0..n_pes()`.
@@ -63,6 +65,7 @@ mod remote;
 mod rma;
 mod shmem;
 mod sym;
+mod team;
 
 pub use atomic::{AmoBitwise, AmoExtended, AmoStandard, SymAtomic, SymAtomicVec};
 pub use error::{Error, Result};
@@ -72,3 +75,4 @@ pub use remote::Remote;
 pub use rshmem_core::{Cmp, SignalOp, ThreadLevel};
 pub use shmem::{Info, Shmem};
 pub use sym::{SymBox, SymVec};
+pub use team::{Team, TeamConfig, TeamRef};
