@@ -4,6 +4,12 @@
 #                                      latency and bandwidth 1 B..4 MiB, 8 B put message
 #                                      rate, every AMO, put-then-flag ping-pongs, 2-PE barrier
 #   oshrun -np 4 rshmem-bench barrier  4-PE barrier
+#   oshrun -np 2 rshmem-bench coll     team creation, team barriers, collectives 8 B..1 MiB
+#                                      (broadcast, sum reductions, collect, fcollect,
+#                                      alltoall) against memcpy of the same bytes
+#   SHMEM_VIRTUAL_HOSTS=2 oshrun -np 4 rshmem-bench coll
+#                                      the same at 4 PEs, plus flat vs hierarchical
+#                                      (HOST, LEADERS, HOST broadcast) sum reduction
 #   rshmem-bench launch                oshrun -np 1/2/4 hello, start to exit
 # then prints the targets again. Table lines never start with `{`; JSON lines always do
 # (`./scripts/bench.sh | grep '^{'` keeps only the JSON).
@@ -20,7 +26,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=(--quick); runs=5 ;;
         --runs) runs="$2"; shift ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -44,6 +50,8 @@ trap 'rm -f "$out"' EXIT
     echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
     "$oshrun" --timeout 900 -np 2 "$bench" pe "${quick[@]}"
     "$oshrun" --timeout 900 -np 4 "$bench" barrier "${quick[@]}"
+    "$oshrun" --timeout 900 -np 2 "$bench" coll "${quick[@]}"
+    SHMEM_VIRTUAL_HOSTS=2 "$oshrun" --timeout 900 -np 4 "$bench" coll "${quick[@]}"
     "$bench" launch --oshrun "$oshrun" --runs "$runs"
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out"

@@ -4,11 +4,14 @@
 //!   latency and bandwidth (1 B to 4 MiB), 8 B put message rate, every AMO, put-then-flag
 //!   ping-pongs and the 2-PE barrier, each with its ratio to its limit.
 //! * `oshrun -np 4 rshmem-bench barrier`: barrier latency at any PE count.
+//! * `oshrun -np k rshmem-bench coll`: team creation, barriers and team collectives against
+//!   memcpy; flat vs hierarchical reduction with several (virtual) hosts.
 //! * `rshmem-bench launch --oshrun PATH`: `oshrun -np k rshmem-bench hello` wall time.
 //! * `rshmem-bench summary < output`: the targets of earlier runs, again.
 //!
 //! Table lines never start with `{`; JSON lines always do.
 
+mod coll;
 mod launch;
 mod pe;
 mod report;
@@ -46,6 +49,15 @@ enum Cmd {
         #[arg(long)]
         quick: bool,
     },
+    /// Teams and team collectives on however many PEs run (e.g. `oshrun -np 4`).
+    Coll {
+        /// Fewer samples.
+        #[arg(long)]
+        quick: bool,
+        /// Largest collective size in bytes (rounded up to a power of two).
+        #[arg(long, default_value_t = 1 << 20)]
+        max_size: usize,
+    },
     /// Times `oshrun -np k <hello> hello` from start to exit (run without a launcher).
     Launch {
         /// The launcher.
@@ -78,6 +90,7 @@ fn main() {
     match Cli::parse().cmd {
         Cmd::Pe { quick, max_size } => pe::run_pe(quick, max_size),
         Cmd::Barrier { quick } => pe::run_barrier(quick),
+        Cmd::Coll { quick, max_size } => coll::run_coll(quick, max_size),
         Cmd::Launch {
             oshrun,
             hello,
