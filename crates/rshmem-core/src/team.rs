@@ -468,23 +468,23 @@ impl Runtime {
         self.team_sync(team);
         // After the last sync nobody signals our flags for this slot again: reset them so
         // the slot's next owner starts from epoch 0.
-        for round in 0..Layout::ROUNDS {
-            self.amo::<u64>(
-                "shmem_team_destroy",
-                self.me,
-                self.layout.sync_flag(team.slot, round),
-                AmoOp::Set(0),
-            )?;
+        // Only the rounds and channels this team used can hold non-zero counts.
+        let rounds = team.n_pes().next_power_of_two().trailing_zeros() as usize;
+        for round in 0..rounds {
+            let flag = self.layout.sync_flag(team.slot, round);
+            self.amo::<u64>("shmem_team_destroy", self.me, flag, AmoOp::Set(0))?;
         }
         for w in 0..8 {
             let word = self.layout.coll_word(team.slot, w);
             self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
         }
         for ch in 0..Layout::CHANNELS {
-            for f in [
-                self.layout.msg_flag(team.slot, ch),
-                self.layout.ack_flag(team.slot, ch),
-            ] {
+            if team.recvd[ch].load(Ordering::Relaxed) > 0 {
+                let f = self.layout.msg_flag(team.slot, ch);
+                self.amo::<u64>("shmem_team_destroy", self.me, f, AmoOp::Set(0))?;
+            }
+            if team.sent[ch].load(Ordering::Relaxed) > 0 {
+                let f = self.layout.ack_flag(team.slot, ch);
                 self.amo::<u64>("shmem_team_destroy", self.me, f, AmoOp::Set(0))?;
             }
         }
