@@ -49,6 +49,16 @@ fn ptr_in(rt: &Runtime, addr: usize, pe: i64) -> Option<*mut u8> {
     }
 }
 
+/// `shmem_team_ptr` (OpenSHMEM 1.6): like [`ptr`], with `pe` a rank of `team`.
+pub fn team_ptr(team: &crate::team::Team, addr: usize, pe: i64) -> Result<*mut u8> {
+    let rt = rt("shmem_team_ptr")?;
+    if pe < 0 || pe as usize >= team.n_pes() {
+        return Ok(std::ptr::null_mut());
+    }
+    let world = team.members().pe(pe as usize);
+    Ok(ptr_in(rt, addr, world as i64).unwrap_or(std::ptr::null_mut()))
+}
+
 /// `shmem_info_get_version`.
 pub fn info_get_version() -> (i32, i32) {
     SPEC_VERSION

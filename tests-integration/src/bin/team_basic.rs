@@ -37,6 +37,19 @@ fn main() {
     // An invalid triplet fails on every PE.
     assert!(team::split_strided(&world, 0, 1, n as i64 + 1, cfg).is_err());
 
+    // team_ptr: rank r of the reversed team is world PE n-1-r.
+    let heap = rshmem_core::memory::malloc("shmem_malloc", 64).unwrap();
+    for r in 0..n {
+        let via_team = setup::team_ptr(&rev, heap as usize, r as i64).unwrap();
+        let via_world = setup::ptr(heap as usize, (n - 1 - r) as i64).unwrap();
+        assert!(!via_team.is_null());
+        assert_eq!(via_team, via_world);
+    }
+    assert!(setup::team_ptr(&rev, heap as usize, n as i64)
+        .unwrap()
+        .is_null());
+    rshmem_core::memory::free("shmem_free", heap).unwrap();
+
     // 2-D split with xrange 2: rows and columns.
     let (x, y) = team::split_2d(&world, 2, cfg, cfg).unwrap();
     let (x, y) = (x.unwrap(), y.unwrap());
@@ -102,7 +115,8 @@ fn main() {
     }
 
     // Churn: creation and destruction must give slots back.
-    for i in 0..2000 {
+    let rss_before = rss_kib();
+    for i in 0..10_000 {
         let t = team::split_strided(&world, 0, 1, n as i64, cfg)
             .unwrap()
             .unwrap();
@@ -110,7 +124,13 @@ fn main() {
             team::sync(&t).unwrap();
         }
         team::destroy(&t).unwrap();
-    }
+    } // Memory stays flat: a leak of even 100 bytes per cycle would show as ~1 MiB.
+    let grown = rss_kib().saturating_sub(rss_before);
+    assert!(
+        grown < 512,
+        "RSS grew by {grown} KiB over 10,000 split/destroy cycles"
+    );
+
     for t in [Some(rev), Some(x), Some(y), even].into_iter().flatten() {
         team::destroy(&t).unwrap();
     }
@@ -118,4 +138,11 @@ fn main() {
     rshmem_core::sync::barrier_all().unwrap();
     println!("ok team_basic pe={me}");
     rshmem_core::finalize();
+}
+
+/// Resident set size of this process in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
