@@ -1,0 +1,1069 @@
+//! Generates every C entry point of librshmem and its declaration from one table.
+//!
+//! The type tables (RMA, SIZE, AMO standard/extended/bitwise, p2p) and the routine
+//! families below expand into:
+//! - `$OUT_DIR/entry.rs`: a strong `pshmem_X` per routine (catching panics, calling the
+//!   core once) and a `shmem_X` that forwards to it (included by `src/lib.rs`);
+//! - `$OUT_DIR/shmem.h`, `shmemx.h`, `pshmem.h`: the complete headers. The copies under
+//!   `include/` are checked in; the `headers` test fails when they differ and rewrites them
+//!   with `RSHMEM_BLESS=1`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// (TYPENAME, C type) of the 24 standard RMA types.
+const RMA: &[(&str, &str)] = &[
+    ("float", "float"),
+    ("double", "double"),
+    ("longdouble", "long double"),
+    ("char", "char"),
+    ("schar", "signed char"),
+    ("short", "short"),
+    ("int", "int"),
+    ("long", "long"),
+    ("longlong", "long long"),
+    ("uchar", "unsigned char"),
+    ("ushort", "unsigned short"),
+    ("uint", "unsigned int"),
+    ("ulong", "unsigned long"),
+    ("ulonglong", "unsigned long long"),
+    ("int8", "int8_t"),
+    ("int16", "int16_t"),
+    ("int32", "int32_t"),
+    ("int64", "int64_t"),
+    ("uint8", "uint8_t"),
+    ("uint16", "uint16_t"),
+    ("uint32", "uint32_t"),
+    ("uint64", "uint64_t"),
+    ("size", "size_t"),
+    ("ptrdiff", "ptrdiff_t"),
+];
+
+/// Element sizes in bits of the `SIZE` variants.
+const SIZES: &[usize] = &[8, 16, 32, 64, 128];
+
+/// Standard AMO types (also the p2p types).
+const AMO_STD: &[&str] = &[
+    "int",
+    "long",
+    "longlong",
+    "uint",
+    "ulong",
+    "ulonglong",
+    "int32",
+    "int64",
+    "uint32",
+    "uint64",
+    "size",
+    "ptrdiff",
+];
+/// Extended AMO types: standard plus float and double.
+const AMO_EXT_EXTRA: &[&str] = &["float", "double"];
+/// Bitwise AMO types.
+const AMO_BIT: &[&str] = &[
+    "uint",
+    "ulong",
+    "ulonglong",
+    "int32",
+    "int64",
+    "uint32",
+    "uint64",
+];
+/// Deprecated extra p2p types (wait_until/test only).
+const P2P_DEPRECATED: &[&str] = &["short", "ushort"];
+
+/// The C base types a `_Generic` selection may list (typedefs are aliases of these).
+const BASE: &[&str] = &[
+    "float",
+    "double",
+    "long double",
+    "char",
+    "signed char",
+    "short",
+    "int",
+    "long",
+    "long long",
+    "unsigned char",
+    "unsigned short",
+    "unsigned int",
+    "unsigned long",
+    "unsigned long long",
+];
+
+fn ctype(tn: &str) -> &'static str {
+    RMA.iter()
+        .find(|(n, _)| *n == tn)
+        .unwrap_or_else(|| panic!("unknown TYPENAME {tn}"))
+        .1
+}
+
+/// The base type a C type names on LP64 Linux.
+fn base_of(c: &str) -> &str {
+    match c {
+        "int8_t" => "signed char",
+        "int16_t" => "short",
+        "int32_t" => "int",
+        "int64_t" | "ptrdiff_t" => "long",
+        "uint8_t" => "unsigned char",
+        "uint16_t" => "unsigned short",
+        "uint32_t" => "unsigned int",
+        "uint64_t" | "size_t" => "unsigned long",
+        other => other,
+    }
+}
+
+/// The Rust type of a C scalar or handle type.
+fn rs_scalar(c: &str) -> &'static str {
+    match c {
+        "float" => "f32",
+        "double" => "f64",
+        "long double" => "crate::imp::LongDouble",
+        "char" => "core::ffi::c_char",
+        "signed char" => "core::ffi::c_schar",
+        "short" => "core::ffi::c_short",
+        "int" => "core::ffi::c_int",
+        "long" => "core::ffi::c_long",
+        "long long" => "core::ffi::c_longlong",
+        "unsigned char" => "core::ffi::c_uchar",
+        "unsigned short" => "core::ffi::c_ushort",
+        "unsigned int" => "core::ffi::c_uint",
+        "unsigned long" => "core::ffi::c_ulong",
+        "unsigned long long" => "core::ffi::c_ulonglong",
+        "int8_t" => "i8",
+        "int16_t" => "i16",
+        "int32_t" => "i32",
+        "int64_t" => "i64",
+        "uint8_t" => "u8",
+        "uint16_t" => "u16",
+        "uint32_t" => "u32",
+        "uint64_t" => "u64",
+        "size_t" => "usize",
+        "ptrdiff_t" => "isize",
+        "void" => "core::ffi::c_void",
+        "shmem_team_t" => "crate::imp::TeamHandle",
+        "shmem_team_config_t" => "crate::imp::TeamConfigC",
+        other => panic!("no Rust type for C type {other:?}"),
+    }
+}
+
+/// The Rust type of a C type written `[const] T [*]`.
+fn rs_type(c: &str) -> String {
+    let c = c.trim();
+    if let Some(inner) = c.strip_suffix('*') {
+        let inner = inner.trim();
+        if let Some(t) = inner.strip_prefix("const ") {
+            format!("*const {}", rs_type(t))
+        } else {
+            format!("*mut {}", rs_type(inner))
+        }
+    } else {
+        rs_scalar(c).to_string()
+    }
+}
+
+/// Splits a C parameter `T *name` into (type, name).
+fn split_param(p: &str) -> (String, String) {
+    let p = p.trim();
+    let cut = p
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .expect("typed parameter");
+    (p[..=cut].trim().to_string(), p[cut + 1..].to_string())
+}
+
+/// Which header declares a routine.
+#[derive(Clone, Copy, PartialEq)]
+enum Hdr {
+    Shmem,
+    Shmemx,
+}
+
+#[derive(Default)]
+struct Gen {
+    rs: String,
+    /// Declarations of shmem.h, by section.
+    decls: Vec<(String, Vec<String>)>,
+    xdecls: Vec<String>,
+    pdecls: Vec<String>,
+    count: usize,
+    pcount: usize,
+}
+
+impl Gen {
+    fn section(&mut self, title: &str) {
+        self.decls.push((title.to_string(), Vec::new()));
+    }
+
+    fn decl(&mut self, hdr: Hdr, d: String) {
+        match hdr {
+            Hdr::Shmem => self.decls.last_mut().expect("a section").1.push(d),
+            Hdr::Shmemx => self.xdecls.push(d),
+        }
+    }
+
+    /// One routine. `sig` is its C prototype (`ret name(params)`), `body` a Rust
+    /// expression of the return type in which every parameter and `R` (the routine's
+    /// name) are in scope, and `crate::imp` is `imp`.
+    fn f(&mut self, sig: &str, body: &str) {
+        let open = sig.find('(').expect("(");
+        let head = sig[..open].trim();
+        let params = sig[open + 1..sig.rfind(')').expect(")")].trim();
+        let cut = head
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .expect("return type");
+        let (cret, name) = (head[..=cut].trim(), &head[cut + 1..]);
+        let noreturn = cret.starts_with("NORETURN ");
+        let cret = cret.trim_start_matches("NORETURN ").trim();
+        let ps: Vec<(String, String)> = if params == "void" {
+            Vec::new()
+        } else {
+            params.split(',').map(split_param).collect()
+        };
+        let rparams: Vec<String> = ps
+            .iter()
+            .map(|(t, n)| format!("{n}: {}", rs_type(t)))
+            .collect();
+        let args: Vec<&str> = ps.iter().map(|(_, n)| n.as_str()).collect();
+        let rret = if cret == "void" {
+            String::new()
+        } else {
+            format!(" -> {}", rs_type(cret))
+        };
+        let rparams = rparams.join(", ");
+        let hdr = if name.starts_with("shmemx_") {
+            Hdr::Shmemx
+        } else {
+            Hdr::Shmem
+        };
+        let cdecl = |n: &str| {
+            let nr = if noreturn { "__rshmem_noreturn " } else { "" };
+            let sp = if cret.ends_with('*') { "" } else { " " };
+            format!("{nr}{cret}{sp}{n}({params});")
+        };
+        let profiled = name.starts_with("shmem");
+        let real = if profiled {
+            format!("p{name}")
+        } else {
+            name.to_string()
+        };
+        writeln!(
+            self.rs,
+            "#[no_mangle]\npub unsafe extern \"C\" fn {real}({rparams}){rret} {{\n    \
+             const R: &str = \"{name}\";\n    \
+             crate::imp::guard(R, move || {{\n        \
+             // SAFETY: the caller passes what the OpenSHMEM specification requires of\n        \
+             // {name}; the core checks symmetric addresses, PEs and alignment.\n        \
+             #[allow(unused_unsafe)]\n        unsafe {{ {body} }}\n    }})\n}}"
+        )
+        .unwrap();
+        self.count += 1;
+        if profiled {
+            writeln!(
+                self.rs,
+                "#[no_mangle]\npub unsafe extern \"C\" fn {name}({rparams}){rret} {{\n    \
+                 // SAFETY: forwards the caller's arguments unchanged.\n    \
+                 unsafe {{ {real}({}) }}\n}}",
+                args.join(", ")
+            )
+            .unwrap();
+            self.pcount += 1;
+            self.pdecls.push(cdecl(&real));
+        }
+        self.decl(hdr, cdecl(name));
+    }
+
+    /// A declaration of a routine written by hand in `src/lib.rs`.
+    fn hand(&mut self, decl: &str) {
+        let hdr = if decl.contains("shmemx_") {
+            Hdr::Shmemx
+        } else {
+            Hdr::Shmem
+        };
+        self.decl(hdr, decl.to_string());
+        if let Some(i) = decl.find("shmem") {
+            let mut p = decl.to_string();
+            p.insert(i, 'p');
+            self.pdecls.push(p);
+        }
+    }
+}
+
+/// Substitutes `TN` (TYPENAME), `TYPE` (C type) and `{T}` (Rust type) in a template.
+fn sub(tpl: &str, tn: &str) -> String {
+    let c = ctype(tn);
+    tpl.replace("TN", tn)
+        .replace("TYPE", c)
+        .replace("{T}", rs_scalar(c))
+}
+
+fn setup(g: &mut Gen) {
+    g.section("Library setup, exit and query");
+    g.f("void shmem_init(void)", "imp::init(R)");
+    g.f(
+        "int shmem_init_thread(int requested, int *provided)",
+        "imp::init_thread(R, requested, provided)",
+    );
+    g.f("void shmem_finalize(void)", "rshmem_core::finalize()");
+    g.f(
+        "NORETURN void shmem_global_exit(int status)",
+        "rshmem_core::setup::global_exit(status)",
+    );
+    g.f(
+        "int shmem_my_pe(void)",
+        "imp::ok(rshmem_core::setup::my_pe()) as core::ffi::c_int",
+    );
+    g.f(
+        "int shmem_n_pes(void)",
+        "imp::ok(rshmem_core::setup::n_pes()) as core::ffi::c_int",
+    );
+    g.f(
+        "int shmem_pe_accessible(int pe)",
+        "imp::ok(rshmem_core::setup::pe_accessible(pe.into())) as core::ffi::c_int",
+    );
+    g.f(
+        "int shmem_addr_accessible(const void *addr, int pe)",
+        "imp::ok(rshmem_core::setup::addr_accessible(addr as usize, pe.into())) as core::ffi::c_int",
+    );
+    g.f(
+        "void *shmem_ptr(const void *dest, int pe)",
+        "imp::ok(rshmem_core::setup::ptr(dest as usize, pe.into())).cast()",
+    );
+    g.f(
+        "void shmem_info_get_version(int *major, int *minor)",
+        "imp::info_get_version(R, major, minor)",
+    );
+    g.f(
+        "void shmem_info_get_name(char *name)",
+        "imp::info_get_name(R, name)",
+    );
+    g.f(
+        "void shmem_query_thread(int *provided)",
+        "imp::query_thread(R, provided)",
+    );
+    g.f(
+        "void shmem_query_initialized(int *initialized)",
+        "imp::query_initialized(R, initialized)",
+    );
+    g.hand("void shmem_pcontrol(const int level, ...);");
+    g.section("Deprecated setup (OpenSHMEM 1.5 deprecation table)");
+    g.f("void start_pes(int npes)", "{ let _ = npes; imp::init(R) }");
+    g.f(
+        "int _my_pe(void)",
+        "imp::ok(rshmem_core::setup::my_pe()) as core::ffi::c_int",
+    );
+    g.f(
+        "int _num_pes(void)",
+        "imp::ok(rshmem_core::setup::n_pes()) as core::ffi::c_int",
+    );
+    g.f("double shmemx_wtime(void)", "imp::wtime()");
+    g.f(
+        "size_t shmemx_heap_size(void)",
+        "imp::ok(rshmem_core::memory::heap_size())",
+    );
+    g.f(
+        "size_t shmemx_heap_free(void)",
+        "imp::ok(rshmem_core::memory::heap_free())",
+    );
+}
+
+fn memory(g: &mut Gen) {
+    g.section("Memory management");
+    let m = "rshmem_core::memory";
+    for (sig, call) in [
+        ("void *NAME(size_t size)", "malloc(R, size)"),
+        ("void NAME(void *ptr)", "free(R, ptr.cast())"),
+        (
+            "void *NAME(void *ptr, size_t size)",
+            "realloc(R, ptr.cast(), size)",
+        ),
+        (
+            "void *NAME(size_t alignment, size_t size)",
+            "align(R, alignment, size)",
+        ),
+        (
+            "void *NAME(size_t size, long hints)",
+            "malloc_with_hints(R, size, hints)",
+        ),
+        (
+            "void *NAME(size_t count, size_t size)",
+            "calloc(R, count, size)",
+        ),
+    ]
+    .iter()
+    .zip([
+        ("shmem_malloc", Some("shmalloc")),
+        ("shmem_free", Some("shfree")),
+        ("shmem_realloc", Some("shrealloc")),
+        ("shmem_align", Some("shmemalign")),
+        ("shmem_malloc_with_hints", None),
+        ("shmem_calloc", None),
+    ]) {
+        let ((sig, call), names) = (sig, call);
+        let body = if sig.starts_with("void *") {
+            format!("imp::alloc({m}::{call})")
+        } else {
+            format!("imp::ok({m}::{call})")
+        };
+        g.f(&sig.replace("NAME", names.0), &body);
+        if let Some(old) = names.1 {
+            g.f(&sig.replace("NAME", old), &body);
+        }
+    }
+}
+
+fn rma(g: &mut Gen) {
+    g.section("RMA: put and get");
+    // (suffix, C params with TYPE, body with ESIZE)
+    let xfer = |dir: &str| {
+        format!("imp::xfer(R, imp::Dir::{dir}, dest.cast(), source.cast(), nelems, ESIZE, pe)")
+    };
+    let fams: Vec<(&str, &str, String)> = vec![
+        (
+            "put",
+            "TYPE *dest, const TYPE *source, size_t nelems, int pe",
+            xfer("Put"),
+        ),
+        (
+            "get",
+            "TYPE *dest, const TYPE *source, size_t nelems, int pe",
+            xfer("Get"),
+        ),
+        (
+            "iput",
+            "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe",
+            "imp::strided(R, true, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)".into(),
+        ),
+        (
+            "iget",
+            "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe",
+            "imp::strided(R, false, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)"
+                .into(),
+        ),
+        (
+            "ibput",
+            "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe",
+            "imp::blocked(R, true, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
+                .into(),
+        ),
+        (
+            "ibget",
+            "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe",
+            "imp::blocked(R, false, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
+                .into(),
+        ),
+        (
+            "put_nbi",
+            "TYPE *dest, const TYPE *source, size_t nelems, int pe",
+            xfer("PutNbi"),
+        ),
+        (
+            "get_nbi",
+            "TYPE *dest, const TYPE *source, size_t nelems, int pe",
+            xfer("GetNbi"),
+        ),
+        (
+            "put_signal",
+            "TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe",
+            "imp::put_signal(R, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
+                .into(),
+        ),
+        (
+            "put_signal_nbi",
+            "TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe",
+            "imp::put_signal(R, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
+                .into(),
+        ),
+    ];
+    for (op, params, body) in &fams {
+        if op.starts_with("put_signal") {
+            g.section("Put with signal");
+        }
+        // Typed.
+        for (tn, _) in RMA {
+            let sig = sub(&format!("void shmem_TN_{op}({params})"), tn);
+            g.f(
+                &sig,
+                &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
+            );
+        }
+        // SIZE and mem: void pointers, element size in bytes.
+        let (stem, rest) = op
+            .split_once('_')
+            .map_or((*op, String::new()), |(a, b)| (a, format!("_{b}")));
+        let vparams = params
+            .replace("const TYPE", "const void")
+            .replace("TYPE", "void");
+        for bits in SIZES {
+            g.f(
+                &format!("void shmem_{stem}{bits}{rest}({vparams})"),
+                &body.replace("ESIZE", &(bits / 8).to_string()),
+            );
+        }
+        if !op.starts_with('i') {
+            g.f(
+                &format!("void shmem_{stem}mem{rest}({vparams})"),
+                &body.replace("ESIZE", "1"),
+            );
+        }
+    }
+    g.section("RMA: single elements");
+    for (tn, _) in RMA {
+        if *tn == "longdouble" {
+            // long double travels in x87 registers/memory: hand-written in src/lib.rs.
+            g.hand("void shmem_longdouble_p(long double *dest, long double value, int pe);");
+            g.hand("long double shmem_longdouble_g(const long double *source, int pe);");
+            continue;
+        }
+        g.f(
+            &sub("void shmem_TN_p(TYPE *dest, TYPE value, int pe)", tn),
+            "imp::p(R, dest, value, pe)",
+        );
+        g.f(
+            &sub("TYPE shmem_TN_g(const TYPE *source, int pe)", tn),
+            "imp::g(R, source, pe)",
+        );
+    }
+    g.section("Signals");
+    g.f(
+        "uint64_t shmem_signal_fetch(const uint64_t *sig_addr)",
+        "imp::ok(rshmem_core::signal::signal_fetch(R, sig_addr))",
+    );
+    g.f(
+        "uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)",
+        "imp::ok(rshmem_core::signal::signal_wait_until(R, sig_addr, imp::cmp(R, cmp), cmp_value))",
+    );
+    g.f(
+        "void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)",
+        "imp::ok(rshmem_core::signal::signal_op(R, sig_addr, signal, rshmem_core::SignalOp::Set, pe.into()))",
+    );
+    g.f(
+        "void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)",
+        "imp::ok(rshmem_core::signal::signal_op(R, sig_addr, signal, rshmem_core::SignalOp::Add, pe.into()))",
+    );
+}
+
+/// AMO operations: (name, C params after the address, op expression, fetching, types).
+fn amo(g: &mut Gen) {
+    let ext: Vec<&str> = AMO_STD.iter().chain(AMO_EXT_EXTRA).copied().collect();
+    let std_: Vec<&str> = AMO_STD.to_vec();
+    let bit: Vec<&str> = AMO_BIT.to_vec();
+    // (op, extra C params, AmoOp expression, returns the old value, types)
+    let ops: Vec<(&str, &str, &str, bool, &Vec<&str>)> = vec![
+        ("fetch", "", "Fetch", true, &ext),
+        ("set", ", TYPE value", "Set(value)", false, &ext),
+        ("swap", ", TYPE value", "Swap(value)", true, &ext),
+        (
+            "compare_swap",
+            ", TYPE cond, TYPE value",
+            "CompareSwap { cond, value }",
+            true,
+            &std_,
+        ),
+        (
+            "fetch_inc",
+            "",
+            "Add(<{T} as rshmem_core::Word>::ONE)",
+            true,
+            &std_,
+        ),
+        (
+            "inc",
+            "",
+            "Add(<{T} as rshmem_core::Word>::ONE)",
+            false,
+            &std_,
+        ),
+        ("fetch_add", ", TYPE value", "Add(value)", true, &std_),
+        ("add", ", TYPE value", "Add(value)", false, &std_),
+        ("fetch_and", ", TYPE value", "And(value)", true, &bit),
+        ("and", ", TYPE value", "And(value)", false, &bit),
+        ("fetch_or", ", TYPE value", "Or(value)", true, &bit),
+        ("or", ", TYPE value", "Or(value)", false, &bit),
+        ("fetch_xor", ", TYPE value", "Xor(value)", true, &bit),
+        ("xor", ", TYPE value", "Xor(value)", false, &bit),
+    ];
+    g.section("Atomic memory operations");
+    for (op, extra, amo, fetching, types) in &ops {
+        for tn in types.iter() {
+            let (addr, ptr) = if *op == "fetch" {
+                ("const TYPE *source", "source")
+            } else {
+                ("TYPE *dest", "dest")
+            };
+            let call = format!("imp::amo(R, {ptr}, rshmem_core::AmoOp::{amo}, pe)");
+            if *fetching {
+                g.f(
+                    &sub(
+                        &format!("TYPE shmem_TN_atomic_{op}({addr}{extra}, int pe)"),
+                        tn,
+                    ),
+                    &sub(&call, tn),
+                );
+            } else {
+                g.f(
+                    &sub(
+                        &format!("void shmem_TN_atomic_{op}({addr}{extra}, int pe)"),
+                        tn,
+                    ),
+                    &sub(&format!("{{ {call}; }}"), tn),
+                );
+            }
+        }
+    }
+    g.section("Nonblocking fetching atomic memory operations");
+    for (op, extra, amo, fetching, types) in &ops {
+        if !fetching {
+            continue;
+        }
+        for tn in types.iter() {
+            let (addr, ptr) = if *op == "fetch" {
+                ("const TYPE *source", "source")
+            } else {
+                ("TYPE *dest", "dest")
+            };
+            g.f(
+                &sub(
+                    &format!("void shmem_TN_atomic_{op}_nbi(TYPE *fetch, {addr}{extra}, int pe)"),
+                    tn,
+                ),
+                &sub(
+                    &format!("imp::amo_nbi(R, fetch, {ptr}, rshmem_core::AmoOp::{amo}, pe)"),
+                    tn,
+                ),
+            );
+        }
+    }
+    g.section("Deprecated atomic memory operation names");
+    let old: &[(&str, &str, &[&str])] = &[
+        (
+            "fetch",
+            "fetch",
+            &["float", "double", "int", "long", "longlong"],
+        ),
+        (
+            "set",
+            "set",
+            &["float", "double", "int", "long", "longlong"],
+        ),
+        (
+            "swap",
+            "swap",
+            &["float", "double", "int", "long", "longlong"],
+        ),
+        ("cswap", "compare_swap", &["int", "long", "longlong"]),
+        ("finc", "fetch_inc", &["int", "long", "longlong"]),
+        ("inc", "inc", &["int", "long", "longlong"]),
+        ("fadd", "fetch_add", &["int", "long", "longlong"]),
+        ("add", "add", &["int", "long", "longlong"]),
+    ];
+    for (old, new, types) in old {
+        let (_, extra, amo, fetching, _) = ops.iter().find(|o| o.0 == *new).unwrap();
+        for tn in *types {
+            let (addr, ptr) = if *old == "fetch" {
+                ("const TYPE *source", "source")
+            } else {
+                ("TYPE *dest", "dest")
+            };
+            let call = format!("imp::amo(R, {ptr}, rshmem_core::AmoOp::{amo}, pe)");
+            let (ret, body) = if *fetching {
+                ("TYPE", call)
+            } else {
+                ("void", format!("{{ {call}; }}"))
+            };
+            g.f(
+                &sub(&format!("{ret} shmem_TN_{old}({addr}{extra}, int pe)"), tn),
+                &sub(&body, tn),
+            );
+        }
+    }
+}
+
+fn p2p(g: &mut Gen) {
+    g.section("Point-to-point synchronization");
+    let single: Vec<&str> = AMO_STD.iter().chain(P2P_DEPRECATED).copied().collect();
+    for tn in &single {
+        g.f(
+            &sub(
+                "void shmem_TN_wait_until(TYPE *ivar, int cmp, TYPE cmp_value)",
+                tn,
+            ),
+            "imp::ok(rshmem_core::p2p::wait_until(R, ivar, imp::cmp(R, cmp), cmp_value))",
+        );
+        g.f(
+            &sub("int shmem_TN_test(TYPE *ivar, int cmp, TYPE cmp_value)", tn),
+            "imp::ok(rshmem_core::p2p::test(R, ivar, imp::cmp(R, cmp), cmp_value)) as core::ffi::c_int",
+        );
+    }
+    // (name, return, extra params before status, call, result conversion)
+    let sets: &[(&str, &str, &str, &str, &str)] = &[
+        ("wait_until_all", "void", "", "wait_until_all(R, ivars, nelems, status", ""),
+        ("wait_until_any", "size_t", "", "wait_until_any(R, ivars, nelems, status", ".unwrap_or(usize::MAX)"),
+        ("wait_until_some", "size_t", "size_t *indices, ", "wait_until_some(R, ivars, nelems, imp::nonnull_mut(R, \"indices\", indices, nelems), status", ""),
+        ("test_all", "int", "", "test_all(R, ivars, nelems, status", " as core::ffi::c_int"),
+        ("test_any", "size_t", "", "test_any(R, ivars, nelems, status", ".unwrap_or(usize::MAX)"),
+        ("test_some", "size_t", "size_t *indices, ", "test_some(R, ivars, nelems, imp::nonnull_mut(R, \"indices\", indices, nelems), status", ""),
+    ];
+    for (name, ret, extra, call, conv) in sets {
+        for tn in AMO_STD {
+            g.f(
+                &sub(&format!("{ret} shmem_TN_{name}(TYPE *ivars, size_t nelems, {extra}const int *status, int cmp, TYPE cmp_value)"), tn),
+                &format!("imp::ok(rshmem_core::p2p::{call}, imp::cmp(R, cmp), rshmem_core::p2p::Values::One(cmp_value))){conv}"),
+            );
+            g.f(
+                &sub(&format!("{ret} shmem_TN_{name}_vector(TYPE *ivars, size_t nelems, {extra}const int *status, int cmp, const TYPE *cmp_values)"), tn),
+                &format!("imp::ok(rshmem_core::p2p::{call}, imp::cmp(R, cmp), rshmem_core::p2p::Values::Each(imp::nonnull(R, \"cmp_values\", cmp_values, nelems)))){conv}"),
+            );
+        }
+    }
+    g.section("Deprecated point-to-point synchronization");
+    g.f(
+        "void shmem_wait(long *ivar, long cmp_value)",
+        "imp::ok(rshmem_core::p2p::wait_until(R, ivar, rshmem_core::Cmp::Ne, cmp_value))",
+    );
+    for tn in ["short", "int", "long", "longlong"] {
+        g.f(
+            &sub("void shmem_TN_wait(TYPE *ivar, TYPE cmp_value)", tn),
+            "imp::ok(rshmem_core::p2p::wait_until(R, ivar, rshmem_core::Cmp::Ne, cmp_value))",
+        );
+    }
+    g.f(
+        "void shmem_wait_until(long *ivar, int cmp, long cmp_value)",
+        "imp::ok(rshmem_core::p2p::wait_until(R, ivar, imp::cmp(R, cmp), cmp_value))",
+    );
+}
+
+fn sync_and_teams(g: &mut Gen) {
+    g.section("Memory ordering and synchronization");
+    g.f(
+        "void shmem_fence(void)",
+        "imp::ok(rshmem_core::order::fence())",
+    );
+    g.f(
+        "void shmem_quiet(void)",
+        "imp::ok(rshmem_core::order::quiet())",
+    );
+    g.f(
+        "void shmem_barrier_all(void)",
+        "imp::ok(rshmem_core::sync::barrier_all())",
+    );
+    g.f(
+        "void shmem_sync_all(void)",
+        "imp::ok(rshmem_core::sync::sync_all())",
+    );
+    g.section("Distributed locking");
+    g.f(
+        "void shmem_set_lock(long *lock)",
+        "imp::ok(rshmem_core::lock::set_lock(R, lock))",
+    );
+    g.f(
+        "int shmem_test_lock(long *lock)",
+        "(!imp::ok(rshmem_core::lock::test_lock(R, lock))) as core::ffi::c_int",
+    );
+    g.f(
+        "void shmem_clear_lock(long *lock)",
+        "imp::ok(rshmem_core::lock::clear_lock(R, lock))",
+    );
+    g.section("Teams");
+    g.f(
+        "int shmem_team_my_pe(shmem_team_t team)",
+        "imp::team_my_pe(R, team)",
+    );
+    g.f(
+        "int shmem_team_n_pes(shmem_team_t team)",
+        "imp::team_n_pes(R, team)",
+    );
+    g.f(
+        "int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)",
+        "imp::team_get_config(R, team, config_mask, config)",
+    );
+    g.f(
+        "int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)",
+        "imp::team_translate_pe(R, src_team, src_pe, dest_team)",
+    );
+    g.f(
+        "int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
+        "imp::team_split_strided(R, parent_team, start, stride, size, config, config_mask, new_team)",
+    );
+    g.f(
+        "int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask, shmem_team_t *yaxis_team)",
+        "imp::team_split_2d(R, parent_team, xrange, xaxis_config, xaxis_mask, xaxis_team, yaxis_config, yaxis_mask, yaxis_team)",
+    );
+    g.f(
+        "void shmem_team_destroy(shmem_team_t team)",
+        "imp::team_destroy(R, team)",
+    );
+    g.f(
+        "int shmem_team_sync(shmem_team_t team)",
+        "imp::team_sync(R, team)",
+    );
+    g.f(
+        "int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
+        "imp::team_split_color(R, parent_team, color, key, config, config_mask, new_team)",
+    );
+}
+
+/// C11 generic selections: (generic name, dispatch argument index, typed-name template
+/// with TN, TYPENAMEs).
+fn generics() -> String {
+    let mut s = String::new();
+    let rma: Vec<&str> = RMA.iter().map(|(n, _)| *n).collect();
+    let ext: Vec<&str> = AMO_STD.iter().chain(AMO_EXT_EXTRA).copied().collect();
+    let p2p1: Vec<&str> = AMO_STD.iter().chain(P2P_DEPRECATED).copied().collect();
+    let mut fams: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for op in [
+        "put",
+        "get",
+        "p",
+        "g",
+        "iput",
+        "iget",
+        "ibput",
+        "ibget",
+        "put_nbi",
+        "get_nbi",
+        "put_signal",
+        "put_signal_nbi",
+    ] {
+        fams.push((format!("shmem_{op}"), format!("shmem_TN_{op}"), rma.clone()));
+    }
+    let amo_ops: [(&str, &Vec<&str>); 14] = [
+        ("fetch", &ext),
+        ("set", &ext),
+        ("swap", &ext),
+        ("compare_swap", &AMO_STD.to_vec()),
+        ("fetch_inc", &AMO_STD.to_vec()),
+        ("inc", &AMO_STD.to_vec()),
+        ("fetch_add", &AMO_STD.to_vec()),
+        ("add", &AMO_STD.to_vec()),
+        ("fetch_and", &AMO_BIT.to_vec()),
+        ("and", &AMO_BIT.to_vec()),
+        ("fetch_or", &AMO_BIT.to_vec()),
+        ("or", &AMO_BIT.to_vec()),
+        ("fetch_xor", &AMO_BIT.to_vec()),
+        ("xor", &AMO_BIT.to_vec()),
+    ];
+    for (op, types) in &amo_ops {
+        fams.push((
+            format!("shmem_atomic_{op}"),
+            format!("shmem_TN_atomic_{op}"),
+            types.to_vec(),
+        ));
+    }
+    for (op, types) in &amo_ops {
+        if op.starts_with("fetch") || *op == "swap" || *op == "compare_swap" {
+            fams.push((
+                format!("shmem_atomic_{op}_nbi"),
+                format!("shmem_TN_atomic_{op}_nbi"),
+                types.to_vec(),
+            ));
+        }
+    }
+    for (old, new, types) in [
+        ("fetch", "fetch", &ext),
+        ("set", "set", &ext),
+        ("swap", "swap", &ext),
+        ("cswap", "compare_swap", &AMO_STD.to_vec()),
+        ("finc", "fetch_inc", &AMO_STD.to_vec()),
+        ("inc", "inc", &AMO_STD.to_vec()),
+        ("fadd", "fetch_add", &AMO_STD.to_vec()),
+        ("add", "add", &AMO_STD.to_vec()),
+    ] {
+        fams.push((
+            format!("shmem_{old}"),
+            format!("shmem_TN_atomic_{new}"),
+            types.to_vec(),
+        ));
+    }
+    fams.push((
+        "shmem_wait_until".into(),
+        "shmem_TN_wait_until".into(),
+        p2p1.clone(),
+    ));
+    fams.push(("shmem_test".into(), "shmem_TN_test".into(), p2p1));
+    for set in ["all", "any", "some"] {
+        for kind in ["wait_until", "test"] {
+            for v in ["", "_vector"] {
+                fams.push((
+                    format!("shmem_{kind}_{set}{v}"),
+                    format!("shmem_TN_{kind}_{set}{v}"),
+                    AMO_STD.to_vec(),
+                ));
+            }
+        }
+    }
+    for (generic, tpl, types) in fams {
+        // The dispatch argument: the fetch-nbi forms dispatch on `fetch` (first), the
+        // others on the symmetric address (first).
+        writeln!(
+            s,
+            "#define {generic}(__rshmem_a, ...) _Generic(*(__rshmem_a), \\"
+        )
+        .unwrap();
+        let mut rows = Vec::new();
+        for b in BASE {
+            if let Some(tn) = types.iter().find(|tn| base_of(ctype(tn)) == *b) {
+                rows.push(format!("    {b}: {}", tpl.replace("TN", tn)));
+            }
+        }
+        writeln!(s, "{})(__rshmem_a, __VA_ARGS__)", rows.join(", \\\n")).unwrap();
+    }
+    s
+}
+
+const HEAD: &str = r#"/* shmem.h: the OpenSHMEM 1.5 C API of rshmem (with the 1.6 additions it implements).
+ *
+ * GENERATED by crates/rshmem-capi/build.rs from its type and routine tables; do not edit.
+ * Regenerate with `RSHMEM_BLESS=1 cargo test -p rshmem-capi --test headers`. */
+#ifndef _RSHMEM_SHMEM_H
+#define _RSHMEM_SHMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHMEM_MAJOR_VERSION 1
+#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MAX_NAME_LEN 256
+#define SHMEM_VENDOR_STRING "rshmem"
+#define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
+#define _SHMEM_MINOR_VERSION SHMEM_MINOR_VERSION
+#define _SHMEM_MAX_NAME_LEN SHMEM_MAX_NAME_LEN
+#define _SHMEM_VENDOR_STRING SHMEM_VENDOR_STRING
+
+#define SHMEM_THREAD_SINGLE 0
+#define SHMEM_THREAD_FUNNELED 1
+#define SHMEM_THREAD_SERIALIZED 2
+#define SHMEM_THREAD_MULTIPLE 3
+
+#define SHMEM_CMP_EQ 1
+#define SHMEM_CMP_NE 2
+#define SHMEM_CMP_GT 3
+#define SHMEM_CMP_GE 4
+#define SHMEM_CMP_LT 5
+#define SHMEM_CMP_LE 6
+#define _SHMEM_CMP_EQ SHMEM_CMP_EQ
+#define _SHMEM_CMP_NE SHMEM_CMP_NE
+#define _SHMEM_CMP_GT SHMEM_CMP_GT
+#define _SHMEM_CMP_GE SHMEM_CMP_GE
+#define _SHMEM_CMP_LT SHMEM_CMP_LT
+#define _SHMEM_CMP_LE SHMEM_CMP_LE
+
+#define SHMEM_SIGNAL_SET 0
+#define SHMEM_SIGNAL_ADD 1
+
+#define SHMEM_MALLOC_ATOMICS_REMOTE (1L << 0)
+#define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)
+
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+
+/* Deprecated active-set constants (pSync/pWrk are not used by rshmem; any size works). */
+#define SHMEM_SYNC_VALUE 0L
+#define SHMEM_SYNC_SIZE 16
+#define SHMEM_BARRIER_SYNC_SIZE 16
+#define SHMEM_BCAST_SYNC_SIZE 16
+#define SHMEM_REDUCE_SYNC_SIZE 16
+#define SHMEM_COLLECT_SYNC_SIZE 16
+#define SHMEM_ALLTOALL_SYNC_SIZE 16
+#define SHMEM_ALLTOALLS_SYNC_SIZE 16
+#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 16
+#define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
+#define _SHMEM_SYNC_SIZE SHMEM_SYNC_SIZE
+#define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define __rshmem_noreturn [[noreturn]]
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define __rshmem_noreturn _Noreturn
+#elif defined(__GNUC__)
+#define __rshmem_noreturn __attribute__((__noreturn__))
+#else
+#define __rshmem_noreturn
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct __rshmem_team *shmem_team_t;
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+extern shmem_team_t SHMEM_TEAM_WORLD;
+extern shmem_team_t SHMEM_TEAM_SHARED;
+"#;
+
+const TAIL_C: &str = r#"
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#undef __rshmem_noreturn
+"#;
+
+fn main() {
+    let mut g = Gen::default();
+    setup(&mut g);
+    memory(&mut g);
+    rma(&mut g);
+    amo(&mut g);
+    p2p(&mut g);
+    sync_and_teams(&mut g);
+
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let rs = format!(
+        "// Generated by build.rs: {} routines, {} with pshmem_ names.\n{}",
+        g.count, g.pcount, g.rs
+    );
+    std::fs::write(out.join("entry.rs"), rs).expect("write entry.rs");
+
+    let mut h = String::from(HEAD);
+    for (title, ds) in &g.decls {
+        writeln!(h, "\n/* {title} */").unwrap();
+        for d in ds {
+            writeln!(h, "{d}").unwrap();
+        }
+    }
+    h.push_str(TAIL_C);
+    h.push_str(
+        "\n/* C11 type-generic interfaces */\n\
+         #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)\n",
+    );
+    h.push_str(&generics());
+    h.push_str("#endif /* C11 */\n\n#endif /* _RSHMEM_SHMEM_H */\n");
+    std::fs::write(out.join("shmem.h"), h).expect("write shmem.h");
+
+    let mut x = String::from(
+        "/* shmemx.h: rshmem extensions (shmemx_ names).\n *\n * GENERATED by crates/rshmem-capi/build.rs; do not edit. */\n\
+         #ifndef _RSHMEM_SHMEMX_H\n#define _RSHMEM_SHMEMX_H\n\n#include \"shmem.h\"\n\n\
+         #ifdef __cplusplus\nextern \"C\" {\n#endif\n\n\
+         /* Predefined teams: the PEs of this host, and the first PE of each host\n \
+         * (SHMEM_TEAM_INVALID on the PEs that lead no host). */\n\
+         extern shmem_team_t SHMEMX_TEAM_HOST;\nextern shmem_team_t SHMEMX_TEAM_LEADERS;\n\n",
+    );
+    for d in &g.xdecls {
+        writeln!(x, "{d}").unwrap();
+    }
+    x.push_str(
+        "\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* _RSHMEM_SHMEMX_H */\n",
+    );
+    std::fs::write(out.join("shmemx.h"), x).expect("write shmemx.h");
+
+    let mut p = String::from(
+        "/* pshmem.h: the OpenSHMEM profiling interface (pshmem_ names) of rshmem.\n *\n * GENERATED by crates/rshmem-capi/build.rs; do not edit. */\n\
+         #ifndef _RSHMEM_PSHMEM_H\n#define _RSHMEM_PSHMEM_H\n\n#include \"shmemx.h\"\n\n\
+         #ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+    );
+    for d in &g.pdecls {
+        writeln!(p, "{}", d.replace("__rshmem_noreturn ", "")).unwrap();
+    }
+    p.push_str(
+        "\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* _RSHMEM_PSHMEM_H */\n",
+    );
+    std::fs::write(out.join("pshmem.h"), p).expect("write pshmem.h");
+
+    println!("cargo:rerun-if-changed=build.rs");
+}

@@ -1,0 +1,2 @@
+/* mpp/shmem.h: the deprecated header path of OpenSHMEM; same as <shmem.h>. */
+#include "../shmem.h"

@@ -1,0 +1,204 @@
+//! The checked-in headers are the generated ones, they compile warning-free as C11, C99
+//! and C++17, and they declare exactly the symbols librshmem exports.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const HEADERS: [&str; 3] = ["shmem.h", "shmemx.h", "pshmem.h"];
+
+fn include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
+}
+
+/// `target/<profile>`, from this test binary's path (`target/<profile>/deps/x`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+#[test]
+fn checked_in_headers_are_generated() {
+    let out = Path::new(env!("OUT_DIR"));
+    let bless = std::env::var_os("RSHMEM_BLESS").is_some();
+    for h in HEADERS {
+        let gen = std::fs::read_to_string(out.join(h)).unwrap();
+        let path = include_dir().join(h);
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        if bless {
+            std::fs::write(&path, &gen).unwrap();
+        } else {
+            assert!(
+                have == gen,
+                "{} differs from the generated header; run RSHMEM_BLESS=1 cargo test -p rshmem-capi --test headers",
+                path.display()
+            );
+        }
+    }
+}
+
+fn compile(compiler: &str, flags: &[&str], src: &str, ext: &str) {
+    let dir = std::env::temp_dir().join(format!("rshmem-hdr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!(
+        "t{}.{ext}",
+        flags.join("").replace(['-', '=', '+'], "")
+    ));
+    std::fs::write(&file, src).unwrap();
+    let out = Command::new(compiler)
+        .args(flags)
+        .arg("-I")
+        .arg(include_dir())
+        .arg("-fsyntax-only")
+        .arg(&file)
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        out.status.success(),
+        "{compiler} {flags:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const USE_ALL: &str = r#"
+#include <shmem.h>
+#include <shmemx.h>
+#include <pshmem.h>
+#include <mpp/shmem.h>
+#include <mpp/shmemx.h>
+int main(void) {
+    static long x;
+    shmem_init();
+    shmem_long_p(&x, 1, 0);
+    shmem_barrier_all();
+    shmem_finalize();
+    return (int)x;
+}
+"#;
+
+const GENERICS: &str = r#"
+#include <shmem.h>
+static int i; static long l; static long long ll; static unsigned u; static unsigned long ul;
+static unsigned long long ull; static float f; static double d; static long double ld;
+static char c; static signed char sc; static unsigned char uc; static short s; static unsigned short us;
+static int8_t i8; static int64_t i64; static uint32_t u32; static size_t sz; static ptrdiff_t pd;
+static uint64_t sig;
+int main(void) {
+    int st[1] = {0}; size_t idx[1]; int iv[1] = {0};
+    shmem_init();
+    shmem_put(&i, &i, 1, 0); shmem_get(&ld, &ld, 1, 0); shmem_p(&c, c, 0); sc = shmem_g(&sc, 0);
+    shmem_put_nbi(&uc, &uc, 1, 0); shmem_get_nbi(&s, &s, 1, 0); shmem_iput(&us, &us, 1, 1, 1, 0);
+    shmem_iget(&i8, &i8, 1, 1, 1, 0); shmem_ibput(&sz, &sz, 1, 1, 1, 1, 0);
+    shmem_put_signal(&pd, &pd, 1, &sig, 1, SHMEM_SIGNAL_ADD, 0);
+    shmem_put_signal_nbi(&f, &f, 1, &sig, 1, SHMEM_SIGNAL_SET, 0);
+    l = shmem_atomic_fetch(&l, 0); shmem_atomic_set(&d, d, 0); f = shmem_atomic_swap(&f, f, 0);
+    ll = shmem_atomic_compare_swap(&ll, 0, 1, 0); u = shmem_atomic_fetch_inc(&u, 0);
+    shmem_atomic_inc(&ul, 0); ull = shmem_atomic_fetch_add(&ull, 1, 0); shmem_atomic_add(&i64, 1, 0);
+    u32 = shmem_atomic_fetch_and(&u32, 1, 0); shmem_atomic_or(&i, 1, 0); shmem_atomic_xor(&l, 1, 0);
+    shmem_atomic_fetch_nbi(&i, &i, 0); shmem_atomic_fetch_xor_nbi(&ul, &ul, 1, 0);
+    shmem_atomic_compare_swap_nbi(&sz, &sz, 0, 1, 0);
+    i = shmem_fetch(&i, 0); shmem_set(&l, 1, 0); shmem_cswap(&ll, 0, 1, 0); shmem_finc(&i, 0);
+    shmem_inc(&l, 0); shmem_fadd(&ll, 1, 0); shmem_add(&i, 1, 0); d = shmem_swap(&d, 1.0, 0);
+    shmem_wait_until(&l, SHMEM_CMP_EQ, 0); i = shmem_test(&s, SHMEM_CMP_NE, 0);
+    shmem_wait_until_all(iv, 1, st, SHMEM_CMP_EQ, 0); sz = shmem_test_any(iv, 1, NULL, SHMEM_CMP_EQ, 0);
+    sz = shmem_wait_until_some_vector(iv, 1, idx, st, SHMEM_CMP_EQ, iv);
+    shmem_finalize();
+    return 0;
+}
+"#;
+
+#[test]
+fn headers_compile_warning_free() {
+    let strict = ["-Wall", "-Wextra", "-pedantic", "-Werror"];
+    compile("gcc", &[&["-std=c11"][..], &strict].concat(), USE_ALL, "c");
+    compile("gcc", &[&["-std=c99"][..], &strict].concat(), USE_ALL, "c");
+    compile("gcc", &[&["-std=c11"][..], &strict].concat(), GENERICS, "c");
+    compile(
+        "g++",
+        &["-std=c++17", "-Wall", "-Wextra", "-Werror"],
+        USE_ALL,
+        "cpp",
+    );
+    compile(
+        "g++",
+        &["-std=c++11", "-Wall", "-Wextra", "-pedantic", "-Werror"],
+        USE_ALL,
+        "cpp",
+    );
+}
+
+/// Names declared by the headers (one declaration per line, as generated).
+fn declared() -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for h in HEADERS {
+        let text = std::fs::read_to_string(include_dir().join(h)).unwrap();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('#') || line.starts_with('/') || line.starts_with('*') {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("extern shmem_team_t ") {
+                names.insert(rest.trim_end_matches(';').to_string());
+            } else if line.ends_with(");") && !line.starts_with(' ') {
+                let head = &line[..line.find('(').unwrap()];
+                let name = head.rsplit([' ', '*']).next().unwrap();
+                names.insert(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn headers_declare_exactly_the_exported_symbols() {
+    // `cargo build` puts the cdylib in the profile directory, `cargo test` in deps/.
+    let mut so = profile_dir().join("deps/librshmem_c.so");
+    if !so.exists() {
+        so = profile_dir().join("librshmem_c.so");
+    }
+    assert!(
+        so.exists(),
+        "{} is not built (cargo builds the cdylib before this test)",
+        so.display()
+    );
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&so)
+        .output()
+        .expect("run nm");
+    let exported: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, kind, name) = (f.next()?, f.next()?, f.next()?);
+            (matches!(kind, "T" | "R" | "D" | "B")
+                && !name.starts_with("rust_")
+                && !name.starts_with("__rust"))
+            .then(|| name.to_string())
+        })
+        .collect();
+    let declared = declared();
+    let undeclared: Vec<_> = exported.difference(&declared).collect();
+    let missing: Vec<_> = declared.difference(&exported).collect();
+    assert!(
+        undeclared.is_empty(),
+        "exported but not declared: {undeclared:?}"
+    );
+    assert!(missing.is_empty(), "declared but not exported: {missing:?}");
+    let shmem = declared.iter().filter(|n| n.starts_with("shmem_")).count();
+    let pshmem = declared.iter().filter(|n| n.starts_with("pshmem")).count();
+    eprintln!(
+        "{} symbols: {shmem} shmem_, {pshmem} pshmem*",
+        declared.len()
+    );
+    // Every shmem_/shmemx_ routine has a pshmem twin.
+    for n in declared
+        .iter()
+        .filter(|n| n.starts_with("shmem") && n.chars().any(|c| c.is_lowercase()))
+    {
+        assert!(
+            declared.contains(&format!("p{n}")),
+            "no pshmem name for {n}"
+        );
+    }
+}

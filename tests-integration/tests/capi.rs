@@ -1,0 +1,234 @@
+//! The C face: installs librshmem, headers, oshcc/oshc++ and oshrun into a prefix in the
+//! target directory (crates/rshmem-capi/scripts/install.sh), compiles the C and C++
+//! programs of tests-integration/c with the installed wrappers, and runs them at 1-4 PEs.
+//!
+//! librshmem is built by `cargo test --workspace` (the rshmem-capi package's own tests
+//! need its library); run alone, this test needs `cargo build -p rshmem-capi` first.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rshmem_tests::{bin_dir, Job, JobOutput};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// The install prefix, installed once per test process.
+fn prefix() -> &'static Path {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let build = bin_dir();
+        assert!(
+            build.join("librshmem_c.so").exists() || build.join("deps/librshmem_c.so").exists(),
+            "{} has no librshmem_c.so: run `cargo test --workspace`, or `cargo build -p rshmem-capi` before this test",
+            build.display()
+        );
+        let prefix = build.join("capi-prefix");
+        let out = Command::new("sh")
+            .arg(workspace().join("crates/rshmem-capi/scripts/install.sh"))
+            .arg("--prefix")
+            .arg(&prefix)
+            .arg("--build-dir")
+            .arg(&build)
+            .output()
+            .expect("run install.sh");
+        assert!(
+            out.status.success(),
+            "install.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for f in [
+            "lib/librshmem.so",
+            "lib/librshmem.a",
+            "lib/pkgconfig/rshmem.pc",
+            "include/shmem.h",
+            "include/shmemx.h",
+            "include/mpp/shmem.h",
+            "include/mpp/shmemx.h",
+            "bin/oshcc",
+            "bin/oshc++",
+            "bin/oshrun",
+        ] {
+            assert!(prefix.join(f).exists(), "install.sh did not install {f}");
+        }
+        prefix
+    })
+}
+
+/// Compiles tests-integration/c/`src` with the installed wrapper and extra `flags`.
+fn build(src: &str, flags: &[&str]) -> String {
+    let p = prefix();
+    let cxx = src.ends_with(".cpp");
+    let (wrapper, std) = if cxx {
+        ("oshc++", "-std=c++17")
+    } else {
+        ("oshcc", "-std=c11")
+    };
+    let dir = p.join("tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = src.split('.').next().unwrap();
+    let exe = dir.join(format!(
+        "{stem}{}",
+        flags.join("").replace(['-', '=', '/'], "_")
+    ));
+    let tmp = exe.with_extension(format!("tmp{}", std::process::id()));
+    let mut cmd = Command::new(p.join("bin").join(wrapper));
+    cmd.args([std, "-Wall", "-Wextra", "-Werror", "-O1", "-g"]);
+    if !cxx {
+        cmd.arg("-pedantic");
+    }
+    let out = cmd
+        .args(flags)
+        .arg("-o")
+        .arg(&tmp)
+        .arg(workspace().join("tests-integration/c").join(src))
+        .output()
+        .expect("run the compiler wrapper");
+    assert!(
+        out.status.success(),
+        "{wrapper} {src} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&tmp, &exe).unwrap();
+    exe.to_str().unwrap().to_string()
+}
+
+fn run(np: usize, exe: &str) -> JobOutput {
+    Job::new(np, exe).timeout(Duration::from_secs(60)).run()
+}
+
+fn all_ok(src: &str, name: &str, nps: &[usize]) {
+    let exe = build(src, &[]);
+    for &np in nps {
+        let out = run(np, &exe);
+        out.assert_ok();
+        assert_eq!(
+            out.lines_with(&format!("ok {name} pe=")).len(),
+            np,
+            "{name} at {np} PEs: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn c_rma() {
+    all_ok("rma.c", "rma", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn c_amo() {
+    all_ok("amo.c", "amo", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn c_p2p_signals_locks() {
+    all_ok("p2p.c", "p2p", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn c_teams() {
+    all_ok("team.c", "team", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn c_deprecated_api_and_pshmem_names() {
+    all_ok("deprecated.c", "deprecated", &[1, 2, 4]);
+}
+
+#[test]
+fn cxx_program() {
+    all_ok("cxx.cpp", "cxx", &[1, 2, 4]);
+}
+
+#[test]
+fn c_static_library() {
+    // Links lib/librshmem.a with the plain compiler (oshcc links the shared library).
+    let p = prefix();
+    let dir = p.join("tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(format!("amo_static{}", std::process::id()));
+    let out = Command::new("cc")
+        .args(["-std=c11", "-O1", "-I"])
+        .arg(p.join("include"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(workspace().join("tests-integration/c/amo.c"))
+        .arg(p.join("lib/librshmem.a"))
+        .args(["-lpthread", "-ldl", "-lm"])
+        .output()
+        .expect("run cc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ldd = Command::new("ldd").arg(&exe).output().expect("ldd");
+    assert!(
+        !String::from_utf8_lossy(&ldd.stdout).contains("librshmem"),
+        "not statically linked"
+    );
+    let out = run(2, exe.to_str().unwrap());
+    let _ = std::fs::remove_file(&exe);
+    out.assert_ok();
+    assert_eq!(out.lines_with("ok amo pe=").len(), 2, "{out:?}");
+}
+
+#[test]
+fn pkg_config_file() {
+    let p = prefix();
+    let out = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "rshmem"])
+        .env("PKG_CONFIG_PATH", p.join("lib/pkgconfig"))
+        .output();
+    let Ok(out) = out else {
+        eprintln!("pkg-config is not installed; skipped");
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let flags = String::from_utf8_lossy(&out.stdout);
+    let inc = format!("-I{}", p.join("include").display());
+    let lib = format!("-L{}", p.join("lib").display());
+    assert!(
+        flags.contains(&inc) && flags.contains(&lib) && flags.contains("-lrshmem"),
+        "{flags}"
+    );
+}
+
+#[test]
+fn global_exit_status_reaches_the_launcher() {
+    let exe = build("exit.c", &[]);
+    for np in [1, 3] {
+        let out = run(np, &exe);
+        assert_eq!(out.code(), 7, "{out:?}");
+    }
+}
+
+#[test]
+fn bad_arguments_name_routine_and_argument() {
+    let exe = build("debug.c", &[]);
+    for (what, debug, msg) in [
+        ("nonsym", "0", "shmem_int_put: argument dest"),
+        (
+            "null",
+            "1",
+            "shmem_int_put: argument source: is a null pointer",
+        ),
+        ("cmp", "0", "shmem_int_wait_until: argument cmp"),
+        ("pe", "0", "shmem_int_p: argument pe"),
+    ] {
+        let out = Job::new(2, &exe)
+            .args([what])
+            .env("SHMEM_DEBUG", debug)
+            .timeout(Duration::from_secs(60))
+            .run();
+        assert_ne!(out.code(), 0, "{what}: {out:?}");
+        assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+    }
+}
