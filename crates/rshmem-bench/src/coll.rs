@@ -416,7 +416,9 @@ fn collectives(
         let mut collect = |k: u64| {
             for _ in 0..k {
                 // SAFETY: see above; dest receives `n * npes` bytes.
-                ok(unsafe { core_coll::collect("shmem_collectmem", world, dst, src, n) });
+                ok(unsafe {
+                    core_coll::collect("shmem_collectmem", world, dst, src, n, usize::MAX)
+                });
             }
         };
         let mut fcollect = |k: u64| {

@@ -56,6 +56,7 @@
 #![warn(missing_docs)]
 
 mod atomic;
+mod coll;
 mod error;
 mod lock;
 mod nbi;
@@ -68,6 +69,7 @@ mod sym;
 mod team;
 
 pub use atomic::{AmoBitwise, AmoExtended, AmoStandard, SymAtomic, SymAtomicVec};
+pub use coll::{And, Complex, Max, Min, Operator, Or, Prod, Reducible, Sum, Xor};
 pub use error::{Error, Result};
 pub use lock::{LockGuard, SymLock};
 pub use nbi::{FetchNbi, GetNbi, NbiScope};

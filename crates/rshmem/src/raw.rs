@@ -8,6 +8,8 @@ use std::marker::PhantomData;
 use std::mem::{align_of, size_of, size_of_val, MaybeUninit};
 use std::ptr::NonNull;
 
+use rshmem_core::coll::{self, Elem, ReduceOp};
+use rshmem_core::team::Team as CoreTeam;
 use rshmem_core::{amo, memory, p2p, rma, signal, AmoOp, Cmp, SignalOp, Word};
 
 use crate::atomic::{AmoExtended, SymAtomic, SymAtomicVec};
@@ -789,3 +791,203 @@ impl<T: Remote> SymVec<'_, T> {
 unsafe impl<T: AmoExtended> Sync for SymAtomic<'_, T> {}
 // SAFETY: as for `SymAtomic`, element by element.
 unsafe impl<T: AmoExtended> Sync for SymAtomicVec<'_, T> {}
+
+// ---------------------------------------------------------------- collectives
+
+/// Nonzero element counts of a collective's buffers must not be one object.
+fn distinct<T>(routine: &'static str, dst: &Region<T>, src: &Region<T>) -> Result<()> {
+    if dst.len > 0 && dst.ptr == src.ptr {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "dest",
+            reason: "dest and source must be different objects",
+        });
+    }
+    Ok(())
+}
+
+/// `a * b` elements, saturating (the bounds check then fails).
+fn times(a: usize, b: usize) -> usize {
+    a.saturating_mul(b)
+}
+
+/// Broadcast of `nelems` from team rank `root` into `dst` on every member.
+pub(crate) fn broadcast<T: Remote>(
+    routine: &'static str,
+    team: &CoreTeam,
+    dst: &Region<T>,
+    src: &Region<T>,
+    nelems: usize,
+    root: usize,
+) -> Result<()> {
+    if root >= team.n_pes() {
+        return Err(Error::PeOutOfRange {
+            routine,
+            pe: root,
+            npes: team.n_pes(),
+        });
+    }
+    bounds(routine, "source", src.len, 0, nelems)?;
+    bounds(routine, "dest", dst.len, 0, nelems)?;
+    if nelems == 0 {
+        return Ok(());
+    }
+    // SAFETY: both regions are symmetric and hold `nelems` elements (checked); they stay
+    // allocated while borrowed, and nothing else on this PE touches them during the call
+    // (`SymVec` is not `Sync`, and its unsafe `local` forbids writes while it is held).
+    // In place (one object) is allowed.
+    unsafe {
+        coll::broadcast(
+            routine,
+            team,
+            dst.as_ptr().cast(),
+            src.as_ptr().cast(),
+            nelems * size_of::<T>(),
+            root as i64,
+        )?
+    };
+    Ok(())
+}
+
+/// Fcollect (`collect = false`: `dst` holds `nelems * n_pes`) or alltoall (`src` too).
+pub(crate) fn fcollect_or_alltoall<T: Remote>(
+    routine: &'static str,
+    team: &CoreTeam,
+    dst: &Region<T>,
+    src: &Region<T>,
+    nelems: usize,
+    alltoall: bool,
+) -> Result<()> {
+    distinct(routine, dst, src)?;
+    let all = times(nelems, team.n_pes());
+    bounds(
+        routine,
+        "source",
+        src.len,
+        0,
+        if alltoall { all } else { nelems },
+    )?;
+    bounds(routine, "dest", dst.len, 0, all)?;
+    if nelems == 0 {
+        return Ok(());
+    }
+    let (d, s, nbytes) = (
+        dst.as_ptr().cast(),
+        src.as_ptr().cast(),
+        nelems * size_of::<T>(),
+    );
+    // SAFETY: as in `broadcast`; the regions are distinct objects (so disjoint) and hold
+    // the extents checked above.
+    unsafe {
+        if alltoall {
+            coll::alltoall(routine, team, d, s, nbytes)?
+        } else {
+            coll::fcollect(routine, team, d, s, nbytes)?
+        }
+    };
+    Ok(())
+}
+
+/// Strided alltoall: strides in elements, at least 1.
+pub(crate) fn alltoalls<T: Remote>(
+    routine: &'static str,
+    team: &CoreTeam,
+    dst: &Region<T>,
+    src: &Region<T>,
+    dst_stride: usize,
+    src_stride: usize,
+    nelems: usize,
+) -> Result<()> {
+    if dst_stride == 0 || src_stride == 0 {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: if dst_stride == 0 { "dst" } else { "sst" },
+            reason: "strides must be at least 1",
+        });
+    }
+    distinct(routine, dst, src)?;
+    if nelems == 0 {
+        return Ok(());
+    }
+    let count = times(nelems, team.n_pes());
+    span(routine, "source", src.len, 0, src_stride, count)?;
+    span(routine, "dest", dst.len, 0, dst_stride, count)?;
+    // With one element the stride is never applied; otherwise it is below the length.
+    let stride = |s: usize| if count == 1 { 1 } else { s as isize };
+    // SAFETY: as in `fcollect_or_alltoall`, for the strided extents checked above.
+    unsafe {
+        coll::alltoalls(
+            routine,
+            team,
+            dst.as_ptr().cast(),
+            src.as_ptr().cast(),
+            stride(dst_stride),
+            stride(src_stride),
+            nelems,
+            size_of::<T>(),
+        )?
+    };
+    Ok(())
+}
+
+/// Collect: members contribute different counts; `dst` must hold their total. Core agrees
+/// on the total before writing, so every member reports the same error when `dst` is too
+/// small and nothing overflows it.
+pub(crate) fn collect<T: Remote>(
+    routine: &'static str,
+    team: &CoreTeam,
+    dst: &Region<T>,
+    src: &Region<T>,
+    nelems: usize,
+) -> Result<()> {
+    distinct(routine, dst, src)?;
+    bounds(routine, "source", src.len, 0, nelems)?;
+    let sz = size_of::<T>();
+    let p = dst.as_ptr().cast::<u8>();
+    // An empty source is never read; any symmetric address will do.
+    let s = if src.len > 0 { src.as_ptr().cast() } else { p };
+    // SAFETY: `src` holds `nelems` elements (checked); core checks the agreed total
+    // against `dst`'s capacity on every member before writing; the regions are distinct
+    // objects (so disjoint).
+    unsafe { coll::collect(routine, team, p, s, nelems * sz, dst.bytes())? };
+    Ok(())
+}
+
+/// Reduction of `nelems` elements; `dst` and `src` may be one object (in place).
+pub(crate) fn reduce<T: Remote + Elem>(
+    routine: &'static str,
+    team: &CoreTeam,
+    dst: &Region<T>,
+    src: &Region<T>,
+    nelems: usize,
+    op: ReduceOp,
+) -> Result<()> {
+    bounds(routine, "source", src.len, 0, nelems)?;
+    bounds(routine, "dest", dst.len, 0, nelems)?;
+    if nelems == 0 {
+        return Ok(());
+    }
+    // SAFETY: as in `broadcast`; two objects are disjoint, one object is identical.
+    unsafe { coll::reduce(routine, team, dst.as_ptr(), src.as_ptr(), nelems, op)? };
+    Ok(())
+}
+
+/// Inclusive or exclusive sum scan; `dst` and `src` must be different objects.
+pub(crate) fn sum_scan<T: Remote + Elem + Default>(
+    routine: &'static str,
+    team: &CoreTeam,
+    dst: &Region<T>,
+    src: &Region<T>,
+    nelems: usize,
+    inclusive: bool,
+) -> Result<()> {
+    distinct(routine, dst, src)?;
+    bounds(routine, "source", src.len, 0, nelems)?;
+    bounds(routine, "dest", dst.len, 0, nelems)?;
+    if nelems == 0 {
+        return Ok(());
+    }
+    // SAFETY: as in `fcollect_or_alltoall`.
+    unsafe { coll::sum_scan(routine, team, dst.as_ptr(), src.as_ptr(), nelems, inclusive)? };
+    Ok(())
+}

@@ -49,7 +49,7 @@ use crate::shmem::{ok, Shmem};
 /// # Ok::<(), rshmem::Error>(())
 /// ```
 pub struct TeamRef<'s> {
-    team: Arc<CoreTeam>,
+    pub(crate) team: Arc<CoreTeam>,
     shmem: &'s Shmem,
     /// `Send` but not `Sync`: no concurrent collectives on one team.
     _not_sync: PhantomData<Cell<()>>,

@@ -57,7 +57,26 @@ fn check_team(t: &Team, bufs: &Bufs) {
             }
         }
         // collect with rank-dependent sizes (rank r gives r + 1 elements).
-        coll::collect("shmem_collectmem", t, b.cast(), a.cast(), (me + 1) * 8).unwrap();
+        coll::collect(
+            "shmem_collectmem",
+            t,
+            b.cast(),
+            a.cast(),
+            (me + 1) * 8,
+            usize::MAX,
+        )
+        .unwrap();
+        // A dest smaller than the total fails on every member alike.
+        let total = n * (n + 1) / 2 * 8;
+        assert!(coll::collect(
+            "shmem_collectmem",
+            t,
+            b.cast(),
+            a.cast(),
+            (me + 1) * 8,
+            total - 1
+        )
+        .is_err());
         let mut k = 0;
         for r in 0..n {
             for i in 0..=r {

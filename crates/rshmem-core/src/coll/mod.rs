@@ -293,6 +293,8 @@ pub unsafe fn fcollect(
 }
 
 /// `shmem_collectmem`: like [`fcollect`], but each member contributes its own `nbytes`.
+/// `dest_cap` is the size of `dest` in bytes where the caller knows it (`usize::MAX`
+/// otherwise); a total above it fails on every member.
 ///
 /// # Safety
 /// As [`broadcast`], with `dest` large enough for the sum of all contributions.
@@ -302,6 +304,7 @@ pub unsafe fn collect(
     dest: *mut u8,
     src: *const u8,
     nbytes: usize,
+    dest_cap: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
     let n = team.n_pes();
@@ -316,6 +319,16 @@ pub unsafe fn collect(
         let len = rt.amo::<u64>(routine, team.members().pe(r), size_word, AmoOp::Fetch)? as usize;
         sizes.push((off, len));
         off += len;
+    }
+    if off > dest_cap {
+        // Every member computed the same total, so every member fails alike; the sync
+        // keeps the size words stable until all have read them.
+        rt.team_sync(team);
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "dest",
+            reason: "smaller than the sum of all members' contributions",
+        });
     }
     if off == 0 {
         rt.team_sync(team);
