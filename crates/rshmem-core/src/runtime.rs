@@ -16,7 +16,7 @@ use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
 use crate::sys;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
-use crate::transport::shm::Shm;
+use crate::transport::shm::{SegMap, Shm};
 use crate::transport::{Route, Seg, SymAddr, Transport};
 use crate::word::{AmoOp, Word};
 
@@ -208,6 +208,11 @@ pub struct Runtime {
     pub(crate) heap_len: usize,
     pub(crate) routes: Box<[Route]>,
     pub(crate) shm: Shm,
+    /// This PE's shared globals `[data_start, data_start + data_len)` (length 0: none).
+    pub(crate) data_start: usize,
+    pub(crate) data_len: usize,
+    /// Keeps the peers' views of their globals mapped.
+    _data_resv: Option<sys::Reservation>,
     pub(crate) heap: Mutex<Heap>,
     pub(crate) layout: Layout,
     /// The collective algorithms in force.
@@ -229,6 +234,15 @@ pub struct Runtime {
 }
 
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
+/// Whether `init` makes the executable's globals symmetric (the C face asks for it).
+static SYMMETRIC_DATA: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks the next `init` to make the executable's global and static variables symmetric
+/// (OpenSHMEM's rule for C): it moves them onto shared memory, so it must be called while
+/// the process has a single thread. `SHMEM_SYMMETRIC_DATA=0` overrides it.
+pub fn enable_symmetric_data() {
+    SYMMETRIC_DATA.store(true, Ordering::Relaxed);
+}
 /// Nesting depth of init/finalize pairs (OpenSHMEM 1.6 allows several).
 static INIT_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static INIT_LOCK: Mutex<()> = Mutex::new(());
@@ -294,6 +308,28 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         )?;
     }
     boot.put("host", &host)?;
+    // The executable's globals and statics, moved onto a shared file (C programs).
+    let data = if SYMMETRIC_DATA.load(Ordering::Relaxed) && cfg.symmetric_data {
+        sys::executable_data()
+    } else {
+        None
+    };
+    let data_file = match data {
+        Some((start, len, rel)) => {
+            let f = sys::share_in_place(&format!("rshmem-data-{}-{me}", boot.job_id()), start, len)
+                .map_err(os("cannot share the executable's global variables (set SHMEM_SYMMETRIC_DATA=0 to go without)"))?;
+            use std::os::fd::AsRawFd;
+            boot.put(
+                "data",
+                &format!("{}:{}:{len}:{rel}", std::process::id(), f.as_raw_fd()),
+            )?;
+            Some(f)
+        }
+        None => {
+            boot.put("data", "none")?;
+            None
+        }
+    };
     boot.fence()?;
 
     let total = stride.checked_mul(npes).ok_or_else(|| {
@@ -340,9 +376,38 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         }
         routes.push(Route::Shm);
     }
+    // Every local peer's globals, at `data_base + pe * data_stride`.
+    let mut data_map = SegMap::NONE;
+    let mut data_resv = None;
+    if let Some((start, len, rel)) = data {
+        let dstride = len.next_multiple_of(4096);
+        let r = sys::Reservation::new(dstride * npes, 4096).map_err(os(
+            "cannot reserve address space for the PEs' global variables",
+        ))?;
+        for pe in (0..npes).filter(|&p| routes[p] == Route::Shm) {
+            let d = boot.get(pe, "data")?;
+            let parts: Vec<u64> = d.split(':').filter_map(|x| x.parse().ok()).collect();
+            if parts.len() != 4 || parts[2] as usize != len || parts[3] as usize != rel {
+                return Err(InitError::Topology(format!(
+                    "PE {pe} runs a different executable (its global data is {d:?}; PE {me} has {len} bytes at +{rel:#x}): every PE must run the same program"
+                )));
+            }
+            let peer = sys::open_peer_file(parts[0] as u32, parts[1] as i32)
+                .map_err(os(format!("cannot open the global data of PE {pe}")))?;
+            r.map_shared(pe * dstride, len, &peer)
+                .map_err(os(format!("cannot map the global data of PE {pe}")))?;
+        }
+        data_map = SegMap {
+            base: r.base(),
+            stride: dstride,
+            len,
+        };
+        data_resv = Some((r, start, len));
+    }
     // Nobody may drop its file before every peer has mapped it.
     boot.barrier()?;
     drop(file);
+    drop(data_file);
 
     let local_pes = routes.iter().filter(|r| **r == Route::Shm).count();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
@@ -406,7 +471,17 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
                 true,
             ))
         }),
-        shm: Shm::new(base, stride, slot_len),
+        shm: Shm::new(
+            SegMap {
+                base,
+                stride,
+                len: slot_len,
+            },
+            data_map,
+        ),
+        data_start: data_resv.as_ref().map_or(0, |d| d.1),
+        data_len: data_resv.as_ref().map_or(0, |d| d.2),
+        _data_resv: data_resv.map(|d| d.0),
         heap: Mutex::new(Heap::new(heap_len)),
         _resv: resv,
         cfg,
@@ -498,6 +573,26 @@ impl Runtime {
             Ok(SymAddr {
                 seg: Seg::Heap,
                 off: self.heap_off + off,
+            })
+        } else {
+            self.sym_data(routine, arg, addr, len)
+        }
+    }
+
+    /// The slow half of [`Runtime::sym`]: global and static variables.
+    #[inline(never)]
+    fn sym_data(
+        &self,
+        routine: &'static str,
+        arg: &'static str,
+        addr: usize,
+        len: usize,
+    ) -> Result<SymAddr> {
+        let off = addr.wrapping_sub(self.data_start);
+        if self.data_len > 0 && off <= self.data_len && len <= self.data_len - off {
+            Ok(SymAddr {
+                seg: Seg::Data,
+                off,
             })
         } else {
             Err(self.not_symmetric(routine, arg, addr, len))

@@ -122,3 +122,68 @@ pub(crate) fn hostname() -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// The executable's writable data (`.data` + `.bss`): `(start, len, start - load base)`,
+/// page-aligned, from `/proc/self/maps`: the `rw-p` mappings of the executable file and the
+/// anonymous mapping right after them (the rest of `.bss`).
+pub(crate) fn executable_data() -> Option<(usize, usize, usize)> {
+    let exe = std::fs::read_link("/proc/self/exe").ok()?;
+    let exe = exe.to_str()?.to_owned();
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let mut base = None;
+    let (mut start, mut end) = (0usize, 0usize);
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (range, perms) = (f.next()?, f.next()?);
+        let path = f.nth(3).unwrap_or("");
+        let (a, b) = range.split_once('-')?;
+        let (a, b) = (
+            usize::from_str_radix(a, 16).ok()?,
+            usize::from_str_radix(b, 16).ok()?,
+        );
+        if path == exe {
+            base.get_or_insert(a);
+            if perms == "rw-p" {
+                if end == 0 {
+                    start = a;
+                }
+                if end == 0 || a == end {
+                    end = b;
+                }
+            }
+        } else if end != 0 && a == end && path.is_empty() && perms == "rw-p" {
+            end = b; // anonymous tail of .bss
+        } else if end != 0 {
+            break;
+        }
+    }
+    (end > start).then(|| (start, end - start, start - base.unwrap_or(start)))
+}
+
+/// Moves `[start, start + len)` of this process onto a new shared file with the same
+/// contents, mapped at the same address, and returns the file.
+///
+/// Writes made by other threads between the copy and the remap would be lost, so this
+/// must run while the process has one thread (the C face calls it from `shmem_init`).
+pub(crate) fn share_in_place(name: &str, start: usize, len: usize) -> io::Result<OwnedFd> {
+    use std::io::Write;
+    let fd = shared_file(name, len)?;
+    let mut f = File::from(fd.try_clone()?);
+    // SAFETY: the range is our own readable, writable data mapping (from
+    // `executable_data`), valid for `len` bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, len) };
+    f.write_all(bytes)?;
+    // SAFETY: MAP_FIXED replaces exactly the pages we just copied, with a shared view of
+    // a file that holds the same bytes; every Rust object there keeps its value.
+    unsafe {
+        mmap(
+            start as *mut _,
+            len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED | MapFlags::FIXED,
+            &fd,
+            0,
+        )?;
+    }
+    Ok(fd)
+}

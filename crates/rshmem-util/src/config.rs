@@ -219,6 +219,8 @@ macro_rules! env_table {
 env_table! {
     symmetric_size "SYMMETRIC_SIZE": Size(usize) = "1G", "openshmem",
         "Symmetric heap size of each PE (K/M/G/T suffixes); reserved up front, committed on use.";
+    symmetric_data "SYMMETRIC_DATA": Bool(bool) = "1", "openshmem",
+        "Make a C program's global and static variables symmetric (moves them onto shared memory at init).";
     debug "DEBUG": Bool(bool) = "0", "openshmem",
         "Validate every call's arguments and check that collective calls agree across PEs.";
     info "INFO": Bool(bool) = "0", "openshmem",

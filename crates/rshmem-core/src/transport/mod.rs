@@ -18,6 +18,8 @@ use crate::word::{AmoOp, Word};
 pub enum Seg {
     /// The symmetric heap (runtime area followed by the user heap).
     Heap = 0,
+    /// The executable's global and static variables (`.data`, `.bss`), when shared.
+    Data = 1,
 }
 
 /// A location in a PE's symmetric memory, valid on every PE.

@@ -8,15 +8,31 @@ use std::sync::atomic::{fence, Ordering};
 use super::{SymAddr, Transport};
 use crate::word::{AmoOp, Word};
 
-/// The shm transport over one reservation holding every local PE's segment.
+/// Where one segment of every local PE is mapped: PE `p`'s at `base + p * stride`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegMap {
+    /// Address of PE 0's slot.
+    pub(crate) base: *mut u8,
+    /// Distance between consecutive PEs' slots.
+    pub(crate) stride: usize,
+    /// Mapped bytes per slot (offsets must stay below it).
+    pub(crate) len: usize,
+}
+
+impl SegMap {
+    /// No segment (`len` 0).
+    pub(crate) const NONE: SegMap = SegMap {
+        base: std::ptr::null_mut(),
+        stride: 0,
+        len: 0,
+    };
+}
+
+/// The shm transport over reservations holding every local PE's segments, indexed by
+/// [`Seg`](super::Seg).
 #[derive(Debug)]
 pub(crate) struct Shm {
-    /// Address of PE 0's slot.
-    base: *mut u8,
-    /// Distance between consecutive PEs' slots.
-    stride: usize,
-    /// Mapped bytes per slot (offsets must stay below it).
-    len: usize,
+    segs: [SegMap; 2],
 }
 
 // SAFETY: `Shm` holds addresses of shared mappings that live as long as the runtime; the
@@ -26,24 +42,23 @@ unsafe impl Send for Shm {}
 unsafe impl Sync for Shm {}
 
 impl Shm {
-    pub(crate) fn new(base: *mut u8, stride: usize, len: usize) -> Shm {
-        Shm { base, stride, len }
+    pub(crate) fn new(heap: SegMap, data: SegMap) -> Shm {
+        Shm { segs: [heap, data] }
     }
 
     /// Address of `addr` in `pe`'s mapping.
     #[inline(always)]
     pub(crate) fn addr(&self, pe: usize, addr: SymAddr) -> *mut u8 {
-        debug_assert!(addr.off < self.len);
-        self.base
-            .wrapping_add(pe * self.stride)
-            .wrapping_add(addr.off)
+        let s = &self.segs[addr.seg as usize];
+        debug_assert!(addr.off < s.len);
+        s.base.wrapping_add(pe * s.stride).wrapping_add(addr.off)
     }
 }
 
 impl Transport for Shm {
     #[inline(always)]
     unsafe fn put(&self, pe: usize, dst: SymAddr, src: *const u8, len: usize) {
-        debug_assert!(dst.off + len <= self.len);
+        debug_assert!(dst.off + len <= self.segs[dst.seg as usize].len);
         // SAFETY: the runtime checked that [dst, dst+len) is inside the peer's mapping;
         // the caller guarantees `src` is readable. `copy` (memmove) keeps a put to oneself
         // with overlapping buffers well defined.
@@ -52,7 +67,7 @@ impl Transport for Shm {
 
     #[inline(always)]
     unsafe fn get(&self, pe: usize, dst: *mut u8, src: SymAddr, len: usize) {
-        debug_assert!(src.off + len <= self.len);
+        debug_assert!(src.off + len <= self.segs[src.seg as usize].len);
         // SAFETY: as in `put`, with the roles of local and remote swapped.
         unsafe { std::ptr::copy(self.addr(pe, src), dst, len) }
     }
