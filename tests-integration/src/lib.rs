@@ -210,6 +210,34 @@ fn reader(child: &mut Child, stdout: bool) -> std::thread::JoinHandle<String> {
     })
 }
 
+/// Runs `prog args` on `np` PEs with `env`, bounded by 60 s; asserts exit 0 and that
+/// every PE printed `ok <mode> pe=<me>` (`mode` = `args[0]`) exactly once.
+pub fn run_ok(np: usize, prog: &str, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
+    let mut job = Job::new(np, prog)
+        .args(args.iter().copied())
+        .timeout(Duration::from_secs(60));
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    let out = job.run();
+    out.assert_ok();
+    let mode = args[0];
+    let mut pes: Vec<usize> = out
+        .lines_with(&format!("ok {mode} pe="))
+        .iter()
+        .map(|s| s.trim().parse().expect("PE number"))
+        .collect();
+    pes.sort_unstable();
+    assert_eq!(
+        pes,
+        (0..np).collect::<Vec<_>>(),
+        "{prog} {args:?} on {np} PEs: every PE must print its ok line once\n--- stdout\n{}\n--- stderr\n{}",
+        out.stdout,
+        out.stderr
+    );
+    out
+}
+
 /// Names in `/dev/shm` that contain `rshmem` (leftovers of a job).
 pub fn shm_objects() -> Vec<String> {
     std::fs::read_dir("/dev/shm")
