@@ -206,7 +206,7 @@ pub unsafe fn broadcast(
 ///
 /// # Safety
 /// As [`broadcast`].
-pub(crate) unsafe fn broadcast_with(
+pub unsafe fn broadcast_with(
     routine: &'static str,
     team: &Team,
     dest: *mut u8,
@@ -465,7 +465,7 @@ pub unsafe fn reduce<T: Elem>(
 /// # Safety
 /// As [`reduce`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce_with<T: Elem>(
+pub unsafe fn reduce_with<T: Elem>(
     routine: &'static str,
     team: &Team,
     dest: *mut T,
