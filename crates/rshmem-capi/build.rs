@@ -88,10 +88,43 @@ const BASE: &[&str] = &[
     "unsigned int",
     "unsigned long",
     "unsigned long long",
+    "float _Complex",
+    "double _Complex",
+];
+
+/// (TYPENAME, C type) of the complex reduction types.
+const COMPLEX: &[(&str, &str)] = &[
+    ("complexf", "float _Complex"),
+    ("complexd", "double _Complex"),
+];
+
+/// Reduction TYPENAMEs taking and/or/xor (and every other operator).
+const RED_BIT: &[&str] = &[
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "ulonglong",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "size",
+];
+/// Reduction TYPENAMEs taking max/min/sum/prod but not the bitwise operators. The spec
+/// also lists `longdouble` here (and for sum/prod): Rust has no `long double`
+/// arithmetic, so rshmem exports no `longdouble` reductions.
+const RED_ORD: &[&str] = &[
+    "char", "schar", "short", "int", "long", "longlong", "ptrdiff", "float", "double",
 ];
 
 fn ctype(tn: &str) -> &'static str {
     RMA.iter()
+        .chain(COMPLEX)
         .find(|(n, _)| *n == tn)
         .unwrap_or_else(|| panic!("unknown TYPENAME {tn}"))
         .1
@@ -139,6 +172,8 @@ fn rs_scalar(c: &str) -> &'static str {
         "uint64_t" => "u64",
         "size_t" => "usize",
         "ptrdiff_t" => "isize",
+        "float _Complex" => "rshmem_core::coll::Complex<f32>",
+        "double _Complex" => "rshmem_core::coll::Complex<f64>",
         "void" => "core::ffi::c_void",
         "shmem_team_t" => "crate::imp::TeamHandle",
         "shmem_team_config_t" => "crate::imp::TeamConfigC",
@@ -801,6 +836,218 @@ fn sync_and_teams(g: &mut Gen) {
     );
 }
 
+/// The reduction TYPENAMEs of an operator, in the spec's order.
+fn reduce_types(op: &str) -> Vec<&'static str> {
+    match op {
+        "and" | "or" | "xor" => RED_BIT.to_vec(),
+        _ => {
+            let mut v: Vec<&str> = RED_ORD[..7].to_vec();
+            v.extend_from_slice(RED_BIT);
+            v.extend_from_slice(&RED_ORD[7..]);
+            if op == "sum" || op == "prod" {
+                v.extend(COMPLEX.iter().map(|(n, _)| *n));
+            }
+            v
+        }
+    }
+}
+
+const REDUCE_OPS: [(&str, &str); 7] = [
+    ("and", "And"),
+    ("or", "Or"),
+    ("xor", "Xor"),
+    ("max", "Max"),
+    ("min", "Min"),
+    ("sum", "Sum"),
+    ("prod", "Prod"),
+];
+
+/// The byte-moving team collectives: (name, C params after the team, body with ESIZE).
+const DATA_COLLS: [(&str, &str, &str); 5] = [
+    (
+        "broadcast",
+        "TYPE *dest, const TYPE *source, size_t nelems, int PE_root",
+        "imp::broadcast(R, team, dest.cast(), source.cast(), nelems, ESIZE, PE_root)",
+    ),
+    (
+        "collect",
+        "TYPE *dest, const TYPE *source, size_t nelems",
+        "imp::collect(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
+    ),
+    (
+        "fcollect",
+        "TYPE *dest, const TYPE *source, size_t nelems",
+        "imp::fcollect(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
+    ),
+    (
+        "alltoall",
+        "TYPE *dest, const TYPE *source, size_t nelems",
+        "imp::alltoall(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
+    ),
+    (
+        "alltoalls",
+        "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems",
+        "imp::alltoalls(R, team, dest.cast(), source.cast(), dst, sst, nelems, ESIZE)",
+    ),
+];
+
+fn collectives(g: &mut Gen) {
+    g.section("Team-based collectives");
+    for (op, params, body) in DATA_COLLS {
+        for (tn, _) in RMA {
+            g.f(
+                &sub(
+                    &format!("int shmem_TN_{op}(shmem_team_t team, {params})"),
+                    tn,
+                ),
+                &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
+            );
+        }
+        let vparams = params
+            .replace("const TYPE", "const void")
+            .replace("TYPE", "void");
+        g.f(
+            &format!("int shmem_{op}mem(shmem_team_t team, {vparams})"),
+            &body.replace("ESIZE", "1"),
+        );
+    }
+    g.section("Team-based reductions (no longdouble: see build.rs)");
+    for (op, rop) in REDUCE_OPS {
+        for tn in reduce_types(op) {
+            g.f(
+                &sub(
+                    &format!("int shmem_TN_{op}_reduce(shmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce)"),
+                    tn,
+                ),
+                &format!("imp::reduce(R, team, dest, source, nreduce, rshmem_core::coll::ReduceOp::{rop})"),
+            );
+        }
+    }
+    g.section("Scans (OpenSHMEM 1.6)");
+    for (kind, inclusive) in [("inscan", true), ("exscan", false)] {
+        for tn in reduce_types("sum") {
+            g.f(
+                &sub(
+                    &format!("int shmem_TN_sum_{kind}(shmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems)"),
+                    tn,
+                ),
+                &format!("imp::sum_scan(R, team, dest, source, nelems, {inclusive})"),
+            );
+        }
+    }
+}
+
+/// The deprecated active-set collectives (`src/active.rs`).
+fn active_set(g: &mut Gen) {
+    g.section("Deprecated active-set collectives (pSync and pWrk are never touched)");
+    let set = "int PE_start, int logPE_stride, int PE_size, long *pSync";
+    let args = "PE_start, logPE_stride, PE_size, pSync";
+    g.f(
+        &format!("void shmem_barrier({set})"),
+        &format!("crate::active::barrier(R, {args})"),
+    );
+    g.f(
+        &format!("void shmem_sync({set})"),
+        &format!("crate::active::sync(R, {args})"),
+    );
+    for bits in [32, 64] {
+        for (op, params, kind) in [
+            (
+                "broadcast",
+                "size_t nelems, int PE_root",
+                "Broadcast(PE_root)",
+            ),
+            ("collect", "size_t nelems", "Collect"),
+            ("fcollect", "size_t nelems", "Fcollect"),
+            ("alltoall", "size_t nelems", "Alltoall"),
+            (
+                "alltoalls",
+                "ptrdiff_t dst, ptrdiff_t sst, size_t nelems",
+                "Alltoalls(dst, sst)",
+            ),
+        ] {
+            g.f(
+                &format!("void shmem_{op}{bits}(void *dest, const void *source, {params}, {set})"),
+                &format!(
+                    "crate::active::data(R, crate::active::Data::{kind}, dest, source, nelems, {}, {args})",
+                    bits / 8
+                ),
+            );
+        }
+    }
+    for (op, rop) in REDUCE_OPS {
+        let types: &[&str] = match op {
+            "and" | "or" | "xor" => &["short", "int", "long", "longlong"],
+            "max" | "min" => &["short", "int", "long", "longlong", "float", "double"],
+            _ => &[
+                "short", "int", "long", "longlong", "float", "double", "complexd", "complexf",
+            ],
+        };
+        for tn in types {
+            g.f(
+                &sub(
+                    &format!("void shmem_TN_{op}_to_all(TYPE *dest, const TYPE *source, int nreduce, {set_t})",
+                        set_t = "int PE_start, int logPE_stride, int PE_size, TYPE *pWrk, long *pSync"),
+                    tn,
+                ),
+                &format!("crate::active::to_all(R, dest, source, nreduce, PE_start, logPE_stride, PE_size, pWrk, pSync, rshmem_core::coll::ReduceOp::{rop})"),
+            );
+        }
+    }
+}
+
+/// C11 generic selections of the team collectives, which dispatch on `dest` (the
+/// second argument).
+fn coll_generics() -> String {
+    let mut s = String::new();
+    let rma: Vec<&str> = RMA.iter().map(|(n, _)| *n).collect();
+    let mut fams: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for (op, _, _) in DATA_COLLS {
+        fams.push((format!("shmem_{op}"), format!("shmem_TN_{op}"), rma.clone()));
+    }
+    for (op, _) in REDUCE_OPS {
+        fams.push((
+            format!("shmem_{op}_reduce"),
+            format!("shmem_TN_{op}_reduce"),
+            reduce_types(op),
+        ));
+    }
+    for kind in ["inscan", "exscan"] {
+        fams.push((
+            format!("shmem_sum_{kind}"),
+            format!("shmem_TN_sum_{kind}"),
+            reduce_types("sum"),
+        ));
+    }
+    for (generic, tpl, types) in fams {
+        writeln!(
+            s,
+            "#define {generic}(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \\"
+        )
+        .unwrap();
+        let mut rows = Vec::new();
+        for b in BASE {
+            if let Some(tn) = types.iter().find(|tn| base_of(ctype(tn)) == *b) {
+                rows.push(format!("    {b}: {}", tpl.replace("TN", tn)));
+            }
+        }
+        writeln!(
+            s,
+            "{})(__rshmem_t, __rshmem_d, __VA_ARGS__)",
+            rows.join(", \\\n")
+        )
+        .unwrap();
+    }
+    // `shmem_sync(team)` and the deprecated `shmem_sync(start, logstride, size, pSync)`
+    // share a name: select by arity (the function name is not re-expanded).
+    s.push_str(
+        "#define __rshmem_sync_sel(__a, __b, __c, __d, __name, ...) __name\n\
+         #define shmem_sync(...) __rshmem_sync_sel(__VA_ARGS__, shmem_sync, shmem_sync, \\\n    \
+         shmem_sync, shmem_team_sync, __rshmem_none)(__VA_ARGS__)\n",
+    );
+    s
+}
+
 /// C11 generic selections: (generic name, dispatch argument index, typed-name template
 /// with TN, TYPENAMEs).
 fn generics() -> String {
@@ -1012,6 +1259,8 @@ fn main() {
     amo(&mut g);
     p2p(&mut g);
     sync_and_teams(&mut g);
+    collectives(&mut g);
+    active_set(&mut g);
 
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let rs = format!(
@@ -1033,6 +1282,7 @@ fn main() {
          #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)\n",
     );
     h.push_str(&generics());
+    h.push_str(&coll_generics());
     h.push_str("#endif /* C11 */\n\n#endif /* _RSHMEM_SHMEM_H */\n");
     std::fs::write(out.join("shmem.h"), h).expect("write shmem.h");
 

@@ -138,6 +138,16 @@ fn c_teams() {
 }
 
 #[test]
+fn c_team_collectives() {
+    all_ok("coll.c", "coll", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn c_active_set_collectives() {
+    all_ok("active.c", "active", &[1, 2, 3, 4]);
+}
+
+#[test]
 fn c_deprecated_api_and_pshmem_names() {
     all_ok("deprecated.c", "deprecated", &[1, 2, 4]);
 }
@@ -145,6 +155,11 @@ fn c_deprecated_api_and_pshmem_names() {
 #[test]
 fn cxx_program() {
     all_ok("cxx.cpp", "cxx", &[1, 2, 4]);
+}
+
+#[test]
+fn c_globals_and_statics_are_symmetric() {
+    all_ok("statics.c", "statics", &[1, 2, 3, 4]);
 }
 
 #[test]

@@ -11,6 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+use rshmem_core::coll::{self, Elem, ReduceOp};
 use rshmem_core::runtime::try_runtime;
 use rshmem_core::team::{Team, TeamConfig};
 use rshmem_core::{fatal, rma, AmoOp, Cmp, Error, Result, SignalOp, ThreadLevel, Word};
@@ -122,9 +123,12 @@ fn nbytes(routine: &'static str, n: usize, esize: usize) -> usize {
 // ---------------------------------------------------------------- setup
 
 pub(crate) fn init(routine: &'static str) {
+    // C's globals and statics are symmetric (OpenSHMEM memory model).
+    rshmem_core::runtime::enable_symmetric_data();
     if let Err(e) = rshmem_core::init(ThreadLevel::Single) {
         fatal(&format!("{routine}: {e}"));
     }
+    ok(crate::active::setup(routine));
 }
 
 pub(crate) unsafe fn init_thread(
@@ -139,8 +143,10 @@ pub(crate) unsafe fn init_thread(
         3 => ThreadLevel::Multiple,
         _ => return -1,
     };
+    rshmem_core::runtime::enable_symmetric_data();
     match rshmem_core::init(level) {
         Ok(got) => {
+            ok(crate::active::setup(routine));
             if !provided.is_null() {
                 // SAFETY: a non-null `provided` points at an int (spec).
                 unsafe { provided.write(got as c_int) };
@@ -607,4 +613,151 @@ pub(crate) fn team_sync(routine: &'static str, h: TeamHandle) -> c_int {
         }
         None => -1,
     }
+}
+
+// ---------------------------------------------------------------- collectives
+
+/// The team of a collective; `None` (the routine returns nonzero) for
+/// `SHMEM_TEAM_INVALID`.
+fn coll_team(routine: &'static str, h: TeamHandle) -> Option<&'static Arc<Team>> {
+    team(routine, h)
+}
+
+/// `shmem_{TYPENAME_,}broadcast[mem]`: `nelems` elements of `esize` bytes.
+pub(crate) unsafe fn broadcast(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    esize: usize,
+    root: c_int,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    let nb = nbytes(routine, nelems, esize);
+    // SAFETY: the core checks that both buffers are symmetric and large enough.
+    ok(unsafe { coll::broadcast(routine, t, dest.cast(), source.cast(), nb, root.into()) });
+    0
+}
+
+/// `shmem_{TYPENAME_,}collect[mem]` (per-PE `nelems`).
+pub(crate) unsafe fn collect(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    esize: usize,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    let nb = nbytes(routine, nelems, esize);
+    // SAFETY: as `broadcast`; C does not pass the size of `dest`.
+    ok(unsafe { coll::collect(routine, t, dest.cast(), source.cast(), nb, usize::MAX) });
+    0
+}
+
+/// `shmem_{TYPENAME_,}fcollect[mem]`.
+pub(crate) unsafe fn fcollect(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    esize: usize,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    let nb = nbytes(routine, nelems, esize);
+    // SAFETY: as `broadcast`.
+    ok(unsafe { coll::fcollect(routine, t, dest.cast(), source.cast(), nb) });
+    0
+}
+
+/// `shmem_{TYPENAME_,}alltoall[mem]`.
+pub(crate) unsafe fn alltoall(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    esize: usize,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    let nb = nbytes(routine, nelems, esize);
+    // SAFETY: as `broadcast`.
+    ok(unsafe { coll::alltoall(routine, t, dest.cast(), source.cast(), nb) });
+    0
+}
+
+/// `shmem_{TYPENAME_,}alltoalls[mem]`: strides in elements.
+pub(crate) unsafe fn alltoalls(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *mut c_void,
+    source: *const c_void,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    esize: usize,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    // SAFETY: as `broadcast`; the core checks the strided extents.
+    ok(unsafe {
+        coll::alltoalls(
+            routine,
+            t,
+            dest.cast(),
+            source.cast(),
+            dst,
+            sst,
+            nelems,
+            esize,
+        )
+    });
+    0
+}
+
+/// `shmem_TYPENAME_OP_reduce`.
+pub(crate) unsafe fn reduce<T: Elem>(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *mut T,
+    source: *const T,
+    nreduce: usize,
+    op: ReduceOp,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    nbytes(routine, nreduce, size_of::<T>());
+    // SAFETY: as `broadcast`.
+    ok(unsafe { coll::reduce(routine, t, dest, source, nreduce, op) });
+    0
+}
+
+/// `shmem_TYPENAME_sum_{inscan,exscan}` (OpenSHMEM 1.6).
+pub(crate) unsafe fn sum_scan<T: Elem + Default>(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *mut T,
+    source: *const T,
+    nelems: usize,
+    inclusive: bool,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    nbytes(routine, nelems, size_of::<T>());
+    // SAFETY: as `broadcast`.
+    ok(unsafe { coll::sum_scan(routine, t, dest, source, nelems, inclusive) });
+    0
 }

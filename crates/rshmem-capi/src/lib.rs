@@ -11,11 +11,12 @@
 #![allow(unsafe_code)]
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+mod active;
 mod imp;
 
 mod entry {
     // The generated functions are `pub` for `#[no_mangle]` export, not for Rust users.
-    #![allow(unused_imports, unreachable_pub)]
+    #![allow(unused_imports, unreachable_pub, non_snake_case)]
     use crate::imp;
     include!(concat!(env!("OUT_DIR"), "/entry.rs"));
 }

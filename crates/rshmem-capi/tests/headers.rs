@@ -82,7 +82,8 @@ static int i; static long l; static long long ll; static unsigned u; static unsi
 static unsigned long long ull; static float f; static double d; static long double ld;
 static char c; static signed char sc; static unsigned char uc; static short s; static unsigned short us;
 static int8_t i8; static int64_t i64; static uint32_t u32; static size_t sz; static ptrdiff_t pd;
-static uint64_t sig;
+static uint64_t sig; static double _Complex z; static float _Complex fz;
+static long ps[SHMEM_REDUCE_SYNC_SIZE];
 int main(void) {
     int st[1] = {0}; size_t idx[1]; int iv[1] = {0};
     shmem_init();
@@ -102,6 +103,16 @@ int main(void) {
     shmem_wait_until(&l, SHMEM_CMP_EQ, 0); i = shmem_test(&s, SHMEM_CMP_NE, 0);
     shmem_wait_until_all(iv, 1, st, SHMEM_CMP_EQ, 0); sz = shmem_test_any(iv, 1, NULL, SHMEM_CMP_EQ, 0);
     sz = shmem_wait_until_some_vector(iv, 1, idx, st, SHMEM_CMP_EQ, iv);
+    shmem_broadcast(SHMEM_TEAM_WORLD, &ld, &ld, 1, 0); shmem_collect(SHMEM_TEAM_WORLD, &c, &c, 1);
+    shmem_fcollect(SHMEM_TEAM_WORLD, &uc, &uc, 1); shmem_alltoall(SHMEM_TEAM_WORLD, &sc, &sc, 1);
+    shmem_alltoalls(SHMEM_TEAM_WORLD, &pd, &pd, 1, 1, 1); shmem_broadcastmem(SHMEM_TEAM_WORLD, &c, &c, 1, 0);
+    shmem_sum_reduce(SHMEM_TEAM_WORLD, &z, &z, 1); shmem_prod_reduce(SHMEM_TEAM_WORLD, &fz, &fz, 1);
+    shmem_max_reduce(SHMEM_TEAM_WORLD, &f, &f, 1); shmem_min_reduce(SHMEM_TEAM_WORLD, &c, &c, 1);
+    shmem_and_reduce(SHMEM_TEAM_WORLD, &u32, &u32, 1); shmem_or_reduce(SHMEM_TEAM_WORLD, &sz, &sz, 1);
+    shmem_xor_reduce(SHMEM_TEAM_WORLD, &us, &us, 1); shmem_sum_inscan(SHMEM_TEAM_WORLD, &i, &i, 1);
+    shmem_sum_exscan(SHMEM_TEAM_WORLD, &z, &z, 1); i = shmem_sync(SHMEM_TEAM_WORLD);
+    shmem_sync(0, 0, 1, ps); shmem_barrier(0, 0, 1, ps); shmem_broadcast64(&l, &l, 1, 0, 0, 0, 1, ps);
+    shmem_complexd_sum_to_all(&z, &z, 1, 0, 0, 1, &z, ps);
     shmem_finalize();
     return 0;
 }
