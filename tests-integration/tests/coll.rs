@@ -46,6 +46,18 @@ fn collectives_linear() {
 }
 
 #[test]
+fn broadcast_tree() {
+    for np in [1, 2, 3, 4, 6] {
+        let out = Job::new(np, "coll_basic")
+            .env("SHMEM_BCAST_ALGORITHM", "tree")
+            .timeout(Duration::from_secs(90))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok coll_basic pe=").len(), np, "{out:?}");
+    }
+}
+
+#[test]
 fn reductions_by_message_passing_and_hierarchy() {
     for alg in ["recursive_doubling", "ring", "hierarchical"] {
         for np in [2, 3, 4, 5, 6] {
@@ -67,7 +79,7 @@ fn reductions_by_message_passing_and_hierarchy() {
 #[test]
 fn unknown_or_planned_algorithm_is_a_clear_init_error() {
     for (value, says) in [
-        ("ring", "not implemented yet"),
+        ("rabenseifner", "not implemented yet"),
         ("magic", "unknown algorithm"),
     ] {
         let out = Job::new(2, "coll_basic")

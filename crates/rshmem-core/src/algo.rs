@@ -28,10 +28,17 @@ pub enum DataAlg {
     /// Reductions only: ring reduce-scatter then ring allgather over message channels;
     /// 2(n-1) steps of 1/n of the vector each.
     Ring,
+    /// Broadcast only: a k-ary tree rooted at the root (radix [`TREE_RADIX`]); each PE
+    /// copies chunks from its parent's destination as they are announced and announces
+    /// them to its children, so large messages pipeline down the tree. No team sync.
+    Tree,
     /// Reductions only: within each host (single-copy), across the LEADERS team
     /// (recursive doubling), then a broadcast within each host (seed 000, Algorithm 2).
     Hierarchical,
 }
+
+/// Fan-out of the broadcast tree.
+pub const TREE_RADIX: usize = 4;
 
 /// The chosen algorithm of every collective.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +112,19 @@ impl Algorithms {
                     ))
                 }
             },
-            bcast: parse_data("SHMEM_BCAST_ALGORITHM", &cfg.bcast_algorithm)?,
+            bcast: match cfg.bcast_algorithm.as_str() {
+                "tree" => DataAlg::Tree,
+                "" | "auto" | "shm" | "linear" => {
+                    parse_data("SHMEM_BCAST_ALGORITHM", &cfg.bcast_algorithm)?
+                }
+                other => {
+                    return Err(unknown(
+                        "SHMEM_BCAST_ALGORITHM",
+                        other,
+                        "auto, shm, linear, tree",
+                    ))
+                }
+            },
             reduce: parse_reduce("SHMEM_REDUCE_ALGORITHM", &cfg.reduce_algorithm)?,
             collect: parse_data("SHMEM_COLLECT_ALGORITHM", &cfg.collect_algorithm)?,
             fcollect: parse_data("SHMEM_FCOLLECT_ALGORITHM", &cfg.fcollect_algorithm)?,

@@ -121,6 +121,10 @@ pub struct Team {
     /// mirror them, so they never travel.
     pub(crate) sent: [AtomicU64; Layout::CHANNELS],
     pub(crate) recvd: [AtomicU64; Layout::CHANNELS],
+    /// Tree broadcast: chunks announced to this PE so far, and acknowledgements it has
+    /// collected from its children so far (the counts the shared words must reach).
+    pub(crate) tree_ready: AtomicU64,
+    pub(crate) tree_done: AtomicU64,
 }
 
 impl Team {
@@ -140,6 +144,8 @@ impl Team {
             predefined,
             sent: Default::default(),
             recvd: Default::default(),
+            tree_ready: AtomicU64::new(0),
+            tree_done: AtomicU64::new(0),
         }
     }
 

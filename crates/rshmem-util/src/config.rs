@@ -232,7 +232,7 @@ env_table! {
     barrier_algorithm "BARRIER_ALGORITHM": Text(String) = "auto", "collectives",
         "Team sync/barrier algorithm: auto, dissemination, linear.";
     bcast_algorithm "BCAST_ALGORITHM": Text(String) = "auto", "collectives",
-        "Broadcast algorithm: auto, shm (single-copy pull), linear (root pushes).";
+        "Broadcast algorithm: auto, shm (single-copy pull), linear (root pushes), tree (pipelined k-ary tree).";
     reduce_algorithm "REDUCE_ALGORITHM": Text(String) = "auto", "collectives",
         "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds), recursive_doubling, ring, hierarchical.";
     collect_algorithm "COLLECT_ALGORITHM": Text(String) = "auto", "collectives",

@@ -198,6 +198,28 @@ fn check_team(t: &Team, bufs: &Bufs) {
         for i in 0..N {
             assert_eq!(*b.add(i), (0..me).map(|r| v(r, i)).sum::<i64>(), "exscan");
         }
+        // Large broadcasts from two roots (several 64 KiB pipeline chunks for the tree).
+        for root in [0, n - 1] {
+            for i in 0..BIG {
+                *bufs.big_a.add(i) = (me * 7 + i) as i64;
+            }
+            coll::broadcast(
+                "shmem_broadcastmem",
+                t,
+                bufs.big_b.cast(),
+                bufs.big_a.cast(),
+                BIG * 8,
+                root as i64,
+            )
+            .unwrap();
+            for i in 0..BIG {
+                assert_eq!(
+                    *bufs.big_b.add(i),
+                    (root * 7 + i) as i64,
+                    "big broadcast root {root} elem {i}"
+                );
+            }
+        }
         // Large reductions, disjoint then in place, back to back.
         let (ba, bb) = (bufs.big_a, bufs.big_b);
         for i in 0..BIG {

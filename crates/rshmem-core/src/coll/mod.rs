@@ -15,6 +15,8 @@ use std::cell::RefCell;
 mod algos;
 pub(crate) mod msg;
 
+use rshmem_util::Waiter;
+
 use crate::algo::DataAlg;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
@@ -229,6 +231,10 @@ pub unsafe fn broadcast_with(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     rt.coll_buf(routine, "dest", dest, nbytes)?;
+    if alg == DataAlg::Tree {
+        // SAFETY: forwarded; both buffers were checked above.
+        return unsafe { tree_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
+    }
     rt.team_sync(team);
     match alg {
         DataAlg::Shm | DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Hierarchical => {
@@ -247,8 +253,79 @@ pub unsafe fn broadcast_with(
             }
         }
         DataAlg::Linear => {}
+        DataAlg::Tree => unreachable!("handled before the sync"),
     }
     rt.team_sync(team);
+    Ok(())
+}
+
+/// Pipelined k-ary tree broadcast. Counts in the team's scratch line: word 3 ("ready",
+/// raised by the parent once per chunk it holds) and word 4 ("done", raised on the
+/// parent by each child once per chunk it copied). Both only grow; each PE knows locally
+/// how far they must have grown, so no team sync is needed around the broadcast.
+///
+/// # Safety
+/// `dest` is our checked destination of `nbytes`; `src` the checked source.
+unsafe fn tree_broadcast(
+    rt: &Runtime,
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: &Buf,
+    nbytes: usize,
+    root: usize,
+) -> Result<()> {
+    use std::sync::atomic::Ordering::Relaxed;
+    const CHUNK: usize = 64 << 10;
+    let k = crate::algo::TREE_RADIX;
+    let n = team.n_pes();
+    let me = team.my_pe();
+    let v = (me + n - root) % n;
+    let rank = |rel: usize| (rel + root) % n;
+    let children: Vec<usize> = (k * v + 1..(k * v + k + 1).min(n)).map(rank).collect();
+    let chunks = nbytes.div_ceil(CHUNK);
+    let ready = rt.layout.coll_word(team.slot(), 3);
+    let done = rt.layout.coll_word(team.slot(), 4);
+    let announce = |c: usize| -> Result<()> {
+        let _ = c;
+        for &ch in &children {
+            rt.amo::<u64>(routine, team.members().pe(ch), ready, AmoOp::Add(1))?;
+        }
+        Ok(())
+    };
+    if v == 0 {
+        let from = rt.at(routine, team, me, src, 0)?;
+        // SAFETY: our own source and destination, both `nbytes` (checked).
+        unsafe { std::ptr::copy(from, dest, nbytes) };
+        for c in 0..chunks {
+            announce(c)?;
+        }
+    } else {
+        let parent = rank((v - 1) / k);
+        let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
+        let base = team.tree_ready.load(Relaxed);
+        for c in 0..chunks {
+            let mut w = Waiter::new();
+            while rt.load_local::<u64>(ready) < base + c as u64 + 1 {
+                w.snooze();
+            }
+            let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(nbytes));
+            let from = rt.at(routine, team, parent, &d, lo)?;
+            // SAFETY: the parent announced chunk `c` of its destination complete, and it
+            // does not change it before we acknowledge; ours is `nbytes` (checked).
+            unsafe { std::ptr::copy(from, dest.add(lo), hi - lo) };
+            rt.amo::<u64>(routine, team.members().pe(parent), done, AmoOp::Add(1))?;
+            announce(c)?;
+        }
+        team.tree_ready.store(base + chunks as u64, Relaxed);
+    }
+    // Our destination must stay as it is until every child has copied it.
+    let want = team.tree_done.load(Relaxed) + (chunks * children.len()) as u64;
+    let mut w = Waiter::new();
+    while rt.load_local::<u64>(done) < want {
+        w.snooze();
+    }
+    team.tree_done.store(want, Relaxed);
     Ok(())
 }
 
@@ -275,7 +352,11 @@ pub unsafe fn fcollect(
     let me = team.my_pe();
     for r in 0..n {
         match rt.algs.fcollect {
-            DataAlg::Shm | DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Hierarchical => {
+            DataAlg::Shm
+            | DataAlg::RecursiveDoubling
+            | DataAlg::Ring
+            | DataAlg::Hierarchical
+            | DataAlg::Tree => {
                 let from = rt.at(routine, team, r, &s, 0)?;
                 // SAFETY: peer sources are mapped and stable during the collective; our
                 // dest holds `nbytes * n` bytes.
@@ -379,7 +460,11 @@ pub unsafe fn alltoall(
     let me = team.my_pe();
     for r in 0..n {
         match rt.algs.alltoall {
-            DataAlg::Shm | DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Hierarchical => {
+            DataAlg::Shm
+            | DataAlg::RecursiveDoubling
+            | DataAlg::Ring
+            | DataAlg::Hierarchical
+            | DataAlg::Tree => {
                 let from = rt.at(routine, team, r, &s, me * nbytes)?;
                 // SAFETY: peer sources are stable; our dest block `r` is inside the
                 // checked range.
@@ -495,7 +580,7 @@ pub unsafe fn reduce_with<T: Elem>(
         return Ok(());
     }
     match alg {
-        DataAlg::Shm | DataAlg::Linear => {}
+        DataAlg::Shm | DataAlg::Linear | DataAlg::Tree => {}
         DataAlg::RecursiveDoubling | DataAlg::Ring => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.
             return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, alg) };
