@@ -5,8 +5,16 @@
 //! * Barrier latency: `shmem_team_sync(WORLD)`, `shmem_sync_all`, `shmem_barrier_all`.
 //! * Collective latency 8 B..1 MiB (broadcast, sum reductions, collect, fcollect,
 //!   alltoall), each against a memcpy of the bytes one PE receives, interleaved.
-//! * With more than one (virtual) host: a flat WORLD sum reduction against the
-//!   hierarchical one (HOST reduce, LEADERS in-place reduce, HOST broadcast).
+//! * Sum reduction (i32, f64) on flat WORLD by algorithm (single-copy, recursive
+//!   doubling, ring, linear), interleaved, with ratios to single-copy and the size from
+//!   which ring beats recursive doubling (seed 000, Fig. 4).
+//! * With more than one (virtual) host: flat WORLD sum reductions against the
+//!   hierarchical composition (HOST reduce, LEADERS in-place reduce, HOST broadcast) with
+//!   single-copy, recursive doubling and ring (flat over WORLD, hierarchical across
+//!   LEADERS), interleaved (seed 000, Fig. 5).
+//!
+//! Every reduction variant is checked for exact sums before it is timed; a wrong result
+//! stops the job.
 //!
 //! Every PE runs every batch (collectives must match one for one); PE 0 times and prints.
 //! Memcpy batches run on PE 0 alone while the others wait in the next collective's sync.
@@ -14,7 +22,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use rshmem_core::coll::{self as core_coll, ReduceOp};
+use rshmem_core::algo::DataAlg;
+use rshmem_core::coll::{self as core_coll, Elem, ReduceOp};
 use rshmem_core::team::{self, Team, TeamConfig};
 use rshmem_core::{memory, setup, sync};
 
@@ -139,6 +148,8 @@ pub(crate) fn run_coll(quick: bool, max_size: usize) {
     team_creation(&r, &e, &world, me, npes);
     let barrier = barriers(&r, &e, &world, me, npes, cores);
     collectives(&r, &e, &world, me, npes, src, dst, max_size);
+    by_algorithm::<i32>(&r, &e, &world, me, npes, src, dst, max_size);
+    by_algorithm::<f64>(&r, &e, &world, me, npes, src, dst, max_size);
     if host.n_pes() < npes {
         hierarchical(
             &r,
@@ -544,8 +555,290 @@ fn collectives(
     }
 }
 
-/// Flat WORLD sum reduction against HOST reduce + LEADERS in-place reduce + HOST
-/// broadcast from rank 0 (the leader), i32 elements, 4 B..`max_size`.
+/// An element type of the algorithm comparisons.
+trait Num: Elem + From<i32> + PartialEq + std::fmt::Debug {
+    /// Type name in tables and bench names.
+    const NAME: &'static str;
+    /// The OpenSHMEM routine it stands for (in error messages).
+    const ROUTINE: &'static str;
+}
+
+impl Num for i32 {
+    const NAME: &'static str = "i32";
+    const ROUTINE: &'static str = "shmem_int32_sum_reduce";
+}
+
+impl Num for f64 {
+    const NAME: &'static str = "f64";
+    const ROUTINE: &'static str = "shmem_double_sum_reduce";
+}
+
+/// Reduction algorithms compared on flat WORLD; Shm first, the reference of the ratios.
+const ALGS: [(DataAlg, &str); 4] = [
+    (DataAlg::Shm, "shm"),
+    (DataAlg::RecursiveDoubling, "rd"),
+    (DataAlg::Ring, "ring"),
+    (DataAlg::Linear, "linear"),
+];
+
+/// Sum reduction of `n` elements of `T` over `team` with `alg`, `src` into `dst`.
+///
+/// # Safety
+/// `dst` and `src` are symmetric blocks of at least `n` elements of `T`, aligned for `T`,
+/// identical or disjoint, that nothing else touches during the call; every member of
+/// `team` calls this in step.
+unsafe fn sum<T: Num>(team: &Team, dst: *mut u8, src: *const u8, n: usize, alg: DataAlg) {
+    // SAFETY: forwarded contract.
+    ok(unsafe {
+        core_coll::reduce_with::<T>(
+            T::ROUTINE,
+            team,
+            dst.cast(),
+            src.cast(),
+            n,
+            ReduceOp::Sum,
+            alg,
+        )
+    });
+}
+
+/// The hierarchical composition (seed 000, Algorithm 2) with `inner` across LEADERS: HOST
+/// reduce (single-copy) into `dst`, LEADERS reduce in place on `dst`, HOST broadcast
+/// (single-copy) from host rank 0, the leader.
+///
+/// # Safety
+/// As [`sum`] with `dst` and `src` disjoint, called in step by every PE of WORLD. The
+/// broadcast's opening sync orders it after the leader's in-place reduction, which writes
+/// only the leader's own `dst`.
+unsafe fn hier_sum<T: Num>(
+    host: &Team,
+    leaders: Option<&Team>,
+    dst: *mut u8,
+    src: *const u8,
+    n: usize,
+    inner: DataAlg,
+) {
+    // SAFETY: forwarded contract, see above.
+    unsafe {
+        sum::<T>(host, dst, src, n, DataAlg::Shm);
+        if let Some(l) = leaders {
+            sum::<T>(l, dst, dst, n, inner);
+        }
+        ok(core_coll::broadcast_with(
+            "shmem_broadcastmem",
+            host,
+            dst,
+            dst,
+            n * std::mem::size_of::<T>(),
+            0,
+            DataAlg::Shm,
+        ));
+    }
+}
+
+/// Before any timing, stops the job unless every variant gives the exact sums: PE p
+/// contributes `p + 1 + i` in element i (exact in `f64` too, so every algorithm must give
+/// the same bits), checked at 1, 3, 1031 and `max` elements, and nothing is written past
+/// the count. Leaves the pattern in `src`.
+fn verify<T: Num>(
+    me: usize,
+    npes: usize,
+    src: *mut u8,
+    dst: *mut u8,
+    max: usize,
+    variants: &[(&str, &dyn Fn(usize))],
+) {
+    {
+        // SAFETY: `src` holds `max` elements of `T`, 4096-aligned, and no collective reads
+        // it until the barrier below; the slice dies before it.
+        let s = unsafe { std::slice::from_raw_parts_mut(src.cast::<T>(), max) };
+        for (i, v) in s.iter_mut().enumerate() {
+            *v = T::from((me + 1 + i) as i32);
+        }
+    }
+    let want = |i: usize| T::from((npes * (npes + 1) / 2 + npes * i) as i32);
+    let mut counts = vec![1, 3, 1031, max];
+    counts.retain(|&c| c <= max);
+    counts.dedup();
+    for &count in &counts {
+        for (name, f) in variants {
+            // SAFETY: `dst` holds `max` elements of `T`; no collective touches it until the
+            // barrier below.
+            unsafe { std::ptr::write_bytes(dst.cast::<T>(), 0, max) };
+            ok(sync::barrier_all());
+            f(count);
+            // SAFETY: the variant ended with a sync of every team whose members write our
+            // `dst` (message-passing algorithms write only their own), and nothing writes
+            // it until the next barrier; the slice dies before that.
+            let d = unsafe { std::slice::from_raw_parts(dst.cast::<T>(), max) };
+            let bad = (0..count)
+                .find(|&i| d[i] != want(i))
+                .map(|i| (i, want(i)))
+                .or_else(|| (count < max && d[count] != T::from(0)).then(|| (count, T::from(0))));
+            if let Some((i, w)) = bad {
+                eprintln!(
+                    "rshmem-bench coll: PE {me}: {name} sum reduction of {count} {} gives {:?} at element {i}, not {w:?}",
+                    T::NAME,
+                    d[i]
+                );
+                setup::global_exit(1);
+            }
+            ok(sync::barrier_all());
+        }
+    }
+}
+
+/// Per-iteration bodies of `fs`, each running `f(n)` `k` times.
+fn bodies_of<'a>(fs: &'a [&'a dyn Fn(usize)], n: usize) -> Vec<Box<dyn FnMut(u64) + 'a>> {
+    fs.iter()
+        .map(|&f| Box::new(move |k: u64| (0..k).for_each(|_| f(n))) as Box<dyn FnMut(u64) + 'a>)
+        .collect()
+}
+
+/// Flat WORLD sum reduction of `T` by every algorithm of [`ALGS`], one element to
+/// `max_size`, interleaved batch by batch; ratios to Shm and the size from which ring
+/// beats recursive doubling (seed 000, Fig. 4).
+#[allow(clippy::too_many_arguments)]
+fn by_algorithm<T: Num>(
+    r: &Report,
+    e: &Effort,
+    world: &Team,
+    me: usize,
+    npes: usize,
+    src: *mut u8,
+    dst: *mut u8,
+    max_size: usize,
+) {
+    let sz = std::mem::size_of::<T>();
+    // SAFETY (every closure): `src` and `dst` are distinct symmetric blocks of at least
+    // `max_size` bytes, 4096-aligned, that nothing else touches during the collectives;
+    // every PE of WORLD runs the same calls in the same order.
+    let run = |alg: DataAlg| {
+        move |n: usize| {
+            // SAFETY: see above; `n <= max_size / size_of::<T>()`.
+            unsafe { sum::<T>(world, dst, src, n, alg) }
+        }
+    };
+    let fs = ALGS.map(|(alg, _)| run(alg));
+    let dyns: Vec<&dyn Fn(usize)> = fs.iter().map(|f| f as &dyn Fn(usize)).collect();
+    let variants: Vec<(&str, &dyn Fn(usize))> = ALGS
+        .iter()
+        .zip(&dyns)
+        .map(|(&(_, name), &f)| (name, f))
+        .collect();
+    verify::<T>(me, npes, src, dst, max_size / sz, &variants);
+
+    let sizes = sizes(sz, max_size);
+    let mut lat: Vec<Vec<Lat>> = Vec::new();
+    for &n in &sizes {
+        let mut boxed = bodies_of(&dyns, n / sz);
+        let mut bodies: Vec<Body<'_>> = boxed.iter_mut().map(|b| &mut **b as Body<'_>).collect();
+        let t = interleaved_fixed(&mut bodies, batch(n), e.warmup, e.samples);
+        lat.push(t.iter().map(|x| Lat::of(x)).collect());
+    }
+    ok(sync::barrier_all());
+    if me != 0 {
+        return;
+    }
+    let ty = T::NAME;
+    r.section(&format!(
+        "sum reduction {ty} on flat WORLD by algorithm, {npes} PEs, latency median and ratio to shm \
+         ({} batches per size, the four interleaved)",
+        e.samples
+    ));
+    r.line(format!(
+        "{:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>7}",
+        "size", "shm", "rd", "ring", "linear", "rd/shm", "ring/shm", "lin/shm", "ring/rd"
+    ));
+    // Sizes at which ring beats recursive doubling (median).
+    let ring_wins: Vec<bool> = lat.iter().map(|l| l[2].median < l[1].median).collect();
+    for (i, &n) in sizes.iter().enumerate() {
+        let l = &lat[i];
+        r.line(format!(
+            "{:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>7.2}  {:>8.2}  {:>7.2}  {:>7.2}{}",
+            report::size(n),
+            report::ns(l[0].median),
+            report::ns(l[1].median),
+            report::ns(l[2].median),
+            report::ns(l[3].median),
+            l[1].median / l[0].median,
+            l[2].median / l[0].median,
+            l[3].median / l[0].median,
+            l[2].median / l[1].median,
+            if ring_wins[i] { "  ring < rd" } else { "" }
+        ));
+        for (k, (_, name)) in ALGS.iter().enumerate() {
+            let bench = format!("reduce_sum_{ty}_{name}");
+            r.json(&bench, Some(n), "latency_median", l[k].median, "ns");
+            r.json(&bench, Some(n), "latency_min", l[k].min, "ns");
+            r.json(
+                &bench,
+                Some(n),
+                "ratio_to_shm",
+                l[k].median / l[0].median,
+                "x",
+            );
+        }
+        r.json(
+            &format!("reduce_sum_{ty}_rd_vs_ring"),
+            Some(n),
+            "ratio_ring_to_rd",
+            l[2].median / l[1].median,
+            "x",
+        );
+    }
+    // First size where ring beats RD, and the size from which it beats it at every size.
+    let first = ring_wins.iter().position(|&w| w).map(|i| sizes[i]);
+    let from = (0..sizes.len())
+        .rev()
+        .take_while(|&i| ring_wins[i])
+        .last()
+        .map(|i| sizes[i]);
+    // Medians within a few percent are a coin toss (at 2 PEs both move n bytes per PE):
+    // also the first size where ring wins by at least 5%.
+    let clear = lat
+        .iter()
+        .position(|l| l[2].median <= 0.95 * l[1].median)
+        .map(|i| sizes[i]);
+    let show = |s: Option<usize>| s.map_or("never (up to the largest size)".into(), report::size);
+    r.line(format!(
+        "rd vs ring crossover ({ty}, {npes} PEs): ring first beats rd at {}; ring ahead at every size from {}; \
+         ring first ahead by 5% at {}",
+        show(first),
+        show(from),
+        show(clear)
+    ));
+    let bytes = |s: Option<usize>| s.map_or(f64::NAN, |s| s as f64);
+    let bench = format!("reduce_sum_{ty}_rd_vs_ring");
+    r.json(
+        &bench,
+        None,
+        "crossover_first_ring_faster",
+        bytes(first),
+        "B",
+    );
+    r.json(&bench, None, "crossover_ring_faster_from", bytes(from), "B");
+    r.json(
+        &bench,
+        None,
+        "crossover_ring_faster_by_5pct",
+        bytes(clear),
+        "B",
+    );
+}
+
+/// Inner (LEADERS) algorithms of the hierarchical comparison, with their bench suffixes
+/// (Shm keeps the historical unsuffixed names).
+const INNER: [(DataAlg, &str, &str); 3] = [
+    (DataAlg::Shm, "shm", ""),
+    (DataAlg::RecursiveDoubling, "rd", "_rd"),
+    (DataAlg::Ring, "ring", "_ring"),
+];
+
+/// Flat WORLD sum reduction against the hierarchical composition (HOST reduce, LEADERS
+/// in-place reduce, HOST broadcast), each with Shm, recursive doubling and ring (flat:
+/// over WORLD; hierarchical: across LEADERS), i32 elements, 4 B..`max_size`, with a memcpy
+/// of the bytes for scale (seed 000, Fig. 5).
 #[allow(clippy::too_many_arguments)]
 fn hierarchical(
     r: &Report,
@@ -558,84 +851,44 @@ fn hierarchical(
     dst: *mut u8,
     max_size: usize,
 ) {
-    const R: &str = "shmem_int32_sum_reduce";
-    let flat = |n: usize| {
-        // SAFETY: `src` and `dst` are distinct symmetric blocks of at least `max_size`
-        // bytes, `n <= max_size / 4` i32; every PE of WORLD calls this in step.
-        ok(unsafe { core_coll::reduce::<i32>(R, world, dst.cast(), src.cast(), n, ReduceOp::Sum) });
-    };
-    let hier = |n: usize| {
-        // SAFETY: as `flat`; the HOST reduce and broadcast are called by every member of
-        // each host, the LEADERS reduce (in place on `dst`) by every leader, in step. The
-        // broadcast's opening sync orders it after the leader's in-place reduction.
-        unsafe {
-            ok(core_coll::reduce::<i32>(
-                R,
-                host,
-                dst.cast(),
-                src.cast(),
-                n,
-                ReduceOp::Sum,
-            ));
-            if let Some(l) = leaders {
-                ok(core_coll::reduce::<i32>(
-                    R,
-                    l,
-                    dst.cast(),
-                    dst.cast(),
-                    n,
-                    ReduceOp::Sum,
-                ));
-            }
-            ok(core_coll::broadcast(
-                "shmem_broadcastmem",
-                host,
-                dst,
-                dst,
-                n * 4,
-                0,
-            ));
+    // SAFETY (every closure): `src` and `dst` are distinct symmetric blocks of at least
+    // `max_size` bytes, 4096-aligned, that nothing else touches during the collectives;
+    // every PE of WORLD runs the same calls in the same order.
+    let flat = |alg: DataAlg| {
+        move |n: usize| {
+            // SAFETY: see above; `n <= max_size / 4`.
+            unsafe { sum::<i32>(world, dst, src, n, alg) }
         }
     };
-
-    // Both must give the same sums: PE p contributes p + 1 + i in element i.
+    let hier = |alg: DataAlg| {
+        move |n: usize| {
+            // SAFETY: see above; `n <= max_size / 4`.
+            unsafe { hier_sum::<i32>(host, leaders, dst, src, n, alg) }
+        }
+    };
+    let flats = INNER.map(|(alg, _, _)| flat(alg));
+    let hiers = INNER.map(|(alg, _, _)| hier(alg));
+    let core_hier = flat(DataAlg::Hierarchical);
+    let mut dyns: Vec<&dyn Fn(usize)> = flats.iter().map(|f| f as &dyn Fn(usize)).collect();
+    dyns.extend(hiers.iter().map(|f| f as &dyn Fn(usize)));
+    let names = [
+        "flat shm",
+        "flat rd",
+        "flat ring",
+        "hier shm",
+        "hier rd",
+        "hier ring",
+    ];
+    let mut variants: Vec<(&str, &dyn Fn(usize))> = names.into_iter().zip(dyns.clone()).collect();
+    variants.push(("core hierarchical", &core_hier));
     let npes = world.n_pes();
-    let check = (max_size / 4).min(4096);
-    {
-        // SAFETY: `src` holds at least `max_size` bytes, i32-aligned, and no collective
-        // reads it until the barrier below; the slice dies before it.
-        let s = unsafe { std::slice::from_raw_parts_mut(src.cast::<i32>(), check) };
-        for (i, v) in s.iter_mut().enumerate() {
-            *v = (me + 1 + i) as i32;
-        }
-    }
-    let want = |i: usize| (npes * (npes + 1) / 2 + npes * i) as i32;
-    for (name, f) in [("flat", &flat as &dyn Fn(usize)), ("hierarchical", &hier)] {
-        // SAFETY: `dst` holds at least `max_size >= 4 * check` bytes; no collective
-        // touches it until the barrier below.
-        unsafe { std::ptr::write_bytes(dst.cast::<i32>(), 0, check) };
-        ok(sync::barrier_all());
-        f(check);
-        // SAFETY: the reduction ended with a sync of every team it used, so every write
-        // into our `dst` is complete, and nothing writes it until the next barrier; the
-        // slice dies before that.
-        let d = unsafe { std::slice::from_raw_parts(dst.cast::<i32>(), check) };
-        if let Some(i) = (0..check).find(|&i| d[i] != want(i)) {
-            eprintln!(
-                "rshmem-bench coll: PE {me}: {name} sum reduction gives {} at element {i}, not {}",
-                d[i],
-                want(i)
-            );
-            setup::global_exit(1);
-        }
-        ok(sync::barrier_all());
-    }
-    ok(sync::barrier_all());
+    verify::<i32>(me, npes, src, dst, max_size / 4, &variants);
 
     let psrc = pages(max_size, 0xa5);
     let mut pdst = pages(max_size, 0x3c);
     let (ps, pd) = (psrc.as_ptr().cast::<u8>(), pdst.as_mut_ptr().cast::<u8>());
     let sizes = sizes(4, max_size);
+    // Per size: [memcpy, flat shm, rd, ring, hier shm, rd, ring].
     let mut lat: Vec<Vec<Lat>> = Vec::new();
     for &n in &sizes {
         let mut memcpy = |k: u64| {
@@ -647,9 +900,9 @@ fn hierarchical(
                 }
             }
         };
-        let mut f = |k: u64| (0..k).for_each(|_| flat(n / 4));
-        let mut h = |k: u64| (0..k).for_each(|_| hier(n / 4));
-        let mut bodies: [Body<'_>; 3] = [&mut memcpy, &mut f, &mut h];
+        let mut boxed = bodies_of(&dyns, n / 4);
+        let mut bodies: Vec<Body<'_>> = vec![&mut memcpy];
+        bodies.extend(boxed.iter_mut().map(|b| &mut **b as Body<'_>));
         let t = interleaved_fixed(&mut bodies, batch(n), e.warmup, e.samples);
         lat.push(t.iter().map(|x| Lat::of(x)).collect());
     }
@@ -661,38 +914,71 @@ fn hierarchical(
     }
     let hosts = leaders.map_or(0, |l| l.n_pes());
     r.section(&format!(
-        "sum reduction i32, flat WORLD vs hierarchical (HOST reduce, LEADERS reduce, HOST broadcast); \
-         {hosts} hosts of {} PEs at PE 0 ({} batches per size)",
+        "sum reduction i32, flat WORLD vs hierarchical (HOST reduce, LEADERS reduce with shm / rd / ring, \
+         HOST broadcast); {hosts} hosts of {} PEs at PE 0, latency median ({} batches per size, all interleaved)",
         host.n_pes(),
         e.samples
     ));
+    let mut head = format!("{:>8}  {:>10}", "size", "memcpy");
+    for name in names {
+        head.push_str(&format!("  {name:>10}"));
+    }
+    r.line(head);
+    for (i, &n) in sizes.iter().enumerate() {
+        let mut row = format!(
+            "{:>8}  {:>10}",
+            report::size(n),
+            report::ns(lat[i][0].median)
+        );
+        for k in 0..names.len() {
+            row.push_str(&format!("  {:>10}", report::ns(lat[i][1 + k].median)));
+        }
+        r.line(row);
+    }
+    r.section(
+        "hierarchical / flat with the same algorithm (below 1: hierarchy wins), and the fastest",
+    );
     r.line(format!(
-        "{:>8}  {:>10}  {:>21}  {:>21}  {:>9}  {:>8}",
-        "size", "memcpy", "flat med / min", "hier med / min", "hier/flat", "flat/mc"
+        "{:>8}  {:>8}  {:>8}  {:>9}  {:>8}  {:>10}",
+        "size", "h/f shm", "h/f rd", "h/f ring", "flat/mc", "fastest"
     ));
     for (i, &n) in sizes.iter().enumerate() {
-        let [m, f, h] = [lat[i][0], lat[i][1], lat[i][2]];
+        let l = &lat[i];
+        let m = l[0];
+        let ratio = |k: usize| l[4 + k].median / l[1 + k].median;
+        let fastest = (0..names.len())
+            .min_by(|&a, &b| l[1 + a].median.total_cmp(&l[1 + b].median))
+            .map_or("-", |k| names[k]);
         r.line(format!(
-            "{:>8}  {:>10}  {:>21}  {:>21}  {:>9.2}  {:>8.2}",
+            "{:>8}  {:>8.2}  {:>8.2}  {:>9.2}  {:>8.2}  {:>10}",
             report::size(n),
-            report::ns(m.median),
-            med_min(f),
-            med_min(h),
-            h.median / f.median,
-            f.median / m.median
+            ratio(0),
+            ratio(1),
+            ratio(2),
+            l[1].median / m.median,
+            fastest
         ));
         r.json("memcpy_hier", Some(n), "latency_median", m.median, "ns");
-        for (bench, l) in [("reduce_sum_i32_flat", f), ("reduce_sum_i32_hier", h)] {
-            r.json(bench, Some(n), "latency_median", l.median, "ns");
-            r.json(bench, Some(n), "latency_min", l.min, "ns");
-            r.json(bench, Some(n), "ratio_to_memcpy", l.median / m.median, "x");
+        for (k, (_, _, suffix)) in INNER.iter().enumerate() {
+            for (kind, lk) in [("flat", l[1 + k]), ("hier", l[4 + k])] {
+                let bench = format!("reduce_sum_i32_{kind}{suffix}");
+                r.json(&bench, Some(n), "latency_median", lk.median, "ns");
+                r.json(&bench, Some(n), "latency_min", lk.min, "ns");
+                r.json(
+                    &bench,
+                    Some(n),
+                    "ratio_to_memcpy",
+                    lk.median / m.median,
+                    "x",
+                );
+            }
+            r.json(
+                &format!("reduce_sum_i32_hier{suffix}"),
+                Some(n),
+                "ratio_hier_to_flat",
+                ratio(k),
+                "x",
+            );
         }
-        r.json(
-            "reduce_sum_i32_hier",
-            Some(n),
-            "ratio_hier_to_flat",
-            h.median / f.median,
-            "x",
-        );
     }
 }

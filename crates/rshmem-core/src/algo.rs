@@ -28,6 +28,10 @@ pub enum DataAlg {
     /// Reductions only: ring reduce-scatter then ring allgather over message channels;
     /// 2(n-1) steps of 1/n of the vector each.
     Ring,
+    /// Reductions only: Rabenseifner's reduce-scatter by recursive halving and allgather
+    /// by recursive doubling over message channels; about 2x the data of one vector moves
+    /// per PE, in log2(n) rounds each way.
+    Rabenseifner,
     /// Broadcast only: a k-ary tree rooted at the root (radix [`TREE_RADIX`]); each PE
     /// copies chunks from its parent's destination as they are announced and announces
     /// them to its children, so large messages pipeline down the tree. No team sync.
@@ -78,12 +82,13 @@ fn parse_reduce(var: &str, v: &str) -> Result<DataAlg, String> {
     match v {
         "recursive_doubling" => Ok(DataAlg::RecursiveDoubling),
         "ring" => Ok(DataAlg::Ring),
+        "rabenseifner" => Ok(DataAlg::Rabenseifner),
         "hierarchical" => Ok(DataAlg::Hierarchical),
         "" | "auto" | "shm" | "linear" => parse_data(var, v),
         other => Err(unknown(
             var,
             other,
-            "auto, shm, linear, recursive_doubling, ring, hierarchical",
+            "auto, shm, linear, recursive_doubling, ring, rabenseifner, hierarchical",
         )),
     }
 }

@@ -234,7 +234,7 @@ env_table! {
     bcast_algorithm "BCAST_ALGORITHM": Text(String) = "auto", "collectives",
         "Broadcast algorithm: auto, shm (single-copy pull), linear (root pushes), tree (pipelined k-ary tree).";
     reduce_algorithm "REDUCE_ALGORITHM": Text(String) = "auto", "collectives",
-        "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds), recursive_doubling, ring, hierarchical.";
+        "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds), recursive_doubling, ring, rabenseifner, hierarchical.";
     collect_algorithm "COLLECT_ALGORITHM": Text(String) = "auto", "collectives",
         "Collect algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
     fcollect_algorithm "FCOLLECT_ALGORITHM": Text(String) = "auto", "collectives",

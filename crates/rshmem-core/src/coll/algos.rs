@@ -83,6 +83,88 @@ fn allreduce_rd<T: Elem>(
     Ok(())
 }
 
+/// Rabenseifner's allreduce on `acc` (≤ 2 × MAX_MSG bytes): reduce-scatter by recursive
+/// halving, then allgather by recursive doubling; ranks beyond the largest power of two
+/// are folded in and out as in [`allreduce_rd`].
+fn allreduce_rabenseifner<T: Elem>(
+    rt: &Runtime,
+    routine: &'static str,
+    team: &Team,
+    acc: &mut [T],
+    op: ReduceOp,
+) -> Result<()> {
+    let (me, n) = (team.my_pe(), team.n_pes());
+    let p2 = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let extra = n - p2;
+    let sz = std::mem::size_of::<T>();
+    let full = std::mem::size_of_val(acc);
+    // The full vector travels in at most two messages when folding extras in and out.
+    let send_all = |to: usize, ch: usize, acc: &[T]| -> Result<()> {
+        let half = acc.len() / 2;
+        rt.msg_send(routine, team, ch, to, bytes_of(&acc[..half]))?;
+        rt.msg_send(routine, team, ch, to, bytes_of(&acc[half..]))
+    };
+    if me >= p2 {
+        send_all(me - p2, CH_EXTRA_IN, acc)?;
+        let half = acc.len() / 2;
+        rt.msg_recv(routine, team, CH_EXTRA_OUT, me - p2, half * sz, |b| {
+            store(&mut acc[..half], b)
+        })?;
+        return rt.msg_recv(
+            routine,
+            team,
+            CH_EXTRA_OUT,
+            me - p2,
+            full - half * sz,
+            |b| store(&mut acc[half..], b),
+        );
+    }
+    if me < extra {
+        let half = acc.len() / 2;
+        rt.msg_recv(routine, team, CH_EXTRA_IN, me + p2, half * sz, |b| {
+            fold(op, &mut acc[..half], b)
+        })?;
+        rt.msg_recv(routine, team, CH_EXTRA_IN, me + p2, full - half * sz, |b| {
+            fold(op, &mut acc[half..], b)
+        })?;
+    }
+    // Reduce-scatter: halve the range each round, keeping the half our bit selects.
+    let rounds = p2.trailing_zeros() as usize;
+    let (mut lo, mut hi) = (0, acc.len());
+    let mut stack = Vec::with_capacity(rounds);
+    for k in (0..rounds).rev() {
+        let d = 1 << k;
+        let partner = me ^ d;
+        let mid = lo + (hi - lo) / 2;
+        let (keep, give) = if me & d == 0 {
+            ((lo, mid), (mid, hi))
+        } else {
+            ((mid, hi), (lo, mid))
+        };
+        stack.push((lo, hi));
+        rt.msg_send(routine, team, k, partner, bytes_of(&acc[give.0..give.1]))?;
+        rt.msg_recv(routine, team, k, partner, (keep.1 - keep.0) * sz, |b| {
+            fold(op, &mut acc[keep.0..keep.1], b)
+        })?;
+        (lo, hi) = keep;
+    }
+    // Allgather: retrace the halvings, exchanging the reduced halves.
+    for k in 0..rounds {
+        let partner = me ^ (1 << k);
+        let (plo, phi) = stack.pop().expect("one range per round");
+        let other = if lo == plo { (hi, phi) } else { (plo, lo) };
+        rt.msg_send(routine, team, k, partner, bytes_of(&acc[lo..hi]))?;
+        rt.msg_recv(routine, team, k, partner, (other.1 - other.0) * sz, |b| {
+            store(&mut acc[other.0..other.1], b)
+        })?;
+        (lo, hi) = (plo, phi);
+    }
+    if me < extra {
+        send_all(me + p2, CH_EXTRA_OUT, acc)?;
+    }
+    Ok(())
+}
+
 /// Ring allreduce on `acc` (blocks of ≤ MAX_MSG bytes): reduce-scatter, then allgather.
 fn allreduce_ring<T: Elem>(
     rt: &Runtime,
@@ -136,6 +218,7 @@ pub(super) unsafe fn reduce_msg<T: Elem>(
     let per_msg = (MAX_MSG / sz).max(1);
     let chunk = match alg {
         DataAlg::Ring => per_msg * team.n_pes(),
+        DataAlg::Rabenseifner => per_msg * 2,
         _ => per_msg,
     };
     ACC.with(|cell| -> Result<()> {
@@ -154,6 +237,7 @@ pub(super) unsafe fn reduce_msg<T: Elem>(
             acc.copy_from_slice(unsafe { std::slice::from_raw_parts(src.add(at), len) });
             match alg {
                 DataAlg::Ring => allreduce_ring(rt, routine, team, acc, op)?,
+                DataAlg::Rabenseifner => allreduce_rabenseifner(rt, routine, team, acc, op)?,
                 _ => allreduce_rd(rt, routine, team, acc, op)?,
             }
             // SAFETY: `dest` holds `n` elements; only this PE writes its own dest.

@@ -236,24 +236,19 @@ pub unsafe fn broadcast_with(
         return unsafe { tree_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
     }
     rt.team_sync(team);
-    match alg {
-        DataAlg::Shm | DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Hierarchical => {
-            let from = rt.at(routine, team, root as usize, &s, 0)?;
-            // SAFETY: `from` is the root's source, mapped and not written during the
-            // collective; `dest` is ours. `copy` tolerates the root's in-place case.
-            unsafe { std::ptr::copy(from, dest, nbytes) };
+    if alg != DataAlg::Linear {
+        let from = rt.at(routine, team, root as usize, &s, 0)?;
+        // SAFETY: `from` is the root's source, mapped and not written during the
+        // collective; `dest` is ours. `copy` tolerates the root's in-place case.
+        unsafe { std::ptr::copy(from, dest, nbytes) };
+    } else if team.my_pe() == root as usize {
+        let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
+        for r in 0..team.n_pes() {
+            let to = rt.at(routine, team, r, &d, 0)?;
+            // SAFETY: every member's dest is checked symmetric and written only by the
+            // root during the collective.
+            unsafe { std::ptr::copy(src, to, nbytes) };
         }
-        DataAlg::Linear if team.my_pe() == root as usize => {
-            let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
-            for r in 0..team.n_pes() {
-                let to = rt.at(routine, team, r, &d, 0)?;
-                // SAFETY: every member's dest is checked symmetric and written only by
-                // the root during the collective.
-                unsafe { std::ptr::copy(src, to, nbytes) };
-            }
-        }
-        DataAlg::Linear => {}
-        DataAlg::Tree => unreachable!("handled before the sync"),
     }
     rt.team_sync(team);
     Ok(())
@@ -351,22 +346,15 @@ pub unsafe fn fcollect(
     rt.team_sync(team);
     let me = team.my_pe();
     for r in 0..n {
-        match rt.algs.fcollect {
-            DataAlg::Shm
-            | DataAlg::RecursiveDoubling
-            | DataAlg::Ring
-            | DataAlg::Hierarchical
-            | DataAlg::Tree => {
-                let from = rt.at(routine, team, r, &s, 0)?;
-                // SAFETY: peer sources are mapped and stable during the collective; our
-                // dest holds `nbytes * n` bytes.
-                unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
-            }
-            DataAlg::Linear => {
-                let to = rt.at(routine, team, r, &d, me * nbytes)?;
-                // SAFETY: block `me` of every dest is written only by this PE.
-                unsafe { std::ptr::copy(src, to, nbytes) };
-            }
+        if rt.algs.fcollect != DataAlg::Linear {
+            let from = rt.at(routine, team, r, &s, 0)?;
+            // SAFETY: peer sources are mapped and stable during the collective; our
+            // dest holds `nbytes * n` bytes.
+            unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+        } else {
+            let to = rt.at(routine, team, r, &d, me * nbytes)?;
+            // SAFETY: block `me` of every dest is written only by this PE.
+            unsafe { std::ptr::copy(src, to, nbytes) };
         }
     }
     rt.team_sync(team);
@@ -459,23 +447,16 @@ pub unsafe fn alltoall(
     rt.team_sync(team);
     let me = team.my_pe();
     for r in 0..n {
-        match rt.algs.alltoall {
-            DataAlg::Shm
-            | DataAlg::RecursiveDoubling
-            | DataAlg::Ring
-            | DataAlg::Hierarchical
-            | DataAlg::Tree => {
-                let from = rt.at(routine, team, r, &s, me * nbytes)?;
-                // SAFETY: peer sources are stable; our dest block `r` is inside the
-                // checked range.
-                unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
-            }
-            DataAlg::Linear => {
-                let to = rt.at(routine, team, r, &d, me * nbytes)?;
-                // SAFETY: block `me` of rank r's dest is written only by this PE; our
-                // source block `r` is inside the checked range.
-                unsafe { std::ptr::copy(src.add(r * nbytes), to, nbytes) };
-            }
+        if rt.algs.alltoall != DataAlg::Linear {
+            let from = rt.at(routine, team, r, &s, me * nbytes)?;
+            // SAFETY: peer sources are stable; our dest block `r` is inside the
+            // checked range.
+            unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+        } else {
+            let to = rt.at(routine, team, r, &d, me * nbytes)?;
+            // SAFETY: block `me` of rank r's dest is written only by this PE; our
+            // source block `r` is inside the checked range.
+            unsafe { std::ptr::copy(src.add(r * nbytes), to, nbytes) };
         }
     }
     rt.team_sync(team);
@@ -581,7 +562,7 @@ pub unsafe fn reduce_with<T: Elem>(
     }
     match alg {
         DataAlg::Shm | DataAlg::Linear | DataAlg::Tree => {}
-        DataAlg::RecursiveDoubling | DataAlg::Ring => {
+        DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Rabenseifner => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.
             return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, alg) };
         }
