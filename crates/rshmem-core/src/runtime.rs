@@ -579,8 +579,9 @@ impl Runtime {
         }
     }
 
-    /// The slow half of [`Runtime::sym`]: global and static variables.
-    #[inline(never)]
+    /// The second half of [`Runtime::sym`]: global and static variables (inlined: statics
+    /// should cost what the heap costs).
+    #[inline(always)]
     fn sym_data(
         &self,
         routine: &'static str,
