@@ -53,6 +53,12 @@ pub struct Algorithms {
     pub bcast: DataAlg,
     /// Reductions and scans.
     pub reduce: DataAlg,
+    /// `SHMEM_REDUCE_ALGORITHM=auto`: recursive doubling up to `reduce_crossover` bytes,
+    /// single-copy above (measured: RD is about 0.6x single-copy's latency for small
+    /// vectors at 4 PEs, single-copy 3-5x faster for large ones).
+    pub reduce_auto: bool,
+    /// Bytes up to which `auto` reductions use recursive doubling.
+    pub reduce_crossover: usize,
     /// Collect.
     pub collect: DataAlg,
     /// Fcollect.
@@ -102,6 +108,15 @@ fn unknown(var: &str, v: &str, available: &str) -> String {
 }
 
 impl Algorithms {
+    /// The reduction algorithm for a vector of `bytes` on a team of `npes`.
+    pub fn reduce_for(&self, bytes: usize, npes: usize) -> DataAlg {
+        if self.reduce_auto && npes > 2 && bytes <= self.reduce_crossover {
+            DataAlg::RecursiveDoubling
+        } else {
+            self.reduce
+        }
+    }
+
     /// Reads the choices from the configuration; an unknown name is an error naming the
     /// variable and the available algorithms.
     pub fn from_config(cfg: &Config) -> Result<Algorithms, String> {
@@ -131,6 +146,8 @@ impl Algorithms {
                 }
             },
             reduce: parse_reduce("SHMEM_REDUCE_ALGORITHM", &cfg.reduce_algorithm)?,
+            reduce_auto: matches!(cfg.reduce_algorithm.as_str(), "" | "auto"),
+            reduce_crossover: cfg.reduce_crossover,
             collect: parse_data("SHMEM_COLLECT_ALGORITHM", &cfg.collect_algorithm)?,
             fcollect: parse_data("SHMEM_FCOLLECT_ALGORITHM", &cfg.fcollect_algorithm)?,
             alltoall: parse_data("SHMEM_ALLTOALL_ALGORITHM", &cfg.alltoall_algorithm)?,
@@ -153,6 +170,11 @@ mod tests {
         assert_eq!(a.bcast, DataAlg::Shm);
         let a = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ring")).unwrap();
         assert_eq!(a.reduce, DataAlg::Ring);
+        let auto = Algorithms::from_config(&cfg("SHMEM_REDUCE_CROSSOVER", "4K")).unwrap();
+        assert_eq!(auto.reduce_for(4096, 4), DataAlg::RecursiveDoubling);
+        assert_eq!(auto.reduce_for(4097, 4), DataAlg::Shm);
+        assert_eq!(auto.reduce_for(8, 2), DataAlg::Shm);
+        assert_eq!(a.reduce_for(8, 4), DataAlg::Ring);
         let e = Algorithms::from_config(&cfg("SHMEM_BCAST_ALGORITHM", "ring")).unwrap_err();
         assert!(e.contains("not implemented yet"), "{e}");
         let e = Algorithms::from_config(&cfg("SHMEM_BARRIER_ALGORITHM", "magic")).unwrap_err();

@@ -235,6 +235,8 @@ env_table! {
         "Broadcast algorithm: auto, shm (single-copy pull), linear (root pushes), tree (pipelined k-ary tree).";
     reduce_algorithm "REDUCE_ALGORITHM": Text(String) = "auto", "collectives",
         "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds), recursive_doubling, ring, rabenseifner, hierarchical.";
+    reduce_crossover "REDUCE_CROSSOVER": Size(usize) = "1K", "collectives",
+        "With SHMEM_REDUCE_ALGORITHM=auto, teams of 3+ PEs reduce vectors up to this size by recursive doubling, larger ones single-copy.";
     collect_algorithm "COLLECT_ALGORITHM": Text(String) = "auto", "collectives",
         "Collect algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
     fcollect_algorithm "FCOLLECT_ALGORITHM": Text(String) = "auto", "collectives",

@@ -521,7 +521,9 @@ pub unsafe fn reduce<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
-    let alg = rt(routine)?.algs.reduce;
+    let alg = rt(routine)?
+        .algs
+        .reduce_for(n * std::mem::size_of::<T>(), team.n_pes());
     // SAFETY: forwarded contract.
     unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
 }
