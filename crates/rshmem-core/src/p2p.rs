@@ -2,8 +2,6 @@
 //! `_some` and `_vector` forms, on local symmetric words updated by other PEs.
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use rshmem_util::Waiter;
 
 use crate::error::Result;
@@ -82,8 +80,15 @@ impl<W: Word> Set<W> {
     /// One satisfied, included index, scanning from a rotating start so that every
     /// satisfied element is eventually reported.
     fn find_one(&self) -> Option<usize> {
-        static ROTOR: AtomicUsize = AtomicUsize::new(0);
-        let start = ROTOR.fetch_add(1, Ordering::Relaxed) % self.n.max(1);
+        // Per thread, so waiting threads do not contend on one shared counter.
+        thread_local! {
+            static ROTOR: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        }
+        let start = ROTOR.with(|r| {
+            let v = r.get();
+            r.set(v.wrapping_add(1));
+            v
+        }) % self.n.max(1);
         (0..self.n)
             .map(|k| (start + k) % self.n)
             .find(|&i| self.included(i) && self.satisfied(i))

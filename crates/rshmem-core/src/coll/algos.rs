@@ -36,13 +36,16 @@ fn store<T: Copy>(dst: &mut [T], bytes: &[u8]) {
 /// Folds message bytes into `acc`.
 fn fold<T: Elem>(op: ReduceOp, acc: &mut [T], bytes: &[u8]) {
     debug_assert_eq!(bytes.len(), std::mem::size_of_val(acc));
-    let mut tmp: Vec<T> = Vec::with_capacity(acc.len());
-    // SAFETY: as in `store`; `tmp` has capacity for `acc.len()` elements, set right after.
-    unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), tmp.as_mut_ptr().cast::<u8>(), bytes.len());
-        tmp.set_len(acc.len());
-    }
-    T::fold(op, acc, &tmp).expect("operator checked by the caller");
+    // Receive buffers start on page boundaries, so a message is aligned for any element.
+    assert!(
+        bytes.as_ptr().cast::<T>().is_aligned(),
+        "message buffer misaligned"
+    );
+    // SAFETY: `bytes` holds exactly `acc.len()` elements written by a peer from a slice of
+    // the same type, aligned (checked); element types accept every bit pattern, and the
+    // buffer is not written until we acknowledge the message.
+    let src = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), acc.len()) };
+    T::fold(op, acc, src).expect("operator checked by the caller");
 }
 
 /// Recursive doubling on `acc` (≤ MAX_MSG bytes): afterwards every member holds the

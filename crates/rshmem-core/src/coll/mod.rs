@@ -277,13 +277,13 @@ unsafe fn tree_broadcast(
     let me = team.my_pe();
     let v = (me + n - root) % n;
     let rank = |rel: usize| (rel + root) % n;
-    let children: Vec<usize> = (k * v + 1..(k * v + k + 1).min(n)).map(rank).collect();
+    let children = || (k * v + 1..(k * v + k + 1).min(n)).map(rank);
     let chunks = nbytes.div_ceil(CHUNK);
     let ready = rt.layout.coll_word(team.slot(), 3);
     let done = rt.layout.coll_word(team.slot(), 4);
     let announce = |c: usize| -> Result<()> {
         let _ = c;
-        for &ch in &children {
+        for ch in children() {
             rt.amo::<u64>(routine, team.members().pe(ch), ready, AmoOp::Add(1))?;
         }
         Ok(())
@@ -315,7 +315,7 @@ unsafe fn tree_broadcast(
         team.tree_ready.store(base + chunks as u64, Relaxed);
     }
     // Our destination must stay as it is until every child has copied it.
-    let want = team.tree_done.load(Relaxed) + (chunks * children.len()) as u64;
+    let want = team.tree_done.load(Relaxed) + (chunks * children().len()) as u64;
     let mut w = Waiter::new();
     while rt.load_local::<u64>(done) < want {
         w.snooze();
