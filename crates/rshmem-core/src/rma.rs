@@ -7,7 +7,7 @@ use crate::runtime::{rt, Runtime};
 use crate::transport::{Route, SymAddr, Transport};
 
 #[derive(Clone, Copy)]
-enum Dir {
+pub(crate) enum Dir {
     Put,
     Get,
     PutNbi,
@@ -20,7 +20,7 @@ impl Runtime {
     /// # Safety
     /// `local` is readable (puts) or writable (gets) for `len` bytes.
     #[inline(always)]
-    unsafe fn xfer(
+    pub(crate) unsafe fn xfer(
         &self,
         routine: &'static str,
         dir: Dir,

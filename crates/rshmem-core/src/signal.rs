@@ -5,7 +5,7 @@
 use rshmem_util::Waiter;
 
 use crate::error::{Error, Result};
-use crate::rma;
+use crate::rma::Dir;
 use crate::runtime::{rt, Runtime};
 use crate::transport::SymAddr;
 use crate::word::{AmoOp, Cmp, Word};
@@ -79,14 +79,21 @@ pub unsafe fn put_signal(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
-    // Validate the signal first: a rejected call must deliver nothing.
-    check_sig(rt(routine)?, routine, sig_addr)?;
-    // SAFETY: forwarded contract. The signal update is a release (or stronger) atomic,
-    // so the data written by the put is visible before it.
-    unsafe {
-        rma::put(routine, dest, src, nbytes, pe)?;
-        signal_op(routine, sig_addr, signal, op, pe)
+    // Validate everything first: a rejected call must deliver nothing.
+    let rt = rt(routine)?;
+    let pe = rt.pe(routine, pe)?;
+    let sig = check_sig(rt, routine, sig_addr)?;
+    if nbytes > 0 {
+        let dst = rt.sym(routine, "dest", dest as usize, nbytes)?;
+        // SAFETY: `dst` is range-checked; the caller vouches for `src`.
+        unsafe { rt.xfer(routine, Dir::Put, pe, dst, src as *mut u8, nbytes)? };
     }
+    // A release (or stronger) atomic: the data is visible before the signal.
+    let op = match op {
+        SignalOp::Set => AmoOp::Set(signal),
+        SignalOp::Add => AmoOp::Add(signal),
+    };
+    rt.amo(routine, pe, sig, op).map(drop)
 }
 
 /// `shmem_signal_fetch`: reads the local signal atomically.
