@@ -6,10 +6,12 @@
 #   oshrun -np 4 rshmem-bench barrier  4-PE barrier
 #   oshrun -np 2 rshmem-bench coll     team creation, team barriers, collectives 8 B..1 MiB
 #                                      (broadcast, sum reductions, collect, fcollect,
-#                                      alltoall) against memcpy of the same bytes
+#                                      alltoall) against memcpy of the same bytes; sum
+#                                      reductions by shm/RD/ring/linear and the RD-ring crossover
 #   SHMEM_VIRTUAL_HOSTS=2 oshrun -np 4 rshmem-bench coll
 #                                      the same at 4 PEs, plus flat vs hierarchical
-#                                      (HOST, LEADERS, HOST broadcast) sum reduction
+#                                      (HOST, LEADERS, HOST broadcast) sum reduction with
+#                                      shm, RD and ring across LEADERS
 #   rshmem-bench launch                oshrun -np 1/2/4 hello, start to exit
 # then prints the targets again. Table lines never start with `{`; JSON lines always do
 # (`./scripts/bench.sh | grep '^{'` keeps only the JSON).
