@@ -1,17 +1,39 @@
-//! Atomic memory operations on the default context. Typed faces restrict which operations
-//! each type gets (the spec's standard, extended and bitwise classes); here every
-//! [`Word`] takes every [`AmoOp`].
+//! Atomic memory operations. Typed faces restrict which operations each type gets (the
+//! spec's standard, extended and bitwise classes); here every [`Word`] takes every
+//! [`AmoOp`].
 #![allow(unsafe_code)]
 
+use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::request::{self, ReqHandle};
 use crate::runtime::rt;
 use crate::word::{AmoOp, Word};
 
-/// Applies `op` to the symmetric word `dest` on `pe` and returns its previous value.
+/// `shmem_ctx_atomic_*`: applies `op` to the symmetric word `dest` on `pe` (a PE of the
+/// context's team) and returns its previous value.
 ///
 /// # Safety
 /// None beyond the checks made here (`dest` symmetric and aligned, `pe` valid); the
 /// function is `unsafe` because `dest` is a raw address.
+#[inline]
+pub unsafe fn ctx_atomic<W: Word>(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *const W,
+    op: AmoOp<W>,
+    pe: i64,
+) -> Result<W> {
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
+    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+    rt.amo(routine, pe, addr, op)
+}
+
+/// [`ctx_atomic`] on the default context.
+///
+/// # Safety
+/// As [`ctx_atomic`].
 #[inline]
 pub unsafe fn atomic<W: Word>(
     routine: &'static str,
@@ -19,18 +41,35 @@ pub unsafe fn atomic<W: Word>(
     op: AmoOp<W>,
     pe: i64,
 ) -> Result<W> {
-    let rt = rt(routine)?;
-    let pe = rt.pe(routine, pe)?;
-    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
-    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
-    rt.amo(routine, pe, addr, op)
+    // SAFETY: forwarded contract.
+    unsafe { ctx_atomic(Ctx::default_ctx(), routine, dest, op, pe) }
 }
 
 /// The fetching non-blocking form: the previous value lands in `*fetch` (at the latest at
-/// the next quiet; on shared memory, at once).
+/// the context's next quiet; on shared memory, at once).
 ///
 /// # Safety
 /// `fetch` is writable and aligned.
+#[inline]
+pub unsafe fn ctx_atomic_nbi<W: Word>(
+    ctx: &Ctx,
+    routine: &'static str,
+    fetch: *mut W,
+    dest: *const W,
+    op: AmoOp<W>,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let old = unsafe { ctx_atomic(ctx, routine, dest, op, pe)? };
+    // SAFETY: the caller guarantees `fetch` is writable.
+    unsafe { fetch.write(old) };
+    Ok(())
+}
+
+/// [`ctx_atomic_nbi`] on the default context.
+///
+/// # Safety
+/// As [`ctx_atomic_nbi`].
 #[inline]
 pub unsafe fn atomic_nbi<W: Word>(
     routine: &'static str,
@@ -40,8 +79,30 @@ pub unsafe fn atomic_nbi<W: Word>(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    let old = unsafe { atomic(routine, dest, op, pe)? };
+    unsafe { ctx_atomic_nbi(Ctx::default_ctx(), routine, fetch, dest, op, pe) }
+}
+
+/// `shmemx_ctx_*_nbe` fetching atomics: the previous value lands in `*fetch` by the time
+/// the request in `slot` (allocated when `None`, joined when live) completes. On shared
+/// memory the operation completes before the call returns.
+///
+/// # Safety
+/// `fetch` is writable and aligned; a handle in `slot` is live.
+#[inline]
+pub unsafe fn atomic_nbe<W: Word>(
+    ctx: &Ctx,
+    routine: &'static str,
+    fetch: *mut W,
+    dest: *const W,
+    op: AmoOp<W>,
+    pe: i64,
+    slot: &mut Option<ReqHandle>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let old = unsafe { ctx_atomic(ctx, routine, dest, op, pe)? };
     // SAFETY: the caller guarantees `fetch` is writable.
     unsafe { fetch.write(old) };
+    // SAFETY: a handle in the slot is live (the caller's contract).
+    unsafe { request::ensure(rt(routine)?, slot) };
     Ok(())
 }

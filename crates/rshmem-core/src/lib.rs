@@ -15,12 +15,15 @@
 pub mod algo;
 pub mod amo;
 pub mod coll;
+pub mod ctx;
+mod engine;
 pub mod error;
 mod heap;
 pub mod lock;
 pub mod memory;
 pub mod order;
 pub mod p2p;
+pub mod request;
 pub mod rma;
 pub mod runtime;
 pub mod setup;
@@ -31,8 +34,11 @@ pub mod team;
 pub mod transport;
 pub mod word;
 
+pub use ctx::{Ctx, CtxHandle};
+pub use engine::{pause_for_tests, Completion};
 pub use error::{Error, InitError, Result};
 pub use heap::MIN_ALIGN;
+pub use request::{ReqHandle, RequestParams};
 pub use runtime::{fatal, finalize, init, initialized, ThreadLevel};
 pub use signal::SignalOp;
 pub use word::{AmoOp, Cmp, Word};

@@ -1,19 +1,34 @@
 //! Memory ordering: `shmem_fence` and `shmem_quiet` on the default context.
 
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::runtime::rt;
-use crate::transport::Transport;
 
-/// `shmem_fence`: puts and AMOs to each PE issued before it are delivered before those
-/// issued after it.
+/// `shmem_fence`: puts and AMOs to each PE issued before it on the default context are
+/// delivered before those issued after it.
 #[inline]
 pub fn fence() -> Result<()> {
-    rt("shmem_fence")?.shm.fence();
+    Ctx::default_ctx().fence(rt("shmem_fence")?);
     Ok(())
 }
 
-/// `shmem_quiet`: every put, AMO and non-blocking operation issued before it is complete
-/// and visible.
+/// `shmem_ctx_fence`: [`fence`] on a context.
+#[inline]
+pub fn ctx_fence(ctx: &Ctx) -> Result<()> {
+    ctx.fence(rt("shmem_ctx_fence")?);
+    Ok(())
+}
+
+/// `shmem_ctx_quiet`: every operation issued on the context before it is complete and
+/// visible (explicit non-blocking operations excepted: their requests complete them).
+#[inline]
+pub fn ctx_quiet(ctx: &Ctx) -> Result<()> {
+    ctx.quiet(rt("shmem_ctx_quiet")?);
+    Ok(())
+}
+
+/// `shmem_quiet`: every put, AMO and non-blocking operation issued before it on the
+/// default context is complete and visible.
 #[inline]
 pub fn quiet() -> Result<()> {
     rt("shmem_quiet")?.quiet_all();

@@ -2,20 +2,24 @@
 //! Sizes are in bytes; typed faces multiply by the element size.
 #![allow(unsafe_code)]
 
+use crate::ctx::Ctx;
+use crate::engine::Completion;
 use crate::error::{Error, Result};
+use crate::request::{self, ReqHandle};
 use crate::runtime::{rt, Runtime};
 use crate::transport::{Route, SymAddr, Transport};
+use crate::word::AmoOp;
 
+/// Direction of a transfer.
 #[derive(Clone, Copy)]
 pub(crate) enum Dir {
     Put,
     Get,
-    PutNbi,
-    GetNbi,
 }
 
 impl Runtime {
-    /// Moves `len` bytes between local `local` and `remote` on `pe` in direction `dir`.
+    /// Moves `len` bytes between local `local` and `remote` on `pe` in direction `dir`,
+    /// completing before it returns.
     ///
     /// # Safety
     /// `local` is readable (puts) or writable (gets) for `len` bytes.
@@ -35,20 +39,73 @@ impl Runtime {
                 match dir {
                     Dir::Put => self.shm.put(pe, remote, local, len),
                     Dir::Get => self.shm.get(pe, local, remote, len),
-                    Dir::PutNbi => self.shm.put_nbi(pe, remote, local, len),
-                    Dir::GetNbi => self.shm.get_nbi(pe, local, remote, len),
                 }
             },
             Route::None => unreachable!("route() rejects unreachable PEs"),
         }
         Ok(())
     }
+
+    /// A non-blocking transfer counted in `comp` (on engine lane `lane`): large ones go
+    /// to the copy engine, small ones complete at once. `signal`, if any, is applied on
+    /// `pe` after the data is delivered.
+    ///
+    /// # Safety
+    /// `local` is valid for `len` bytes and untouched by the caller until `comp` is
+    /// complete; `comp` outlives the transfer; `signal` is a checked, aligned word.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) unsafe fn xfer_nbi(
+        &self,
+        routine: &'static str,
+        dir: Dir,
+        pe: usize,
+        remote: SymAddr,
+        local: *mut u8,
+        len: usize,
+        (comp, lane): (&Completion, usize),
+        signal: Option<(SymAddr, AmoOp<u64>)>,
+    ) -> Result<()> {
+        match self.route(routine, pe)? {
+            Route::Shm if self.engine.takes(len) => {
+                let r = self.shm.addr(pe, remote);
+                let (dst, src) = match dir {
+                    Dir::Put => (r, local as *const u8),
+                    Dir::Get => (local, r as *const u8),
+                };
+                let sig = signal.map(|(a, op)| (self.shm.addr(pe, a).cast::<u64>(), op));
+                // SAFETY: both ranges are valid (checked / the caller's contract) and stay
+                // untouched until `comp` completes.
+                unsafe { self.engine.submit(lane, comp, dst, src, len, sig) };
+                Ok(())
+            }
+            _ => {
+                // SAFETY: forwarded contract.
+                unsafe { self.xfer(routine, dir, pe, remote, local, len)? };
+                if let Some((a, op)) = signal {
+                    self.amo(routine, pe, a, op)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// How a contiguous transfer completes.
+#[derive(Clone, Copy)]
+enum Mode {
+    Blocking,
+    /// At the context's quiet.
+    Nbi,
 }
 
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn contiguous(
+    ctx: &Ctx,
     routine: &'static str,
     dir: Dir,
+    mode: Mode,
     sym: *const u8,
     local: *mut u8,
     nbytes: usize,
@@ -58,22 +115,235 @@ unsafe fn contiguous(
         return Ok(());
     }
     let rt = rt(routine)?;
-    let pe = rt.pe(routine, pe)?;
-    let arg = if matches!(dir, Dir::Put | Dir::PutNbi) {
-        "dest"
-    } else {
-        "source"
+    let pe = ctx.pe(rt, routine, pe)?;
+    let arg = match dir {
+        Dir::Put => "dest",
+        Dir::Get => "source",
     };
     let remote = rt.sym(routine, arg, sym as usize, nbytes)?;
     // SAFETY: forwarded caller contract on `local`.
-    unsafe { rt.xfer(routine, dir, pe, remote, local, nbytes) }
+    unsafe {
+        match mode {
+            Mode::Blocking => rt.xfer(routine, dir, pe, remote, local, nbytes),
+            Mode::Nbi => rt.xfer_nbi(
+                routine,
+                dir,
+                pe,
+                remote,
+                local,
+                nbytes,
+                ctx.completion(),
+                None,
+            ),
+        }
+    }
 }
 
-/// `shmem_putmem`: copies `nbytes` from local `src` to symmetric `dest` on `pe`; returns
-/// when `src` may be reused.
+/// `shmem_ctx_putmem`: copies `nbytes` from local `src` to symmetric `dest` on `pe` (a PE
+/// of the context's team); returns when `src` may be reused.
 ///
 /// # Safety
 /// `src` is readable for `nbytes` bytes.
+#[inline]
+pub unsafe fn ctx_put(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        contiguous(
+            ctx,
+            routine,
+            Dir::Put,
+            Mode::Blocking,
+            dest,
+            src as *mut u8,
+            nbytes,
+            pe,
+        )
+    }
+}
+
+/// `shmem_ctx_getmem`: copies `nbytes` from symmetric `src` on `pe` to local `dest`.
+///
+/// # Safety
+/// `dest` is writable for `nbytes` bytes.
+#[inline]
+pub unsafe fn ctx_get(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        contiguous(
+            ctx,
+            routine,
+            Dir::Get,
+            Mode::Blocking,
+            src,
+            dest,
+            nbytes,
+            pe,
+        )
+    }
+}
+
+/// `shmem_ctx_putmem_nbi`: like [`ctx_put`], but `src` may be reused only after the
+/// context's quiet.
+///
+/// # Safety
+/// `src` is readable for `nbytes` bytes and unmodified until the context's next quiet.
+#[inline]
+pub unsafe fn ctx_put_nbi(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        contiguous(
+            ctx,
+            routine,
+            Dir::Put,
+            Mode::Nbi,
+            dest,
+            src as *mut u8,
+            nbytes,
+            pe,
+        )
+    }
+}
+
+/// `shmem_ctx_getmem_nbi`: like [`ctx_get`], but the data is in `dest` only after the
+/// context's quiet.
+///
+/// # Safety
+/// `dest` is writable for `nbytes` bytes, and neither read nor written, until the
+/// context's next quiet.
+#[inline]
+pub unsafe fn ctx_get_nbi(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe) }
+}
+
+/// An explicit non-blocking transfer: counted in the request in `slot` (allocated when
+/// empty), completed only by its test or wait.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn nbe(
+    ctx: &Ctx,
+    routine: &'static str,
+    dir: Dir,
+    sym: *const u8,
+    local: *mut u8,
+    nbytes: usize,
+    pe: i64,
+    slot: &mut Option<ReqHandle>,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    let arg = match dir {
+        Dir::Put => "target",
+        Dir::Get => "source",
+    };
+    let remote = if nbytes > 0 {
+        Some(rt.sym(routine, arg, sym as usize, nbytes)?)
+    } else {
+        None
+    };
+    // SAFETY: a handle in the slot is live (the caller's contract).
+    let req = unsafe { request::ensure(rt, slot) };
+    match remote {
+        // SAFETY: forwarded contract; the request outlives its transfers (it is released
+        // only once complete).
+        Some(remote) => unsafe {
+            rt.xfer_nbi(
+                routine,
+                dir,
+                pe,
+                remote,
+                local,
+                nbytes,
+                req.completion(),
+                None,
+            )
+        },
+        None => Ok(()),
+    }
+}
+
+/// `shmemx_ctx_putmem_nbe`: a put completed by the request in `slot` (allocated when
+/// `None`; joined when live).
+///
+/// # Safety
+/// `src` is readable for `nbytes` bytes and unmodified until the request completes; a
+/// handle in `slot` is live.
+#[inline]
+pub unsafe fn put_nbe(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+    slot: &mut Option<ReqHandle>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        nbe(
+            ctx,
+            routine,
+            Dir::Put,
+            dest,
+            src as *mut u8,
+            nbytes,
+            pe,
+            slot,
+        )
+    }
+}
+
+/// `shmemx_ctx_getmem_nbe`: a get completed by the request in `slot`.
+///
+/// # Safety
+/// `dest` is writable for `nbytes` bytes and untouched until the request completes; a
+/// handle in `slot` is live.
+#[inline]
+pub unsafe fn get_nbe(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+    slot: &mut Option<ReqHandle>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { nbe(ctx, routine, Dir::Get, src, dest, nbytes, pe, slot) }
+}
+
+/// `shmem_putmem` on the default context.
+///
+/// # Safety
+/// As [`ctx_put`].
 #[inline]
 pub unsafe fn put(
     routine: &'static str,
@@ -83,13 +353,13 @@ pub unsafe fn put(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { contiguous(routine, Dir::Put, dest, src as *mut u8, nbytes, pe) }
+    unsafe { ctx_put(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
 }
 
-/// `shmem_getmem`: copies `nbytes` from symmetric `src` on `pe` to local `dest`.
+/// `shmem_getmem` on the default context.
 ///
 /// # Safety
-/// `dest` is writable for `nbytes` bytes.
+/// As [`ctx_get`].
 #[inline]
 pub unsafe fn get(
     routine: &'static str,
@@ -99,13 +369,13 @@ pub unsafe fn get(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { contiguous(routine, Dir::Get, src, dest, nbytes, pe) }
+    unsafe { ctx_get(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
 }
 
-/// `shmem_putmem_nbi`: like [`put`], but `src` may be reused only after `quiet`.
+/// `shmem_putmem_nbi` on the default context.
 ///
 /// # Safety
-/// `src` is readable for `nbytes` bytes and unmodified until the next quiet.
+/// As [`ctx_put_nbi`].
 #[inline]
 pub unsafe fn put_nbi(
     routine: &'static str,
@@ -115,13 +385,13 @@ pub unsafe fn put_nbi(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { contiguous(routine, Dir::PutNbi, dest, src as *mut u8, nbytes, pe) }
+    unsafe { ctx_put_nbi(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
 }
 
-/// `shmem_getmem_nbi`: like [`get`], but the data is in `dest` only after `quiet`.
+/// `shmem_getmem_nbi` on the default context.
 ///
 /// # Safety
-/// `dest` is writable for `nbytes` bytes until the next quiet.
+/// As [`ctx_get_nbi`].
 #[inline]
 pub unsafe fn get_nbi(
     routine: &'static str,
@@ -131,7 +401,7 @@ pub unsafe fn get_nbi(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { contiguous(routine, Dir::GetNbi, src, dest, nbytes, pe) }
+    unsafe { ctx_get_nbi(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
 }
 
 /// Byte extent `[lo, hi)` relative to the first element of `n` elements of `size` bytes
@@ -172,11 +442,45 @@ pub unsafe fn strided(
     size: usize,
     pe: i64,
 ) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        ctx_strided(
+            Ctx::default_ctx(),
+            routine,
+            is_put,
+            dest,
+            src,
+            dst,
+            sst,
+            nelems,
+            size,
+            pe,
+        )
+    }
+}
+
+/// `shmem_ctx_iput`/`shmem_ctx_iget`: [`strided`] on a context.
+///
+/// # Safety
+/// As [`strided`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ctx_strided(
+    ctx: &Ctx,
+    routine: &'static str,
+    is_put: bool,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    size: usize,
+    pe: i64,
+) -> Result<()> {
     if nelems == 0 || size == 0 {
         return Ok(());
     }
     let rt = rt(routine)?;
-    let pe = rt.pe(routine, pe)?;
+    let pe = ctx.pe(rt, routine, pe)?;
     let (sym, sym_stride, arg) = if is_put {
         (dest as usize, dst, "dest")
     } else {
@@ -246,6 +550,42 @@ pub unsafe fn blocked(
     size: usize,
     pe: i64,
 ) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        ctx_blocked(
+            Ctx::default_ctx(),
+            routine,
+            is_put,
+            dest,
+            src,
+            dst,
+            sst,
+            bsize,
+            nblocks,
+            size,
+            pe,
+        )
+    }
+}
+
+/// `shmem_ctx_ibput`/`shmem_ctx_ibget`: [`blocked`] on a context.
+///
+/// # Safety
+/// As [`strided`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn ctx_blocked(
+    ctx: &Ctx,
+    routine: &'static str,
+    is_put: bool,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    bsize: usize,
+    nblocks: usize,
+    size: usize,
+    pe: i64,
+) -> Result<()> {
     let bytes = bsize.checked_mul(size).ok_or(Error::InvalidArgument {
         routine,
         arg: "bsize",
@@ -257,9 +597,9 @@ pub unsafe fn blocked(
         // SAFETY: forwarded contract; each block is range-checked by put/get.
         unsafe {
             if is_put {
-                put(routine, d, s, bytes, pe)?;
+                ctx_put(ctx, routine, d, s, bytes, pe)?;
             } else {
-                get(routine, d, s, bytes, pe)?;
+                ctx_get(ctx, routine, d, s, bytes, pe)?;
             }
         }
     }

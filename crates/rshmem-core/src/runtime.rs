@@ -11,9 +11,14 @@ use rshmem_boot::Bootstrap;
 use rshmem_util::config::show_size;
 use rshmem_util::{CachePadded, Config};
 
+use crossbeam_queue::ArrayQueue;
+
 use crate::algo::Algorithms;
+use crate::ctx::Ctx;
+use crate::engine::Engine;
 use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
+use crate::request::Request;
 use crate::sys;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
 use crate::transport::shm::{SegMap, Shm};
@@ -229,6 +234,10 @@ pub struct Runtime {
     pub(crate) host: Arc<Team>,
     /// `SHMEMX_TEAM_LEADERS`: the first PE of each host; `None` on other PEs.
     pub(crate) leaders: Option<Arc<Team>>,
+    /// Background copy threads for large non-blocking transfers (stopped before unmapping).
+    pub(crate) engine: Engine,
+    /// Recycled request objects.
+    pub(crate) requests: ArrayQueue<Box<Request>>,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -483,6 +492,8 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         data_len: data_resv.as_ref().map_or(0, |d| d.2),
         _data_resv: data_resv.map(|d| d.0),
         heap: Mutex::new(Heap::new(heap_len)),
+        engine: Engine::new(cfg.copy_engine_lanes, cfg.copy_engine_threshold),
+        requests: crate::request::new_pool(),
         _resv: resv,
         cfg,
         boot,
@@ -502,6 +513,8 @@ pub fn finalize() {
     if INIT_DEPTH.fetch_sub(1, Ordering::Relaxed) > 1 {
         return;
     }
+    // Every context's and request's transfers land before the peers may unmap.
+    rt.engine.drain();
     rt.barrier_all();
     let _ = rt.boot.finalize();
     let p = RUNTIME.swap(std::ptr::null_mut(), Ordering::AcqRel);
@@ -735,9 +748,9 @@ impl Runtime {
         self.team_sync(&self.world);
     }
 
-    /// Completes this PE's outstanding operations on every route.
+    /// Completes this PE's outstanding operations on the default context.
     pub(crate) fn quiet_all(&self) {
-        self.shm.quiet();
+        Ctx::default_ctx().quiet(self);
     }
 
     /// `shmem_barrier_all`: quiet, then a world synchronization.

@@ -4,6 +4,7 @@
 
 use rshmem_util::Waiter;
 
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::rma::Dir;
 use crate::runtime::{rt, Runtime};
@@ -41,7 +42,7 @@ fn check_sig(rt: &Runtime, routine: &'static str, sig_addr: *const u64) -> Resul
     rt.sym(routine, "sig_addr", sig_addr as usize, 8)
 }
 
-/// `shmem_signal_set`/`shmem_signal_add` (OpenSHMEM 1.6): updates the signal on `pe`.
+/// `shmem_signal_set`/`shmem_signal_add` (OpenSHMEM 1.6) on the default context.
 ///
 /// # Safety
 /// None beyond the checks made here; `sig_addr` is a raw address.
@@ -53,17 +54,38 @@ pub unsafe fn signal_op(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let pe = rt.pe(routine, pe)?;
-    let addr = check_sig(rt, routine, sig_addr)?;
-    let op = match op {
-        SignalOp::Set => AmoOp::Set(signal),
-        SignalOp::Add => AmoOp::Add(signal),
-    };
-    rt.amo(routine, pe, addr, op).map(drop)
+    // SAFETY: forwarded contract.
+    unsafe { ctx_signal_op(Ctx::default_ctx(), routine, sig_addr, signal, op, pe) }
 }
 
-/// `shmem_putmem_signal`: puts `nbytes` to `dest` on `pe`, then updates `sig_addr` there.
+/// `shmem_ctx_signal_set`/`shmem_ctx_signal_add`: updates the signal on `pe` (a PE of the
+/// context's team).
+///
+/// # Safety
+/// None beyond the checks made here; `sig_addr` is a raw address.
+#[inline]
+pub unsafe fn ctx_signal_op(
+    ctx: &Ctx,
+    routine: &'static str,
+    sig_addr: *const u64,
+    signal: u64,
+    op: SignalOp,
+    pe: i64,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    let addr = check_sig(rt, routine, sig_addr)?;
+    rt.amo(routine, pe, addr, amo_of(op, signal)).map(drop)
+}
+
+fn amo_of(op: SignalOp, signal: u64) -> AmoOp<u64> {
+    match op {
+        SignalOp::Set => AmoOp::Set(signal),
+        SignalOp::Add => AmoOp::Add(signal),
+    }
+}
+
+/// `shmem_putmem_signal` on the default context.
 ///
 /// # Safety
 /// `src` is readable for `nbytes` bytes.
@@ -79,20 +101,71 @@ pub unsafe fn put_signal(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        ctx_put_signal(
+            Ctx::default_ctx(),
+            routine,
+            false,
+            dest,
+            src,
+            nbytes,
+            sig_addr,
+            signal,
+            op,
+            pe,
+        )
+    }
+}
+
+/// `shmem_ctx_putmem_signal` (`nbi` false) and `shmem_ctx_putmem_signal_nbi` (`nbi`
+/// true): puts `nbytes` to `dest` on `pe`, then updates `sig_addr` there. The
+/// non-blocking form may leave both to the copy engine until the context's quiet; the
+/// signal is still never visible before the data.
+///
+/// # Safety
+/// `src` is readable for `nbytes` bytes (and, with `nbi`, unmodified until the quiet).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub unsafe fn ctx_put_signal(
+    ctx: &Ctx,
+    routine: &'static str,
+    nbi: bool,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    sig_addr: *const u64,
+    signal: u64,
+    op: SignalOp,
+    pe: i64,
+) -> Result<()> {
     // Validate everything first: a rejected call must deliver nothing.
     let rt = rt(routine)?;
-    let pe = rt.pe(routine, pe)?;
+    let pe = ctx.pe(rt, routine, pe)?;
     let sig = check_sig(rt, routine, sig_addr)?;
-    if nbytes > 0 {
-        let dst = rt.sym(routine, "dest", dest as usize, nbytes)?;
-        // SAFETY: `dst` is range-checked; the caller vouches for `src`.
-        unsafe { rt.xfer(routine, Dir::Put, pe, dst, src as *mut u8, nbytes)? };
+    let op = amo_of(op, signal);
+    if nbytes == 0 {
+        return rt.amo(routine, pe, sig, op).map(drop);
     }
+    let dst = rt.sym(routine, "dest", dest as usize, nbytes)?;
+    if nbi {
+        // SAFETY: `dst` and `sig` are checked; the caller vouches for `src` until quiet.
+        return unsafe {
+            rt.xfer_nbi(
+                routine,
+                Dir::Put,
+                pe,
+                dst,
+                src as *mut u8,
+                nbytes,
+                ctx.completion(),
+                Some((sig, op)),
+            )
+        };
+    }
+    // SAFETY: `dst` is range-checked; the caller vouches for `src`.
+    unsafe { rt.xfer(routine, Dir::Put, pe, dst, src as *mut u8, nbytes)? };
     // A release (or stronger) atomic: the data is visible before the signal.
-    let op = match op {
-        SignalOp::Set => AmoOp::Set(signal),
-        SignalOp::Add => AmoOp::Add(signal),
-    };
     rt.amo(routine, pe, sig, op).map(drop)
 }
 

@@ -7,7 +7,7 @@
 //! slot; scratch is indexed (slot, round), so neighbouring slots never overlap.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rshmem_util::Waiter;
 
@@ -125,6 +125,8 @@ pub struct Team {
     /// collected from its children so far (the counts the shared words must reach).
     pub(crate) tree_ready: AtomicU64,
     pub(crate) tree_done: AtomicU64,
+    /// Shareable contexts made from the team (addresses), destroyed with it.
+    pub(crate) ctxs: Mutex<Vec<usize>>,
 }
 
 impl Team {
@@ -146,6 +148,7 @@ impl Team {
             recvd: Default::default(),
             tree_ready: AtomicU64::new(0),
             tree_done: AtomicU64::new(0),
+            ctxs: Mutex::new(Vec::new()),
         }
     }
 
@@ -471,6 +474,7 @@ impl Runtime {
                 reason: "predefined teams (WORLD, SHARED) cannot be destroyed",
             });
         }
+        crate::ctx::destroy_team_contexts(self, team);
         self.team_sync(team);
         // After the last sync nobody signals our flags for this slot again: reset them so
         // the slot's next owner starts from epoch 0.

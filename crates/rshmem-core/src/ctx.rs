@@ -1,0 +1,264 @@
+//! Communication contexts (`shmem_ctx_*`): independent streams of RMA and AMO operations,
+//! each with its own ordering and completion state.
+//!
+//! On the node every small operation completes at once, so a context's state is what the
+//! copy engine still owes it: a [`Completion`] and the engine lane it is bound to. `fence`
+//! and `quiet` on one context never wait for another's transfers. Contexts made from a
+//! team take PE numbers in that team. Each context is a 128-byte-aligned object of its own,
+//! so threads on their own private contexts share no cache line; objects are pooled, so
+//! creating and destroying contexts costs no memory growth.
+#![allow(unsafe_code)]
+
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::engine::Completion;
+use crate::error::{Error, Result};
+use crate::runtime::{rt, Runtime};
+use crate::team::Team;
+
+/// `SHMEM_CTX_SERIALIZED`: the context is used by one thread at a time.
+pub const SERIALIZED: i64 = 1 << 0;
+/// `SHMEM_CTX_PRIVATE`: the context is used only by the thread that created it.
+pub const PRIVATE: i64 = 1 << 1;
+/// `SHMEM_CTX_NOSTORE`: `quiet` and `fence` need not complete or order stores.
+pub const NOSTORE: i64 = 1 << 2;
+const ALL_OPTIONS: i64 = SERIALIZED | PRIVATE | NOSTORE;
+
+/// Live contexts per PE at most (a guard against leaks, reported as a creation error).
+pub const MAX_LIVE: usize = 1 << 20;
+
+/// A communication context.
+#[derive(Debug)]
+#[repr(align(128))]
+pub struct Ctx {
+    options: i64,
+    /// The team PE numbers refer to (`None`: the world, numbered as is).
+    team: Option<Arc<Team>>,
+    lane: usize,
+    comp: Completion,
+}
+
+/// `SHMEM_CTX_DEFAULT`.
+static DEFAULT: Ctx = Ctx {
+    options: 0,
+    team: None,
+    lane: 0,
+    comp: Completion::new(),
+};
+
+/// Recycled context objects, and how many are alive. Boxed: a live context's address is
+/// its handle and must not move.
+#[allow(clippy::vec_box)]
+static POOL: Mutex<(Vec<Box<Ctx>>, usize)> = Mutex::new((Vec::new(), 0));
+
+impl Ctx {
+    /// The default context (`SHMEM_CTX_DEFAULT`).
+    #[inline(always)]
+    pub fn default_ctx() -> &'static Ctx {
+        &DEFAULT
+    }
+
+    /// Whether this is the default context.
+    pub fn is_default(&self) -> bool {
+        std::ptr::eq(self, &DEFAULT)
+    }
+
+    /// The options it was created with.
+    pub fn options(&self) -> i64 {
+        self.options
+    }
+
+    /// Whether it was created `SHMEM_CTX_PRIVATE`.
+    pub fn is_private(&self) -> bool {
+        self.options & PRIVATE != 0
+    }
+
+    /// The team it was created from (`None`: the world).
+    pub fn team(&self) -> Option<&Arc<Team>> {
+        self.team.as_ref()
+    }
+
+    /// Number of PEs addressable through it.
+    pub fn n_pes(&self, rt: &Runtime) -> usize {
+        self.team.as_ref().map_or(rt.npes, |t| t.n_pes())
+    }
+
+    /// Checks a PE number of this context's team and returns its world number.
+    #[inline(always)]
+    pub(crate) fn pe(&self, rt: &Runtime, routine: &'static str, pe: i64) -> Result<usize> {
+        match &self.team {
+            None => rt.pe(routine, pe),
+            Some(t) => {
+                let n = t.n_pes();
+                if pe >= 0 && (pe as u64) < n as u64 {
+                    Ok(t.members().pe(pe as usize))
+                } else {
+                    Err(Error::PeOutOfRange {
+                        routine,
+                        arg: "pe",
+                        pe,
+                        npes: n,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Whether transfers issued on it are still in the copy engine.
+    pub fn pending(&self) -> bool {
+        self.comp.pending()
+    }
+
+    /// The completion state and lane its non-blocking transfers are counted in.
+    #[inline(always)]
+    pub(crate) fn completion(&self) -> (&Completion, usize) {
+        (&self.comp, self.lane)
+    }
+
+    /// `shmem_ctx_quiet`: completes every operation issued on this context.
+    #[inline]
+    pub(crate) fn quiet(&self, rt: &Runtime) {
+        if self.comp.pending() {
+            rt.engine.wait(self.lane, &self.comp);
+        }
+        fence(Ordering::SeqCst);
+    }
+
+    /// `shmem_ctx_fence`: orders this context's puts and AMOs to each PE. Copies still
+    /// in the engine are completed first, as later ones must not overtake them.
+    #[inline]
+    pub(crate) fn fence(&self, rt: &Runtime) {
+        if self.comp.pending() {
+            rt.engine.wait(self.lane, &self.comp);
+        }
+        fence(Ordering::Release);
+    }
+}
+
+/// A context handle as the faces hold it.
+pub type CtxHandle = NonNull<Ctx>;
+
+fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> Result<CtxHandle> {
+    let rt = rt(routine)?;
+    if options & !ALL_OPTIONS != 0 {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "options",
+            reason: "unknown option bits (valid: SHMEM_CTX_SERIALIZED, SHMEM_CTX_PRIVATE, SHMEM_CTX_NOSTORE)",
+        });
+    }
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if pool.1 >= MAX_LIVE {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "options",
+            reason: "too many live contexts (1,048,576); destroy some first",
+        });
+    }
+    let mut ctx = pool.0.pop().unwrap_or_else(|| {
+        Box::new(Ctx {
+            options: 0,
+            team: None,
+            lane: 0,
+            comp: Completion::new(),
+        })
+    });
+    pool.1 += 1;
+    drop(pool);
+    ctx.options = options;
+    ctx.team = team.cloned();
+    ctx.lane = rt.engine.pick_lane();
+    ctx.comp.reset();
+    let handle = NonNull::from(Box::leak(ctx));
+    if let Some(t) = team {
+        if options & PRIVATE == 0 {
+            t.ctxs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(handle.as_ptr() as usize);
+        }
+    }
+    Ok(handle)
+}
+
+/// `shmem_ctx_create`: a new context on the world team.
+pub fn create(options: i64) -> Result<CtxHandle> {
+    create_in("shmem_ctx_create", options, None)
+}
+
+/// `shmem_team_create_ctx`: a new context whose PE numbers are ranks of `team`.
+pub fn team_create(team: &Arc<Team>, options: i64) -> Result<CtxHandle> {
+    // The world's own numbering needs no translation.
+    let world = Arc::ptr_eq(team, rt("shmem_team_create_ctx")?.world());
+    create_in(
+        "shmem_team_create_ctx",
+        options,
+        if world { None } else { Some(team) },
+    )
+}
+
+/// `shmem_ctx_destroy`: completes the context's operations (an implicit quiet) and
+/// recycles it.
+///
+/// # Safety
+/// `ctx` came from [`create`] or [`team_create`], is not the default context, has not
+/// been destroyed, and no other thread uses it.
+pub unsafe fn destroy(ctx: CtxHandle) -> Result<()> {
+    let rt = rt("shmem_ctx_destroy")?;
+    // SAFETY: the caller's contract: a live context from `create`.
+    let c = unsafe { ctx.as_ref() };
+    if c.is_default() {
+        return Err(Error::InvalidArgument {
+            routine: "shmem_ctx_destroy",
+            arg: "ctx",
+            reason: "the default context cannot be destroyed",
+        });
+    }
+    if let Some(t) = &c.team {
+        if c.options & PRIVATE == 0 {
+            let mut l = t.ctxs.lock().unwrap_or_else(|e| e.into_inner());
+            l.retain(|&p| p != ctx.as_ptr() as usize);
+        }
+    }
+    // SAFETY: the same contract.
+    unsafe { release(rt, ctx) };
+    Ok(())
+}
+
+/// Quiets and recycles a context.
+///
+/// # Safety
+/// As [`destroy`], and it is unlinked from its team.
+unsafe fn release(rt: &Runtime, ctx: CtxHandle) {
+    // SAFETY: `ctx` came from `Box::leak` in `create_in` and is released once.
+    let mut b = unsafe { Box::from_raw(ctx.as_ptr()) };
+    b.quiet(rt);
+    b.team = None;
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    pool.1 -= 1;
+    pool.0.push(b);
+}
+
+/// Destroys the shareable contexts made from `team` (on `shmem_team_destroy`).
+pub(crate) fn destroy_team_contexts(rt: &Runtime, team: &Team) {
+    let list = std::mem::take(&mut *team.ctxs.lock().unwrap_or_else(|e| e.into_inner()));
+    for p in list {
+        // SAFETY: the list holds live shareable contexts of this team; destroying the
+        // team ends them (spec), and each is listed once.
+        unsafe { release(rt, NonNull::new_unchecked(p as *mut Ctx)) };
+    }
+}
+
+/// `shmem_ctx_get_team`: the team a context was made from (WORLD for `shmem_ctx_create`
+/// and the default context).
+pub fn get_team(ctx: &Ctx) -> Result<Arc<Team>> {
+    let rt = rt("shmem_ctx_get_team")?;
+    Ok(ctx.team.clone().unwrap_or_else(|| rt.world().clone()))
+}
+
+/// Contexts alive on this PE (for leak tests).
+pub fn live_count() -> usize {
+    POOL.lock().unwrap_or_else(|e| e.into_inner()).1
+}

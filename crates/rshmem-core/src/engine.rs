@@ -1,0 +1,337 @@
+//! The copy engine: background threads ("lanes") that carry out large non-blocking
+//! transfers between node-local segments, so the thread that issued them computes
+//! meanwhile.
+//!
+//! Each context and each request owns a [`Completion`] (operations handed to the engine,
+//! operations finished) and is bound to one lane, so completing one never waits for
+//! another's work. A lane is a bounded lock-free queue and one thread, started on first
+//! use; it parks when idle and is woken by the next submission. A thread that waits for
+//! a completion runs queued jobs itself rather than yield: on an oversubscribed host the
+//! engine thread may not be running, and the waiter has nothing better to do.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+
+use crossbeam_queue::ArrayQueue;
+use crossbeam_utils::CachePadded;
+use rshmem_util::wait::Waiter;
+
+use crate::word::{AmoOp, Word};
+
+/// Jobs a lane holds before submitters copy inline instead.
+const QUEUE_DEPTH: usize = 1024;
+/// Empty polls (spinning, then yielding) before an idle lane parks.
+const IDLE_POLLS: u32 = 64;
+
+/// Test hook: while set, lanes and waiters run no jobs (so tests can observe what a
+/// `quiet` on another context leaves pending).
+static PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// Stops (`true`) or resumes the copy engine, for tests of completion isolation: while
+/// stopped, transfers handed to the engine stay pending and their waiters wait.
+#[doc(hidden)]
+pub fn pause_for_tests(paused: bool) {
+    PAUSED.store(paused, Ordering::SeqCst);
+}
+
+/// Completion state of a context or request: operations handed to the engine, and
+/// operations the engine has finished. Complete when the two are equal.
+#[derive(Debug)]
+pub struct Completion {
+    issued: AtomicU64,
+    /// Written by lanes: kept off the issuers' cache line.
+    done: CachePadded<AtomicU64>,
+}
+
+impl Default for Completion {
+    fn default() -> Self {
+        Completion::new()
+    }
+}
+
+impl Completion {
+    /// Nothing issued.
+    pub const fn new() -> Completion {
+        Completion {
+            issued: AtomicU64::new(0),
+            done: CachePadded::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Whether every operation issued so far has finished (and its effects are visible).
+    #[inline]
+    pub fn is_complete(&self) -> bool {
+        let issued = self.issued.load(Ordering::Relaxed);
+        self.done.load(Ordering::Acquire) >= issued
+    }
+
+    /// Whether anything was ever issued (cheap test for the all-inline common case).
+    #[inline]
+    pub(crate) fn pending(&self) -> bool {
+        !self.is_complete()
+    }
+
+    /// Forgets history (the object is being recycled; it must be complete).
+    pub(crate) fn reset(&mut self) {
+        debug_assert!(self.is_complete());
+        *self.issued.get_mut() = 0;
+        *self.done.get_mut() = 0;
+    }
+}
+
+/// One transfer: copy `len` bytes, then optionally update a signal word.
+struct Job {
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    signal: Option<(*mut u64, AmoOp<u64>)>,
+    comp: *const Completion,
+}
+
+// SAFETY: a job holds addresses of mapped segments, of user buffers the issuer promised
+// to keep untouched until completion, and of a `Completion` kept alive until complete;
+// any thread may carry it out.
+unsafe impl Send for Job {}
+
+impl Job {
+    /// Carries the job out and marks it finished.
+    ///
+    /// # Safety
+    /// The pointers of the job are still valid (the submit contract).
+    unsafe fn run(self, lane: &Lane) {
+        // SAFETY: submit's contract: both ranges valid for `len`, and the issuer does not
+        // touch them until completion. `copy` keeps a transfer to oneself well defined.
+        unsafe { std::ptr::copy(self.src, self.dst, self.len) };
+        if let Some((sig, op)) = self.signal {
+            // SAFETY: a checked, aligned signal word in a mapped segment; the atomic
+            // publishes the copy before the signal.
+            unsafe { u64::rmw(sig, op) };
+        }
+        // SAFETY: the completion outlives its unfinished jobs (submit's contract).
+        unsafe { (*self.comp).done.fetch_add(1, Ordering::Release) };
+        lane.done.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// One background copy thread and its queue.
+struct Lane {
+    queue: ArrayQueue<Job>,
+    sleeping: AtomicBool,
+    stop: AtomicBool,
+    /// Jobs ever submitted to / finished by this lane (for [`Engine::drain`]).
+    issued: CachePadded<AtomicU64>,
+    done: CachePadded<AtomicU64>,
+}
+
+impl Lane {
+    fn work(&self) {
+        let mut idle = 0u32;
+        let mut w = Waiter::new();
+        loop {
+            if PAUSED.load(Ordering::Relaxed) {
+                w.snooze();
+                continue;
+            }
+            if let Some(job) = self.queue.pop() {
+                // SAFETY: jobs in the queue satisfy submit's contract.
+                unsafe { job.run(self) };
+                idle = 0;
+                w = Waiter::new();
+                continue;
+            }
+            if self.stop.load(Ordering::Acquire) {
+                return;
+            }
+            if idle < IDLE_POLLS {
+                idle += 1;
+                w.snooze();
+                continue;
+            }
+            // Announce the nap, then look once more: a submitter either sees `sleeping`
+            // or its job is seen here (both sides order with SeqCst).
+            self.sleeping.store(true, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            if self.queue.is_empty() && !self.stop.load(Ordering::SeqCst) {
+                std::thread::park();
+            }
+            self.sleeping.store(false, Ordering::Relaxed);
+            idle = 0;
+        }
+    }
+
+    /// Runs one queued job on the calling thread, if there is one.
+    fn help(&self) -> bool {
+        if PAUSED.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.queue.pop() {
+            Some(job) => {
+                // SAFETY: jobs in the queue satisfy submit's contract.
+                unsafe { job.run(self) };
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The copy engine of one PE.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    lanes: Box<[Arc<LaneBox>]>,
+    threads: Box<[OnceLock<JoinHandle<()>>]>,
+    threshold: usize,
+    next_lane: AtomicUsize,
+}
+
+/// A lane behind an `Arc` shared with its thread.
+struct LaneBox(Lane);
+
+impl std::fmt::Debug for LaneBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lane")
+            .field("queued", &self.0.queue.len())
+            .field("issued", &self.0.issued.load(Ordering::Relaxed))
+            .field("done", &self.0.done.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Engine {
+    /// An engine of `lanes` lanes taking transfers of at least `threshold` bytes; no
+    /// thread starts until the first submission.
+    pub(crate) fn new(lanes: usize, threshold: usize) -> Engine {
+        Engine {
+            lanes: (0..lanes)
+                .map(|_| {
+                    Arc::new(LaneBox(Lane {
+                        queue: ArrayQueue::new(QUEUE_DEPTH),
+                        sleeping: AtomicBool::new(false),
+                        stop: AtomicBool::new(false),
+                        issued: CachePadded::new(AtomicU64::new(0)),
+                        done: CachePadded::new(AtomicU64::new(0)),
+                    }))
+                })
+                .collect(),
+            threads: (0..lanes).map(|_| OnceLock::new()).collect(),
+            threshold: threshold.max(1),
+            next_lane: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether a transfer of `len` bytes goes to the engine.
+    #[inline(always)]
+    pub(crate) fn takes(&self, len: usize) -> bool {
+        len >= self.threshold && !self.lanes.is_empty()
+    }
+
+    /// The lane for a new context or request (round robin).
+    pub(crate) fn pick_lane(&self) -> usize {
+        match self.lanes.len() {
+            0 => 0,
+            n => self.next_lane.fetch_add(1, Ordering::Relaxed) % n,
+        }
+    }
+
+    fn thread(&self, i: usize) -> &JoinHandle<()> {
+        self.threads[i].get_or_init(|| {
+            let lane = Arc::clone(&self.lanes[i]);
+            std::thread::Builder::new()
+                .name(format!("rshmem-copy-{i}"))
+                .spawn(move || lane.0.work())
+                .unwrap_or_else(|e| crate::runtime::fatal(&format!("cannot start the copy engine thread ({e}); set SHMEM_COPY_ENGINE_LANES=0 to go without")))
+        })
+    }
+
+    /// Hands a copy of `len` bytes from `src` to `dst` (then the signal update, if any)
+    /// to lane `lane`, counted in `comp`. Runs it inline if the lane's queue is full.
+    ///
+    /// # Safety
+    /// `src` and `dst` are valid for `len` bytes and untouched by the caller until `comp`
+    /// is complete; `signal` is a valid aligned word; `comp` outlives the job.
+    pub(crate) unsafe fn submit(
+        &self,
+        lane: usize,
+        comp: &Completion,
+        dst: *mut u8,
+        src: *const u8,
+        len: usize,
+        signal: Option<(*mut u64, AmoOp<u64>)>,
+    ) {
+        let i = lane % self.lanes.len();
+        let l = &self.lanes[i].0;
+        comp.issued.fetch_add(1, Ordering::Relaxed);
+        l.issued.fetch_add(1, Ordering::Relaxed);
+        let job = Job {
+            dst,
+            src,
+            len,
+            signal,
+            comp,
+        };
+        match l.queue.push(job) {
+            Ok(()) => {
+                let t = self.thread(i);
+                fence(Ordering::SeqCst);
+                if l.sleeping.load(Ordering::SeqCst) {
+                    t.thread().unpark();
+                }
+            }
+            // SAFETY: the caller's contract.
+            Err(job) => unsafe { job.run(l) },
+        }
+    }
+
+    /// Waits until `comp` is complete, running queued jobs of `lane` meanwhile.
+    pub(crate) fn wait(&self, lane: usize, comp: &Completion) {
+        if comp.is_complete() {
+            return;
+        }
+        let l = &self.lanes[lane % self.lanes.len()].0;
+        let mut w = Waiter::new();
+        while !comp.is_complete() {
+            if !l.help() {
+                w.snooze();
+            }
+        }
+    }
+
+    /// Runs one job of `lane` on this thread if one is queued (for waiters of requests).
+    pub(crate) fn help(&self, lane: usize) -> bool {
+        !self.lanes.is_empty() && self.lanes[lane % self.lanes.len()].0.help()
+    }
+
+    /// Waits until every job submitted before the call, on every lane, has finished.
+    pub(crate) fn drain(&self) {
+        for lb in self.lanes.iter() {
+            let l = &lb.0;
+            let target = l.issued.load(Ordering::Acquire);
+            let mut w = Waiter::new();
+            while l.done.load(Ordering::Acquire) < target {
+                if !l.help() {
+                    w.snooze();
+                }
+            }
+        }
+    }
+
+    /// Finishes every queued job and stops the lane threads.
+    pub(crate) fn shutdown(&mut self) {
+        for (lb, t) in self.lanes.iter().zip(self.threads.iter_mut()) {
+            lb.0.stop.store(true, Ordering::SeqCst);
+            if let Some(t) = t.take() {
+                t.thread().unpark();
+                let _ = t.join();
+            }
+            while lb.0.help() {}
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

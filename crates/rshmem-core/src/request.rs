@@ -1,0 +1,271 @@
+//! Explicit non-blocking operations' request handles (seed 002's merged requests,
+//! `shmemx_request_*`).
+//!
+//! A request counts the operations handed to the copy engine on its behalf (small ones
+//! complete before the call returns and count nothing) and is bound to one engine lane,
+//! its independent resource. Operations may keep joining a live request; merging links
+//! requests into one whose completion is that of all of them. Merged requests are kept
+//! flat (one list under the merged head), so testing and releasing never recurse.
+//! `quiet` and `fence` ignore requests: only test and wait complete them.
+//!
+//! Request objects are pooled in a lock-free queue, so an operation that allocates a
+//! handle takes no lock.
+#![allow(unsafe_code)]
+
+use std::ptr::NonNull;
+
+use crossbeam_queue::ArrayQueue;
+use rshmem_util::wait::Waiter;
+
+use crate::engine::Completion;
+use crate::error::{Error, Result};
+use crate::runtime::{rt, Runtime};
+
+/// Request objects kept for reuse per PE.
+pub(crate) const POOL_SIZE: usize = 4096;
+
+/// Parameters of `request_alloc` (`shmemx_request_params_t`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct RequestParams {
+    /// Hints (none defined yet; 0 = defaults).
+    pub hints: i64,
+}
+
+/// The state behind a request handle.
+#[derive(Debug)]
+#[repr(align(128))]
+pub struct Request {
+    comp: Completion,
+    lane: usize,
+    /// Requests merged into this one (flat list through `next`).
+    merged: Option<ReqHandle>,
+    next: Option<ReqHandle>,
+}
+
+/// A request handle (`shmemx_request_h`): a non-null pointer, so `Option<ReqHandle>` has
+/// the C handle's layout, with `None` for `NULL`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct ReqHandle(NonNull<Request>);
+
+// SAFETY: a handle may be passed between threads (the C API allows it); its state is
+// atomics, and the list links are touched only by the thread completing or merging it.
+unsafe impl Send for ReqHandle {}
+
+impl ReqHandle {
+    /// The request.
+    ///
+    /// # Safety
+    /// The handle is live (not released).
+    #[inline(always)]
+    pub(crate) unsafe fn get<'a>(self) -> &'a Request {
+        // SAFETY: the caller's contract.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// # Safety
+    /// As [`ReqHandle::get`], and no other reference to it is in use.
+    #[inline(always)]
+    unsafe fn get_mut<'a>(self) -> &'a mut Request {
+        // SAFETY: the caller's contract.
+        unsafe { &mut *self.0.as_ptr() }
+    }
+}
+
+impl Request {
+    /// Where engine transfers of this request are counted.
+    #[inline(always)]
+    pub(crate) fn completion(&self) -> (&Completion, usize) {
+        (&self.comp, self.lane)
+    }
+}
+
+/// Whether the request in `slot` (and everything merged into it) is complete, without
+/// releasing it (an empty slot is complete).
+///
+/// # Safety
+/// A handle in `slot` is live.
+pub unsafe fn is_complete(slot: &Option<ReqHandle>) -> bool {
+    // SAFETY: the caller's contract.
+    slot.is_none_or(|h| unsafe { complete(h) })
+}
+
+/// Recycled request objects.
+pub(crate) fn new_pool() -> ArrayQueue<Box<Request>> {
+    ArrayQueue::new(POOL_SIZE)
+}
+
+fn alloc_in(rt: &Runtime) -> ReqHandle {
+    let mut r = rt.requests.pop().unwrap_or_else(|| {
+        Box::new(Request {
+            comp: Completion::new(),
+            lane: 0,
+            merged: None,
+            next: None,
+        })
+    });
+    r.comp.reset();
+    r.lane = rt.engine.pick_lane();
+    r.merged = None;
+    r.next = None;
+    ReqHandle(NonNull::from(Box::leak(r)))
+}
+
+/// `shmemx_request_alloc`: a fresh, empty (complete) request.
+pub fn alloc(params: RequestParams) -> Result<ReqHandle> {
+    let _ = params;
+    Ok(alloc_in(rt("shmemx_request_alloc")?))
+}
+
+/// The request in `slot`, allocating one when the slot is empty (an operation given a
+/// `NULL` handle).
+///
+/// # Safety
+/// A handle in `slot` is live.
+#[inline]
+pub(crate) unsafe fn ensure<'a>(rt: &Runtime, slot: &mut Option<ReqHandle>) -> &'a Request {
+    let h = *slot.get_or_insert_with(|| alloc_in(rt));
+    // SAFETY: the caller's contract, or freshly allocated.
+    unsafe { h.get() }
+}
+
+/// Whether the request and everything merged into it are complete.
+///
+/// # Safety
+/// `h` is live.
+unsafe fn complete(h: ReqHandle) -> bool {
+    // SAFETY: the caller's contract; merged requests live as long as their head.
+    let r = unsafe { h.get() };
+    if !r.comp.is_complete() {
+        return false;
+    }
+    let mut cur = r.merged;
+    while let Some(c) = cur {
+        // SAFETY: listed requests are live until their head is released.
+        let cr = unsafe { c.get() };
+        if !cr.comp.is_complete() {
+            return false;
+        }
+        cur = cr.next;
+    }
+    true
+}
+
+/// Returns a complete request and everything merged into it to the pool.
+///
+/// # Safety
+/// `h` is live and complete; the caller drops every copy of the handle.
+unsafe fn release(rt: &Runtime, h: ReqHandle) {
+    // SAFETY: the caller's contract.
+    let mut cur = Some(h);
+    while let Some(c) = cur {
+        // SAFETY: live, complete, listed once; handed back exactly once.
+        let b = unsafe { Box::from_raw(c.0.as_ptr()) };
+        cur = if c == h { b.merged } else { b.next };
+        let _ = rt.requests.push(b);
+    }
+}
+
+/// `shmemx_request_test`: whether the request's operations are complete; if so the
+/// handle is released and `slot` set to `None`. An empty slot tests complete.
+///
+/// # Safety
+/// A handle in `slot` is live and no other thread completes it concurrently.
+pub unsafe fn test(slot: &mut Option<ReqHandle>) -> Result<bool> {
+    let rt = rt("shmemx_request_test")?;
+    let Some(h) = *slot else { return Ok(true) };
+    // SAFETY: the caller's contract.
+    if unsafe { complete(h) } {
+        // SAFETY: complete, and the slot is the handle's only copy the caller keeps.
+        unsafe { release(rt, h) };
+        *slot = None;
+        return Ok(true);
+    }
+    // SAFETY: live.
+    rt.engine.help(unsafe { h.get() }.lane);
+    Ok(false)
+}
+
+/// `shmemx_request_wait`: blocks the calling thread until the request completes, then
+/// releases it and sets `slot` to `None`.
+///
+/// # Safety
+/// As [`test`].
+pub unsafe fn wait(slot: &mut Option<ReqHandle>) -> Result<()> {
+    let rt = rt("shmemx_request_wait")?;
+    let Some(h) = *slot else { return Ok(()) };
+    let mut w = Waiter::new();
+    // SAFETY: the caller's contract.
+    let lane = unsafe { h.get() }.lane;
+    // SAFETY: as above.
+    while !unsafe { complete(h) } {
+        if !rt.engine.help(lane) {
+            w.snooze();
+        }
+    }
+    // SAFETY: complete; the slot is emptied below.
+    unsafe { release(rt, h) };
+    *slot = None;
+    Ok(())
+}
+
+/// `shmemx_request_free`: releases a request. Operations still in flight are completed
+/// first, so no transfer is ever left counting into a recycled object.
+///
+/// # Safety
+/// As [`test`].
+pub unsafe fn free(slot: &mut Option<ReqHandle>) -> Result<()> {
+    rt("shmemx_request_free")?;
+    // SAFETY: forwarded contract.
+    unsafe { wait(slot) }
+}
+
+/// `shmemx_merge_request`, one input at a time: moves `from` (and everything merged into
+/// it) into `into`, allocating `into` if it is empty; `from` is consumed (set to `None`).
+///
+/// # Safety
+/// Handles in both slots are live, and no other thread uses them during the call.
+pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) -> Result<()> {
+    let rt = rt("shmemx_merge_request")?;
+    let Some(f) = from.take() else { return Ok(()) };
+    // SAFETY: the caller's contract.
+    unsafe { ensure(rt, into) };
+    let head_h = into.expect("ensure filled it");
+    if f == head_h {
+        return Ok(());
+    }
+    // SAFETY: live, and used by this thread only for the call.
+    let fr = unsafe { f.get_mut() };
+    // Splice `f`'s own merged list after `f`, then `f` at the front of the head's list.
+    let mut tail = f;
+    let mut cur = fr.merged.take();
+    let mut first = None;
+    while let Some(c) = cur {
+        first.get_or_insert(c);
+        // SAFETY: listed under `f`, hence live.
+        let cr = unsafe { c.get_mut() };
+        if cr.next.is_none() {
+            tail = c;
+        }
+        cur = cr.next;
+    }
+    if let Some(fst) = first {
+        fr.next = Some(fst);
+    }
+    // SAFETY: `head` is live; the list links are ours during the call.
+    let hm = unsafe { head_h.get_mut() };
+    // SAFETY: `tail` is `f` or the last of its spliced list.
+    unsafe { tail.get_mut() }.next = hm.merged;
+    hm.merged = Some(f);
+    Ok(())
+}
+
+/// An error for a routine given an invalid request pointer.
+pub fn null_slot(routine: &'static str) -> Error {
+    Error::InvalidArgument {
+        routine,
+        arg: "req",
+        reason: "the request handle pointer is NULL",
+    }
+}
