@@ -10,7 +10,7 @@
 #![allow(unsafe_code)]
 
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::engine::Completion;
@@ -37,6 +37,8 @@ pub struct Ctx {
     /// The team PE numbers refer to (`None`: the world, numbered as is).
     team: Option<Arc<Team>>,
     lane: usize,
+    /// Set while the context is alive (so stale handles can be told apart).
+    live: AtomicBool,
     comp: Completion,
 }
 
@@ -45,6 +47,7 @@ static DEFAULT: Ctx = Ctx {
     options: 0,
     team: None,
     lane: 0,
+    live: AtomicBool::new(true),
     comp: Completion::new(),
 };
 
@@ -106,6 +109,12 @@ impl Ctx {
         }
     }
 
+    /// Whether it is alive: not destroyed (handles of destroyed contexts stay readable,
+    /// as context objects are pooled and never freed while the runtime lives).
+    pub fn is_live(&self) -> bool {
+        self.live.load(Ordering::Relaxed)
+    }
+
     /// Whether transfers issued on it are still in the copy engine.
     pub fn pending(&self) -> bool {
         self.comp.pending()
@@ -162,6 +171,7 @@ fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> R
             options: 0,
             team: None,
             lane: 0,
+            live: AtomicBool::new(false),
             comp: Completion::new(),
         })
     });
@@ -171,6 +181,7 @@ fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> R
     ctx.team = team.cloned();
     ctx.lane = rt.engine.pick_lane();
     ctx.comp.reset();
+    *ctx.live.get_mut() = true;
     let handle = NonNull::from(Box::leak(ctx));
     if let Some(t) = team {
         if options & PRIVATE == 0 {
@@ -236,6 +247,7 @@ unsafe fn release(rt: &Runtime, ctx: CtxHandle) {
     let mut b = unsafe { Box::from_raw(ctx.as_ptr()) };
     b.quiet(rt);
     b.team = None;
+    *b.live.get_mut() = false;
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
     pool.1 -= 1;
     pool.0.push(b);

@@ -261,6 +261,14 @@ pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) 
     Ok(())
 }
 
+/// Waits until every transfer handed to the copy engine before the call, by any context
+/// or request of this PE, has completed (the exit of a scope that must not leave
+/// transfers behind, even of requests it lost track of).
+pub fn wait_all_issued() -> Result<()> {
+    rt("shmemx_request_wait")?.engine.drain();
+    Ok(())
+}
+
 /// An error for a routine given an invalid request pointer.
 pub fn null_slot(routine: &'static str) -> Error {
     Error::InvalidArgument {
