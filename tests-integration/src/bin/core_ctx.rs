@@ -156,9 +156,8 @@ fn basic(me: usize, n: usize) {
         .into_iter()
         .enumerate()
     {
-        // SAFETY: within the 64-byte block.
         assert_eq!(
-            load_u64(unsafe { buf.add(i) }),
+            load_u64(buf.wrapping_add(i)),
             want,
             "word {i} after context ops"
         );
@@ -176,7 +175,7 @@ fn basic(me: usize, n: usize) {
             3,
             2,
             8,
-            right as i64,
+            right,
         )
         .unwrap();
     }
@@ -382,10 +381,8 @@ fn isolation(me: usize, n: usize) {
         "quiet on B (and on the default context) must not complete A's put_nbi"
     );
     // SAFETY: the slot holds a live handle.
-    assert!(
-        !unsafe { request::is_complete(&slot) },
-        "quiet must not complete an _nbe request"
-    );
+    let done = unsafe { request::is_complete(&slot) };
+    assert!(!done, "quiet must not complete an _nbe request");
     let mut peek = vec![0u8; 64];
     // SAFETY: `peek` is a live local buffer; a blocking get on the default context.
     unsafe {
@@ -613,7 +610,7 @@ fn churn(me: usize, n: usize) {
     barrier();
     let right = ((me + 1) % n) as i64;
     let cycle = |i: usize| {
-        let c = create(if i % 2 == 0 { ctx::PRIVATE } else { 0 });
+        let c = create(if i.is_multiple_of(2) { ctx::PRIVATE } else { 0 });
         // SAFETY: `buf` is symmetric and aligned.
         unsafe { amo::ctx_atomic(c, "shmem_ctx_atomic_add", buf, AmoOp::Add(1), right).unwrap() };
         destroy(c);
