@@ -62,3 +62,12 @@ fn threads_with_private_and_default_contexts() {
         }
     }
 }
+
+#[test]
+fn threads_run_collectives_on_their_own_teams() {
+    for np in [2, 3] {
+        for t in ["1", "2", "4"] {
+            run_ok(np, "core_ctx", &["threads_coll", t], &[]);
+        }
+    }
+}

@@ -17,7 +17,9 @@
 //!   flat and no live context left;
 //! - `threads`: under THREAD_MULTIPLE, `threads` threads each with a private context put
 //!   into their own region of every peer and add to shared counters, while as many
-//!   threads use the default context; every value checked.
+//!   threads use the default context; every value checked;
+//! - `threads_coll`: under THREAD_MULTIPLE, each thread runs reductions and syncs on a team
+//!   of its own concurrently with the others, then signals its counterpart on the next PE.
 //!
 //! Each mode prints `ok <mode> pe=<me>`; every check is an assertion.
 #![allow(unsafe_code)]
@@ -788,10 +790,97 @@ fn threads(me: usize, n: usize, t: usize) {
     barrier();
 }
 
+/// Under THREAD_MULTIPLE, thread `tid` of every PE owns team `tid` (a copy of WORLD) and
+/// runs reductions and syncs on it while the other threads do the same on theirs; then
+/// thread `tid` of PE `p` signals thread `tid` of PE `p + 1`, which waits for it.
+fn threads_coll(me: usize, n: usize, t: usize) {
+    let world = team::world().unwrap();
+    let teams: Vec<_> = (0..t)
+        .map(|_| {
+            team::split_strided(&world, 0, 1, n as i64, Default::default())
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    const LEN: usize = 300;
+    let bufs = malloc(t * 2 * LEN * 8) as *mut u64;
+    let flags = malloc(t * 8) as *mut u64;
+    zero_local(flags.cast(), t * 8);
+    barrier();
+    let (bufs_a, flags_a) = (bufs as usize, flags as usize);
+    std::thread::scope(|s| {
+        for (tid, tm) in teams.iter().enumerate() {
+            s.spawn(move || {
+                let src = (bufs_a as *mut u64).wrapping_add(tid * 2 * LEN);
+                let dst = src.wrapping_add(LEN);
+                let flags = flags_a as *mut u64;
+                for round in 0..20u64 {
+                    for i in 0..LEN {
+                        // SAFETY: this thread's own part of its own symmetric block.
+                        unsafe {
+                            src.add(i)
+                                .write(me as u64 * 7 + i as u64 + round + tid as u64)
+                        };
+                    }
+                    // SAFETY: both blocks are symmetric, LEN words, disjoint.
+                    unsafe {
+                        rshmem_core::coll::reduce(
+                            "shmem_uint64_sum_reduce",
+                            tm,
+                            dst,
+                            src,
+                            LEN,
+                            rshmem_core::coll::ReduceOp::Sum,
+                        )
+                        .unwrap()
+                    };
+                    let pes = n as u64;
+                    let base = 7 * pes * (pes - 1) / 2;
+                    for i in [0, LEN / 2, LEN - 1] {
+                        // SAFETY: own block, written by the reduction that returned.
+                        let got = unsafe { dst.add(i).read() };
+                        assert_eq!(
+                            got,
+                            base + pes * (i as u64 + round + tid as u64),
+                            "thread {tid} round {round} element {i}"
+                        );
+                    }
+                    team::sync(tm).unwrap();
+                }
+                // Thread-to-thread signal across PEs.
+                let right = (me + 1) % n;
+                // SAFETY: the flag words are symmetric and aligned.
+                unsafe {
+                    signal::signal_op(
+                        "shmem_signal_add",
+                        flags.wrapping_add(tid),
+                        1,
+                        SignalOp::Add,
+                        right as i64,
+                    )
+                    .unwrap();
+                    rshmem_core::p2p::wait_until(
+                        "shmem_uint64_wait_until",
+                        flags.wrapping_add(tid),
+                        Cmp::Eq,
+                        1u64,
+                    )
+                    .unwrap();
+                }
+            });
+        }
+    });
+    barrier();
+    for tm in &teams {
+        team::destroy(tm).unwrap();
+    }
+    barrier();
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map(String::as_str).unwrap_or("basic");
-    let level = if mode == "threads" {
+    let level = if mode.starts_with("threads") {
         ThreadLevel::Multiple
     } else {
         ThreadLevel::Single
@@ -807,6 +896,7 @@ fn main() {
         "nbe" => nbe(me, n),
         "churn" => churn(me, n),
         "threads" => threads(me, n, args.get(2).map_or(2, |s| s.parse().unwrap())),
+        "threads_coll" => threads_coll(me, n, args.get(2).map_or(2, |s| s.parse().unwrap())),
         _ => panic!("unknown mode {mode}"),
     }
     println!("ok {mode} pe={me}");
