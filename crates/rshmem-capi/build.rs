@@ -1,7 +1,10 @@
 //! Generates every C entry point of librshmem and its declaration from one table.
 //!
 //! The type tables (RMA, SIZE, AMO standard/extended/bitwise, p2p) and the routine
-//! families below expand into:
+//! families below expand into the routines, and those with a context dimension
+//! ([`Gen::fc`]: RMA, AMO, signals, ordering, `_nbe`) also into their `shmem_ctx_` /
+//! `shmemx_ctx_` forms, whose body gets the checked `ctx` argument where the default
+//! form gets `SHMEM_CTX_DEFAULT`. Everything lands in:
 //! - `$OUT_DIR/entry.rs`: a strong `pshmem_X` per routine (catching panics, calling the
 //!   core once) and a `shmem_X` that forwards to it (included by `src/lib.rs`);
 //! - `$OUT_DIR/shmem.h`, `shmemx.h`, `pshmem.h`: the complete headers. The copies under
@@ -177,6 +180,9 @@ fn rs_scalar(c: &str) -> &'static str {
         "void" => "core::ffi::c_void",
         "shmem_team_t" => "crate::imp::TeamHandle",
         "shmem_team_config_t" => "crate::imp::TeamConfigC",
+        "shmem_ctx_t" => "crate::imp::CtxH",
+        "shmemx_request_h" => "Option<rshmem_core::ReqHandle>",
+        "shmemx_request_params_t" => "rshmem_core::RequestParams",
         other => panic!("no Rust type for C type {other:?}"),
     }
 }
@@ -221,11 +227,68 @@ struct Gen {
     pdecls: Vec<String>,
     count: usize,
     pcount: usize,
+    /// `shmem_ctx_` forms of the routines of the current section, emitted after its
+    /// default-context forms (so each section lists one group, then the other).
+    ctx_pending: Vec<(String, String)>,
+}
+
+/// The body placeholder of the context a routine runs on (`&Ctx`).
+const CTX: &str = "@CTX@";
+/// The placeholder of `Option<&Ctx>`, `None` for `SHMEM_CTX_INVALID` (fence and quiet,
+/// for which an invalid context is a no-op).
+const CTX_OPT: &str = "@CTXOPT@";
+
+/// The `shmem_ctx_`/`shmemx_ctx_` form of a prototype: the name gains `ctx_` after its
+/// prefix and the parameters a leading `shmem_ctx_t ctx`.
+fn ctx_sig(sig: &str) -> String {
+    let open = sig.find('(').expect("(");
+    let (head, params) = (&sig[..open], &sig[open + 1..]);
+    let at = head
+        .rfind("shmemx_")
+        .map(|i| i + "shmemx_".len())
+        .or_else(|| head.rfind("shmem_").map(|i| i + "shmem_".len()))
+        .expect("a shmem_ name");
+    let params = match params.strip_prefix("void)") {
+        Some(rest) => format!("shmem_ctx_t ctx){rest}"),
+        None => format!("shmem_ctx_t ctx, {params}"),
+    };
+    format!("{}ctx_{}({params}", &head[..at], &head[at..])
 }
 
 impl Gen {
     fn section(&mut self, title: &str) {
+        self.flush_ctx();
         self.decls.push((title.to_string(), Vec::new()));
+    }
+
+    /// A titled group of `shmemx.h` declarations.
+    fn xsection(&mut self, title: &str) {
+        self.flush_ctx();
+        self.xdecls.push(format!("\n/* {title} */"));
+    }
+
+    /// Emits the pending `shmem_ctx_` forms.
+    fn flush_ctx(&mut self) {
+        for (sig, body) in std::mem::take(&mut self.ctx_pending) {
+            self.f(&sig, &body);
+        }
+    }
+
+    /// A routine with a context dimension: its default-context form now (`@CTX@` is
+    /// `SHMEM_CTX_DEFAULT`) and its `shmem_ctx_` form at the end of the section (`@CTX@`
+    /// is the checked `ctx` argument).
+    fn fc(&mut self, sig: &str, body: &str) {
+        self.f(
+            sig,
+            &body
+                .replace(CTX_OPT, "Some(rshmem_core::Ctx::default_ctx())")
+                .replace(CTX, "rshmem_core::Ctx::default_ctx()"),
+        );
+        self.ctx_pending.push((
+            ctx_sig(sig),
+            body.replace(CTX_OPT, "imp::ctx_opt(R, ctx)")
+                .replace(CTX, "imp::ctx(R, ctx)"),
+        ));
     }
 
     fn decl(&mut self, hdr: Hdr, d: String) {
@@ -449,7 +512,9 @@ fn rma(g: &mut Gen) {
     g.section("RMA: put and get");
     // (suffix, C params with TYPE, body with ESIZE)
     let xfer = |dir: &str| {
-        format!("imp::xfer(R, imp::Dir::{dir}, dest.cast(), source.cast(), nelems, ESIZE, pe)")
+        format!(
+            "imp::xfer(R, @CTX@, imp::Dir::{dir}, dest.cast(), source.cast(), nelems, ESIZE, pe)"
+        )
     };
     let fams: Vec<(&str, &str, String)> = vec![
         (
@@ -465,24 +530,24 @@ fn rma(g: &mut Gen) {
         (
             "iput",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe",
-            "imp::strided(R, true, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)".into(),
+            "imp::strided(R, @CTX@, true, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)".into(),
         ),
         (
             "iget",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe",
-            "imp::strided(R, false, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)"
+            "imp::strided(R, @CTX@, false, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)"
                 .into(),
         ),
         (
             "ibput",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe",
-            "imp::blocked(R, true, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
+            "imp::blocked(R, @CTX@, true, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
                 .into(),
         ),
         (
             "ibget",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe",
-            "imp::blocked(R, false, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
+            "imp::blocked(R, @CTX@, false, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
                 .into(),
         ),
         (
@@ -498,13 +563,13 @@ fn rma(g: &mut Gen) {
         (
             "put_signal",
             "TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe",
-            "imp::put_signal(R, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
+            "imp::put_signal(R, @CTX@, false, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
                 .into(),
         ),
         (
             "put_signal_nbi",
             "TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe",
-            "imp::put_signal(R, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
+            "imp::put_signal(R, @CTX@, true, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
                 .into(),
         ),
     ];
@@ -515,7 +580,7 @@ fn rma(g: &mut Gen) {
         // Typed.
         for (tn, _) in RMA {
             let sig = sub(&format!("void shmem_TN_{op}({params})"), tn);
-            g.f(
+            g.fc(
                 &sig,
                 &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
             );
@@ -528,13 +593,13 @@ fn rma(g: &mut Gen) {
             .replace("const TYPE", "const void")
             .replace("TYPE", "void");
         for bits in SIZES {
-            g.f(
+            g.fc(
                 &format!("void shmem_{stem}{bits}{rest}({vparams})"),
                 &body.replace("ESIZE", &(bits / 8).to_string()),
             );
         }
         if !op.starts_with('i') {
-            g.f(
+            g.fc(
                 &format!("void shmem_{stem}mem{rest}({vparams})"),
                 &body.replace("ESIZE", "1"),
             );
@@ -546,15 +611,21 @@ fn rma(g: &mut Gen) {
             // long double travels in x87 registers/memory: hand-written in src/lib.rs.
             g.hand("void shmem_longdouble_p(long double *dest, long double value, int pe);");
             g.hand("long double shmem_longdouble_g(const long double *source, int pe);");
+            g.hand(
+                "void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe);",
+            );
+            g.hand(
+                "long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *source, int pe);",
+            );
             continue;
         }
-        g.f(
+        g.fc(
             &sub("void shmem_TN_p(TYPE *dest, TYPE value, int pe)", tn),
-            "imp::p(R, dest, value, pe)",
+            "imp::p(R, @CTX@, dest, value, pe)",
         );
-        g.f(
+        g.fc(
             &sub("TYPE shmem_TN_g(const TYPE *source, int pe)", tn),
-            "imp::g(R, source, pe)",
+            "imp::g(R, @CTX@, source, pe)",
         );
     }
     g.section("Signals");
@@ -566,13 +637,13 @@ fn rma(g: &mut Gen) {
         "uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)",
         "imp::ok(rshmem_core::signal::signal_wait_until(R, sig_addr, imp::cmp(R, cmp), cmp_value))",
     );
-    g.f(
+    g.fc(
         "void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)",
-        "imp::ok(rshmem_core::signal::signal_op(R, sig_addr, signal, rshmem_core::SignalOp::Set, pe.into()))",
+        "imp::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::Set, pe.into()))",
     );
-    g.f(
+    g.fc(
         "void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)",
-        "imp::ok(rshmem_core::signal::signal_op(R, sig_addr, signal, rshmem_core::SignalOp::Add, pe.into()))",
+        "imp::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::Add, pe.into()))",
     );
 }
 
@@ -624,9 +695,9 @@ fn amo(g: &mut Gen) {
             } else {
                 ("TYPE *dest", "dest")
             };
-            let call = format!("imp::amo(R, {ptr}, rshmem_core::AmoOp::{amo}, pe)");
+            let call = format!("imp::amo(R, @CTX@, {ptr}, rshmem_core::AmoOp::{amo}, pe)");
             if *fetching {
-                g.f(
+                g.fc(
                     &sub(
                         &format!("TYPE shmem_TN_atomic_{op}({addr}{extra}, int pe)"),
                         tn,
@@ -634,7 +705,7 @@ fn amo(g: &mut Gen) {
                     &sub(&call, tn),
                 );
             } else {
-                g.f(
+                g.fc(
                     &sub(
                         &format!("void shmem_TN_atomic_{op}({addr}{extra}, int pe)"),
                         tn,
@@ -655,13 +726,13 @@ fn amo(g: &mut Gen) {
             } else {
                 ("TYPE *dest", "dest")
             };
-            g.f(
+            g.fc(
                 &sub(
                     &format!("void shmem_TN_atomic_{op}_nbi(TYPE *fetch, {addr}{extra}, int pe)"),
                     tn,
                 ),
                 &sub(
-                    &format!("imp::amo_nbi(R, fetch, {ptr}, rshmem_core::AmoOp::{amo}, pe)"),
+                    &format!("imp::amo_nbi(R, @CTX@, fetch, {ptr}, rshmem_core::AmoOp::{amo}, pe)"),
                     tn,
                 ),
             );
@@ -698,7 +769,9 @@ fn amo(g: &mut Gen) {
             } else {
                 ("TYPE *dest", "dest")
             };
-            let call = format!("imp::amo(R, {ptr}, rshmem_core::AmoOp::{amo}, pe)");
+            let call = format!(
+                "imp::amo(R, rshmem_core::Ctx::default_ctx(), {ptr}, rshmem_core::AmoOp::{amo}, pe)"
+            );
             let (ret, body) = if *fetching {
                 ("TYPE", call)
             } else {
@@ -768,14 +841,13 @@ fn p2p(g: &mut Gen) {
 
 fn sync_and_teams(g: &mut Gen) {
     g.section("Memory ordering and synchronization");
-    g.f(
-        "void shmem_fence(void)",
-        "imp::ok(rshmem_core::order::fence())",
+    g.fc("void shmem_fence(void)", "imp::fence(R, @CTXOPT@)");
+    g.fc("void shmem_quiet(void)", "imp::quiet(R, @CTXOPT@)");
+    g.fc(
+        "void shmem_pe_quiet(const int *target_pes, size_t npes)",
+        "imp::pe_quiet(R, @CTXOPT@, target_pes, npes)",
     );
-    g.f(
-        "void shmem_quiet(void)",
-        "imp::ok(rshmem_core::order::quiet())",
-    );
+    g.flush_ctx();
     g.f(
         "void shmem_barrier_all(void)",
         "imp::ok(rshmem_core::sync::barrier_all())",
@@ -833,6 +905,117 @@ fn sync_and_teams(g: &mut Gen) {
     g.f(
         "int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
         "imp::team_split_color(R, parent_team, color, key, config, config_mask, new_team)",
+    );
+}
+
+fn contexts(g: &mut Gen) {
+    g.section("Communication contexts");
+    g.f(
+        "int shmem_ctx_create(long options, shmem_ctx_t *ctx)",
+        "imp::ctx_create(R, options, ctx)",
+    );
+    g.f(
+        "int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)",
+        "imp::team_create_ctx(R, team, options, ctx)",
+    );
+    g.f(
+        "void shmem_ctx_destroy(shmem_ctx_t ctx)",
+        "imp::ctx_destroy(R, ctx)",
+    );
+    g.f(
+        "int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)",
+        "imp::ctx_get_team(R, ctx, team)",
+    );
+}
+
+/// Seed 002's explicit non-blocking operations and their requests (`shmemx.h`): every
+/// `_nbe` routine has a `shmemx_ctx_` form.
+fn nbe(g: &mut Gen) {
+    g.xsection("Explicit non-blocking RMA: completed by the request in *req (allocated when *req is NULL, joined when live)");
+    for (op, is_put) in [("put", true), ("get", false)] {
+        let params =
+            "TYPE *target, const TYPE *source, size_t nelems, int pe, shmemx_request_h *req";
+        let body = format!(
+            "imp::nbe(R, @CTX@, {is_put}, target.cast(), source.cast(), nelems, ESIZE, pe, req)"
+        );
+        for (tn, _) in RMA {
+            g.fc(
+                &sub(&format!("void shmemx_TN_{op}_nbe({params})"), tn),
+                &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
+            );
+        }
+        let vparams = params
+            .replace("const TYPE", "const void")
+            .replace("TYPE", "void");
+        for bits in SIZES {
+            g.fc(
+                &format!("void shmemx_{op}{bits}_nbe({vparams})"),
+                &body.replace("ESIZE", &(bits / 8).to_string()),
+            );
+        }
+        g.fc(
+            &format!(
+                "void shmemx_{op}mem_nbe({})",
+                vparams.replace("nelems", "nbytes")
+            ),
+            &body.replace("nelems", "nbytes").replace("ESIZE", "1"),
+        );
+    }
+    g.xsection("Explicit non-blocking fetching atomics: *fetch holds the old value once the request completes");
+    let ext: Vec<&str> = AMO_STD.iter().chain(AMO_EXT_EXTRA).copied().collect();
+    let std_: Vec<&str> = AMO_STD.to_vec();
+    let bit: Vec<&str> = AMO_BIT.to_vec();
+    // (op, extra C params, AmoOp expression, types)
+    let ops: [(&str, &str, &str, &Vec<&str>); 8] = [
+        ("fetch", "", "Fetch", &ext),
+        ("swap", ", TYPE value", "Swap(value)", &ext),
+        (
+            "cswap",
+            ", TYPE cond, TYPE value",
+            "CompareSwap { cond, value }",
+            &std_,
+        ),
+        ("fadd", ", TYPE value", "Add(value)", &std_),
+        ("finc", "", "Add(<{T} as rshmem_core::Word>::ONE)", &std_),
+        ("fetch_and", ", TYPE value", "And(value)", &bit),
+        ("fetch_or", ", TYPE value", "Or(value)", &bit),
+        ("fetch_xor", ", TYPE value", "Xor(value)", &bit),
+    ];
+    for (op, extra, amo, types) in ops {
+        let cst = if op == "fetch" { "const " } else { "" };
+        for tn in types.iter() {
+            g.fc(
+                &sub(
+                    &format!("void shmemx_TN_{op}_nbe(TYPE *fetch, {cst}TYPE *target{extra}, int pe, shmemx_request_h *req)"),
+                    tn,
+                ),
+                &sub(
+                    &format!("imp::amo_nbe(R, @CTX@, fetch, target, rshmem_core::AmoOp::{amo}, pe, req)"),
+                    tn,
+                ),
+            );
+        }
+    }
+    g.xsection("Requests (a NULL handle is an empty, complete request)");
+    g.f(
+        "int shmemx_request_test(shmemx_request_h *req, int *flag)",
+        "imp::request_test(R, req, flag)",
+    );
+    g.f(
+        "int shmemx_request_wait(shmemx_request_h *req)",
+        "imp::request_wait(R, req)",
+    );
+    g.f(
+        "int shmemx_request_alloc(shmemx_request_params_t params, shmemx_request_h *req)",
+        "imp::request_alloc(R, params, req)",
+    );
+    g.f(
+        "int shmemx_request_free(shmemx_request_h *req)",
+        "imp::request_free(R, req)",
+    );
+    g.f(
+        "int shmemx_merge_request(size_t count, shmemx_request_h **requests, shmemx_request_h *merged)",
+        "imp::merge_request(R, count, requests, merged)",
     );
 }
 
@@ -1055,7 +1238,8 @@ fn generics() -> String {
     let rma: Vec<&str> = RMA.iter().map(|(n, _)| *n).collect();
     let ext: Vec<&str> = AMO_STD.iter().chain(AMO_EXT_EXTRA).copied().collect();
     let p2p1: Vec<&str> = AMO_STD.iter().chain(P2P_DEPRECATED).copied().collect();
-    let mut fams: Vec<(String, String, Vec<&str>)> = Vec::new();
+    // (generic name, typed-name template, TYPENAMEs, takes a leading context)
+    let mut fams: Vec<(String, String, Vec<&str>, bool)> = Vec::new();
     for op in [
         "put",
         "get",
@@ -1070,7 +1254,12 @@ fn generics() -> String {
         "put_signal",
         "put_signal_nbi",
     ] {
-        fams.push((format!("shmem_{op}"), format!("shmem_TN_{op}"), rma.clone()));
+        fams.push((
+            format!("shmem_{op}"),
+            format!("shmem_TN_{op}"),
+            rma.clone(),
+            true,
+        ));
     }
     let amo_ops: [(&str, &Vec<&str>); 14] = [
         ("fetch", &ext),
@@ -1093,6 +1282,7 @@ fn generics() -> String {
             format!("shmem_atomic_{op}"),
             format!("shmem_TN_atomic_{op}"),
             types.to_vec(),
+            true,
         ));
     }
     for (op, types) in &amo_ops {
@@ -1101,6 +1291,7 @@ fn generics() -> String {
                 format!("shmem_atomic_{op}_nbi"),
                 format!("shmem_TN_atomic_{op}_nbi"),
                 types.to_vec(),
+                true,
             ));
         }
     }
@@ -1118,14 +1309,16 @@ fn generics() -> String {
             format!("shmem_{old}"),
             format!("shmem_TN_atomic_{new}"),
             types.to_vec(),
+            false,
         ));
     }
     fams.push((
         "shmem_wait_until".into(),
         "shmem_TN_wait_until".into(),
         p2p1.clone(),
+        false,
     ));
-    fams.push(("shmem_test".into(), "shmem_TN_test".into(), p2p1));
+    fams.push(("shmem_test".into(), "shmem_TN_test".into(), p2p1, false));
     for set in ["all", "any", "some"] {
         for kind in ["wait_until", "test"] {
             for v in ["", "_vector"] {
@@ -1133,25 +1326,61 @@ fn generics() -> String {
                     format!("shmem_{kind}_{set}{v}"),
                     format!("shmem_TN_{kind}_{set}{v}"),
                     AMO_STD.to_vec(),
+                    false,
                 ));
             }
         }
     }
-    for (generic, tpl, types) in fams {
-        // The dispatch argument: the fetch-nbi forms dispatch on `fetch` (first), the
-        // others on the symmetric address (first).
-        writeln!(
-            s,
-            "#define {generic}(__rshmem_a, ...) _Generic(*(__rshmem_a), \\"
-        )
-        .unwrap();
+    // The typed argument (the symmetric address, or `fetch` for the fetch-nbi forms) is
+    // the first one, or the second after a context. `__rshmem_dsel` picks it without
+    // ever dereferencing a context (an opaque pointer), so every association of the
+    // selections below stays a valid expression whichever form is called.
+    s.push_str(
+        "#define __rshmem_first(__x, ...) __x\n\
+         #define __rshmem_dsel(__a, ...) _Generic((__a), \\\n    \
+         shmem_ctx_t: __rshmem_first(__VA_ARGS__, 0), default: (__a))\n",
+    );
+    let table = |tpl: &str, types: &[&str], indent: &str| -> String {
         let mut rows = Vec::new();
         for b in BASE {
             if let Some(tn) = types.iter().find(|tn| base_of(ctype(tn)) == *b) {
-                rows.push(format!("    {b}: {}", tpl.replace("TN", tn)));
+                rows.push(format!("{indent}{b}: {}", tpl.replace("TN", tn)));
             }
         }
-        writeln!(s, "{})(__rshmem_a, __VA_ARGS__)", rows.join(", \\\n")).unwrap();
+        rows.join(", \\\n")
+    };
+    for (generic, tpl, types, ctx) in fams {
+        if ctx {
+            let ctpl = tpl.replacen("shmem_", "shmem_ctx_", 1);
+            writeln!(
+                s,
+                "#define {generic}(__rshmem_a, ...) _Generic((__rshmem_a), \\\n    \
+                 shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \\\n\
+                 {}), \\\n    \
+                 default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \\\n\
+                 {}))(__rshmem_a, __VA_ARGS__)",
+                table(&ctpl, &types, "        "),
+                table(&tpl, &types, "        "),
+            )
+            .unwrap();
+        } else {
+            writeln!(
+                s,
+                "#define {generic}(__rshmem_a, ...) _Generic(*(__rshmem_a), \\\n{})(__rshmem_a, __VA_ARGS__)",
+                table(&tpl, &types, "    ")
+            )
+            .unwrap();
+        }
+    }
+    // 1.6: signal_set/add with an optional leading context (the names are not
+    // re-expanded inside their own macros).
+    for op in ["set", "add"] {
+        writeln!(
+            s,
+            "#define shmem_signal_{op}(__rshmem_a, ...) _Generic((__rshmem_a), \\\n    \
+             shmem_ctx_t: shmem_ctx_signal_{op}, default: shmem_signal_{op})(__rshmem_a, __VA_ARGS__)"
+        )
+        .unwrap();
     }
     s
 }
@@ -1201,6 +1430,10 @@ const HEAD: &str = r#"/* shmem.h: the OpenSHMEM 1.5 C API of rshmem (with the 1.
 
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
+#define SHMEM_CTX_SERIALIZED (1L << 0)
+#define SHMEM_CTX_PRIVATE (1L << 1)
+#define SHMEM_CTX_NOSTORE (1L << 2)
+
 /* Deprecated active-set constants (pSync/pWrk are not used by rshmem; any size works). */
 #define SHMEM_SYNC_VALUE 0L
 #define SHMEM_SYNC_SIZE 16
@@ -1241,6 +1474,10 @@ typedef struct {
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
 extern shmem_team_t SHMEM_TEAM_WORLD;
 extern shmem_team_t SHMEM_TEAM_SHARED;
+
+typedef struct __rshmem_ctx *shmem_ctx_t;
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 "#;
 
 const TAIL_C: &str = r#"
@@ -1259,8 +1496,11 @@ fn main() {
     amo(&mut g);
     p2p(&mut g);
     sync_and_teams(&mut g);
+    contexts(&mut g);
     collectives(&mut g);
     active_set(&mut g);
+    nbe(&mut g);
+    g.flush_ctx();
 
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let rs = format!(
@@ -1292,7 +1532,10 @@ fn main() {
          #ifdef __cplusplus\nextern \"C\" {\n#endif\n\n\
          /* Predefined teams: the PEs of this host, and the first PE of each host\n \
          * (SHMEM_TEAM_INVALID on the PEs that lead no host). */\n\
-         extern shmem_team_t SHMEMX_TEAM_HOST;\nextern shmem_team_t SHMEMX_TEAM_LEADERS;\n\n",
+         extern shmem_team_t SHMEMX_TEAM_HOST;\nextern shmem_team_t SHMEMX_TEAM_LEADERS;\n\n\
+         /* Explicit non-blocking operations (seed 002): a request handle, NULL when empty. */\n\
+         typedef struct shmemx_request *shmemx_request_h;\n\
+         typedef struct {\n    long hints; /* none defined yet: zero for the defaults */\n} shmemx_request_params_t;\n\n",
     );
     for d in &g.xdecls {
         writeln!(x, "{d}").unwrap();

@@ -1,4 +1,5 @@
-// The C API from C++17: extern "C" declarations, typed routines, teams.
+// The C API from C++17: extern "C" declarations, typed routines, teams, contexts and
+// explicit non-blocking requests.
 #include <shmem.h>
 #include <shmemx.h>
 #include <cstdio>
@@ -10,8 +11,26 @@ int main() {
     auto *v = static_cast<long *>(shmem_malloc(npes * sizeof(long)));
     for (int i = 0; i < npes; i++) v[i] = -1;
     shmem_barrier_all();
-    for (int pe = 0; pe < npes; pe++) shmem_long_p(&v[me], me * 10, pe);
+    shmem_ctx_t ctx = SHMEM_CTX_INVALID;
+    if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) != 0 || ctx == SHMEM_CTX_INVALID) {
+        std::fprintf(stderr, "FAIL shmem_ctx_create\n");
+        shmem_global_exit(2);
+    }
+    for (int pe = 0; pe < npes; pe++) shmem_ctx_long_p(ctx, &v[me], me * 10, pe);
+    shmem_ctx_quiet(ctx);
     shmem_barrier_all();
+    std::vector<long> got(npes, -1);
+    shmemx_request_h req = nullptr;
+    shmemx_ctx_long_get_nbe(ctx, got.data(), v, npes, (me + 1) % npes, &req);
+    int done = 0;
+    while (!done) shmemx_request_test(&req, &done);
+    for (int i = 0; i < npes; i++) {
+        if (got[i] != i * 10 || req != nullptr) {
+            std::fprintf(stderr, "FAIL got[%d]=%ld\n", i, got[i]);
+            shmem_global_exit(2);
+        }
+    }
+    shmem_ctx_destroy(ctx);
     std::vector<long> want(npes);
     for (int i = 0; i < npes; i++) {
         if (v[i] != i * 10) {

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -78,7 +79,13 @@ fn build(src: &str, flags: &[&str]) -> String {
         "{stem}{}",
         flags.join("").replace(['-', '=', '/'], "_")
     ));
-    let tmp = exe.with_extension(format!("tmp{}", std::process::id()));
+    // Unique per call: tests running in parallel may build the same program.
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let tmp = exe.with_extension(format!(
+        "tmp{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut cmd = Command::new(p.join("bin").join(wrapper));
     cmd.args([std, "-Wall", "-Wextra", "-Werror", "-O1", "-g"]);
     if !cxx {
@@ -105,14 +112,23 @@ fn run(np: usize, exe: &str) -> JobOutput {
 }
 
 fn all_ok(src: &str, name: &str, nps: &[usize]) {
-    let exe = build(src, &[]);
+    all_ok_with(src, name, nps, &[], &[]);
+}
+
+/// [`all_ok`] with compiler `flags` and environment `env` for every run.
+fn all_ok_with(src: &str, name: &str, nps: &[usize], flags: &[&str], env: &[(&str, &str)]) {
+    let exe = build(src, flags);
     for &np in nps {
-        let out = run(np, &exe);
+        let mut job = Job::new(np, &exe).timeout(Duration::from_secs(60));
+        for (k, v) in env {
+            job = job.env(k, v);
+        }
+        let out = job.run();
         out.assert_ok();
         assert_eq!(
             out.lines_with(&format!("ok {name} pe=")).len(),
             np,
-            "{name} at {np} PEs: {out:?}"
+            "{name} at {np} PEs with {env:?}: {out:?}"
         );
     }
 }
@@ -150,6 +166,50 @@ fn c_active_set_collectives() {
 #[test]
 fn c_deprecated_api_and_pshmem_names() {
     all_ok("deprecated.c", "deprecated", &[1, 2, 4]);
+}
+
+#[test]
+fn c_contexts() {
+    all_ok("ctx.c", "ctx", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn c_contexts_copy_engine() {
+    // Every nbi transfer of 4 KiB or more goes to the copy engine; then none does.
+    let engine = [("SHMEM_COPY_ENGINE_THRESHOLD", "4K")];
+    all_ok_with("ctx.c", "ctx", &[2, 3], &[], &engine);
+    let inline = [("SHMEM_COPY_ENGINE_LANES", "0")];
+    all_ok_with("ctx.c", "ctx", &[2], &[], &inline);
+    all_ok_with("ctx.c", "ctx", &[3], &[], &[("SHMEM_DEBUG", "1")]);
+}
+
+#[test]
+fn c_explicit_nonblocking_requests() {
+    all_ok("nbe.c", "nbe", &[1, 2, 3, 4]);
+    let engine = [("SHMEM_COPY_ENGINE_THRESHOLD", "4K")];
+    all_ok_with("nbe.c", "nbe", &[2, 3], &[], &engine);
+    let lanes = [
+        ("SHMEM_COPY_ENGINE_THRESHOLD", "4K"),
+        ("SHMEM_COPY_ENGINE_LANES", "3"),
+    ];
+    all_ok_with("nbe.c", "nbe", &[2], &[], &lanes);
+    all_ok_with(
+        "nbe.c",
+        "nbe",
+        &[3],
+        &[],
+        &[("SHMEM_COPY_ENGINE_LANES", "0")],
+    );
+}
+
+#[test]
+fn c_threads_on_private_contexts() {
+    let flags = ["-pthread"];
+    all_ok_with("ctx_threads.c", "ctx_threads", &[2, 3, 4], &flags, &[]);
+    let engine = [("SHMEM_COPY_ENGINE_THRESHOLD", "4K")];
+    all_ok_with("ctx_threads.c", "ctx_threads", &[2, 3], &flags, &engine);
+    let debug = [("SHMEM_DEBUG", "1")];
+    all_ok_with("ctx_threads.c", "ctx_threads", &[2], &flags, &debug);
 }
 
 #[test]
@@ -227,7 +287,7 @@ fn global_exit_status_reaches_the_launcher() {
 
 #[test]
 fn bad_arguments_name_routine_and_argument() {
-    let exe = build("debug.c", &[]);
+    let exe = build("debug.c", &["-pthread"]);
     for (what, debug, msg) in [
         ("nonsym", "0", "shmem_int_put: argument dest"),
         (
@@ -237,6 +297,35 @@ fn bad_arguments_name_routine_and_argument() {
         ),
         ("cmp", "0", "shmem_int_wait_until: argument cmp"),
         ("pe", "0", "shmem_int_p: argument pe"),
+        (
+            "ctx_invalid",
+            "0",
+            "shmem_ctx_int_p: argument ctx: is SHMEM_CTX_INVALID",
+        ),
+        (
+            "ctx_destroyed",
+            "0",
+            "shmem_ctx_int_atomic_add: argument ctx: was destroyed",
+        ),
+        (
+            "ctx_team",
+            "0",
+            "shmem_ctx_int_p: argument ctx: was destroyed",
+        ),
+        ("ctx_default", "0", "shmem_ctx_destroy: argument ctx"),
+        ("team_pe", "0", "shmem_ctx_int_p: argument pe"),
+        (
+            "ctx_fake",
+            "1",
+            "shmem_ctx_int_p: argument ctx: is not a context handle",
+        ),
+        (
+            "ctx_private",
+            "1",
+            "shmem_ctx_int_p: argument ctx: is a SHMEM_CTX_PRIVATE context of another thread",
+        ),
+        ("req_null", "0", "shmemx_putmem_nbe: argument req"),
+        ("merge_null", "0", "shmemx_merge_request: argument merged"),
     ] {
         let out = Job::new(2, &exe)
             .args([what])

@@ -43,6 +43,10 @@
 
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
+#define SHMEM_CTX_SERIALIZED (1L << 0)
+#define SHMEM_CTX_PRIVATE (1L << 1)
+#define SHMEM_CTX_NOSTORE (1L << 2)
+
 /* Deprecated active-set constants (pSync/pWrk are not used by rshmem; any size works). */
 #define SHMEM_SYNC_VALUE 0L
 #define SHMEM_SYNC_SIZE 16
@@ -83,6 +87,10 @@ typedef struct {
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
 extern shmem_team_t SHMEM_TEAM_WORLD;
 extern shmem_team_t SHMEM_TEAM_SHARED;
+
+typedef struct __rshmem_ctx *shmem_ctx_t;
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 
 /* Library setup, exit and query */
 void shmem_init(void);
@@ -354,6 +362,242 @@ void shmem_get32_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_get64_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_get128_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_put(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
+void shmem_ctx_char_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_put(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_put(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_put(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_put(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_put(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_put(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_put(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_put(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_put(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_put(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_put(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_put(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_put(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_put(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_put(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_put(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_put(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_put(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_put8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_get(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
+void shmem_ctx_char_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_get(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_get(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_get(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_get(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_get(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_get(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_get(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_get(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_get(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_get(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_get(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_get(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_get(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_get(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_get(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_get(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_get(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_get(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_get8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_iput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_double_iput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longdouble_iput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_char_iput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_schar_iput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_short_iput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int_iput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_long_iput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longlong_iput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uchar_iput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ushort_iput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint_iput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulong_iput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulonglong_iput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int8_iput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int16_iput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int32_iput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int64_iput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint8_iput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint16_iput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint32_iput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint64_iput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_size_iput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_iput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_float_iget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_double_iget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longdouble_iget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_char_iget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_schar_iget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_short_iget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int_iget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_long_iget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_longlong_iget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uchar_iget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ushort_iget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint_iget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulong_iget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ulonglong_iget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int8_iget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int16_iget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int32_iget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_int64_iget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint8_iget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint16_iget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint32_iget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_uint64_iget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_size_iget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_iget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+void shmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmem_ctx_float_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_put_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
+void shmem_ctx_char_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_put_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_put_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_put_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_put_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_put_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_put_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_put_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_put_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_put_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_put_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_put_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_put_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_put_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_put_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_put_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_put_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_put_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_put_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_put8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_put128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_float_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe);
+void shmem_ctx_double_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe);
+void shmem_ctx_longdouble_get_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe);
+void shmem_ctx_char_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe);
+void shmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe);
+void shmem_ctx_short_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe);
+void shmem_ctx_int_get_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe);
+void shmem_ctx_long_get_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe);
+void shmem_ctx_longlong_get_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe);
+void shmem_ctx_uchar_get_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe);
+void shmem_ctx_ushort_get_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe);
+void shmem_ctx_uint_get_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe);
+void shmem_ctx_ulong_get_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe);
+void shmem_ctx_ulonglong_get_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe);
+void shmem_ctx_int8_get_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe);
+void shmem_ctx_int16_get_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe);
+void shmem_ctx_int32_get_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe);
+void shmem_ctx_int64_get_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe);
+void shmem_ctx_uint8_get_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe);
+void shmem_ctx_uint16_get_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe);
+void shmem_ctx_uint32_get_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe);
+void shmem_ctx_uint64_get_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe);
+void shmem_ctx_size_get_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe);
+void shmem_ctx_ptrdiff_get_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe);
+void shmem_ctx_get8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_get128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
 
 /* Put with signal */
 void shmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -386,6 +630,36 @@ void shmem_put32_signal(void *dest, const void *source, size_t nelems, uint64_t 
 void shmem_put64_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_put128_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_float_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_double_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longdouble_put_signal(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_char_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_short_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int_put_signal(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_long_put_signal(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longlong_put_signal(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uchar_put_signal(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ushort_put_signal(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint_put_signal(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulong_put_signal(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulonglong_put_signal(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int8_put_signal(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int16_put_signal(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int32_put_signal(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int64_put_signal(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint8_put_signal(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint16_put_signal(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint32_put_signal(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint64_put_signal(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_size_put_signal(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ptrdiff_put_signal(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put8_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put16_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put32_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put64_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put128_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 
 /* Put with signal */
 void shmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -418,6 +692,36 @@ void shmem_put32_signal_nbi(void *dest, const void *source, size_t nelems, uint6
 void shmem_put64_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_put128_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longdouble_put_signal_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int_put_signal_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_long_put_signal_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_longlong_put_signal_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uchar_put_signal_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ushort_put_signal_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint_put_signal_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulong_put_signal_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ulonglong_put_signal_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int8_put_signal_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int16_put_signal_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int32_put_signal_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_int64_put_signal_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint8_put_signal_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint16_put_signal_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint32_put_signal_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_uint64_put_signal_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_size_put_signal_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_ptrdiff_put_signal_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put8_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put16_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put32_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put64_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_put128_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 
 /* RMA: single elements */
 void shmem_float_p(float *dest, float value, int pe);
@@ -426,6 +730,8 @@ void shmem_double_p(double *dest, double value, int pe);
 double shmem_double_g(const double *source, int pe);
 void shmem_longdouble_p(long double *dest, long double value, int pe);
 long double shmem_longdouble_g(const long double *source, int pe);
+void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe);
+long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *source, int pe);
 void shmem_char_p(char *dest, char value, int pe);
 char shmem_char_g(const char *source, int pe);
 void shmem_schar_p(signed char *dest, signed char value, int pe);
@@ -468,12 +774,60 @@ void shmem_size_p(size_t *dest, size_t value, int pe);
 size_t shmem_size_g(const size_t *source, int pe);
 void shmem_ptrdiff_p(ptrdiff_t *dest, ptrdiff_t value, int pe);
 ptrdiff_t shmem_ptrdiff_g(const ptrdiff_t *source, int pe);
+void shmem_ctx_float_p(shmem_ctx_t ctx, float *dest, float value, int pe);
+float shmem_ctx_float_g(shmem_ctx_t ctx, const float *source, int pe);
+void shmem_ctx_double_p(shmem_ctx_t ctx, double *dest, double value, int pe);
+double shmem_ctx_double_g(shmem_ctx_t ctx, const double *source, int pe);
+void shmem_ctx_char_p(shmem_ctx_t ctx, char *dest, char value, int pe);
+char shmem_ctx_char_g(shmem_ctx_t ctx, const char *source, int pe);
+void shmem_ctx_schar_p(shmem_ctx_t ctx, signed char *dest, signed char value, int pe);
+signed char shmem_ctx_schar_g(shmem_ctx_t ctx, const signed char *source, int pe);
+void shmem_ctx_short_p(shmem_ctx_t ctx, short *dest, short value, int pe);
+short shmem_ctx_short_g(shmem_ctx_t ctx, const short *source, int pe);
+void shmem_ctx_int_p(shmem_ctx_t ctx, int *dest, int value, int pe);
+int shmem_ctx_int_g(shmem_ctx_t ctx, const int *source, int pe);
+void shmem_ctx_long_p(shmem_ctx_t ctx, long *dest, long value, int pe);
+long shmem_ctx_long_g(shmem_ctx_t ctx, const long *source, int pe);
+void shmem_ctx_longlong_p(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+long long shmem_ctx_longlong_g(shmem_ctx_t ctx, const long long *source, int pe);
+void shmem_ctx_uchar_p(shmem_ctx_t ctx, unsigned char *dest, unsigned char value, int pe);
+unsigned char shmem_ctx_uchar_g(shmem_ctx_t ctx, const unsigned char *source, int pe);
+void shmem_ctx_ushort_p(shmem_ctx_t ctx, unsigned short *dest, unsigned short value, int pe);
+unsigned short shmem_ctx_ushort_g(shmem_ctx_t ctx, const unsigned short *source, int pe);
+void shmem_ctx_uint_p(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned int shmem_ctx_uint_g(shmem_ctx_t ctx, const unsigned int *source, int pe);
+void shmem_ctx_ulong_p(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long shmem_ctx_ulong_g(shmem_ctx_t ctx, const unsigned long *source, int pe);
+void shmem_ctx_ulonglong_p(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+unsigned long long shmem_ctx_ulonglong_g(shmem_ctx_t ctx, const unsigned long long *source, int pe);
+void shmem_ctx_int8_p(shmem_ctx_t ctx, int8_t *dest, int8_t value, int pe);
+int8_t shmem_ctx_int8_g(shmem_ctx_t ctx, const int8_t *source, int pe);
+void shmem_ctx_int16_p(shmem_ctx_t ctx, int16_t *dest, int16_t value, int pe);
+int16_t shmem_ctx_int16_g(shmem_ctx_t ctx, const int16_t *source, int pe);
+void shmem_ctx_int32_p(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int32_t shmem_ctx_int32_g(shmem_ctx_t ctx, const int32_t *source, int pe);
+void shmem_ctx_int64_p(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+int64_t shmem_ctx_int64_g(shmem_ctx_t ctx, const int64_t *source, int pe);
+void shmem_ctx_uint8_p(shmem_ctx_t ctx, uint8_t *dest, uint8_t value, int pe);
+uint8_t shmem_ctx_uint8_g(shmem_ctx_t ctx, const uint8_t *source, int pe);
+void shmem_ctx_uint16_p(shmem_ctx_t ctx, uint16_t *dest, uint16_t value, int pe);
+uint16_t shmem_ctx_uint16_g(shmem_ctx_t ctx, const uint16_t *source, int pe);
+void shmem_ctx_uint32_p(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint32_t shmem_ctx_uint32_g(shmem_ctx_t ctx, const uint32_t *source, int pe);
+void shmem_ctx_uint64_p(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+uint64_t shmem_ctx_uint64_g(shmem_ctx_t ctx, const uint64_t *source, int pe);
+void shmem_ctx_size_p(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+size_t shmem_ctx_size_g(shmem_ctx_t ctx, const size_t *source, int pe);
+void shmem_ctx_ptrdiff_p(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_g(shmem_ctx_t ctx, const ptrdiff_t *source, int pe);
 
 /* Signals */
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
 void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
 void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
 
 /* Atomic memory operations */
 int shmem_int_atomic_fetch(const int *source, int pe);
@@ -620,6 +974,150 @@ void shmem_int32_atomic_xor(int32_t *dest, int32_t value, int pe);
 void shmem_int64_atomic_xor(int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_xor(uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_xor(uint64_t *dest, uint64_t value, int pe);
+int shmem_ctx_int_atomic_fetch(shmem_ctx_t ctx, const int *source, int pe);
+long shmem_ctx_long_atomic_fetch(shmem_ctx_t ctx, const long *source, int pe);
+long long shmem_ctx_longlong_atomic_fetch(shmem_ctx_t ctx, const long long *source, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch(shmem_ctx_t ctx, const unsigned int *source, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch(shmem_ctx_t ctx, const unsigned long *source, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch(shmem_ctx_t ctx, const unsigned long long *source, int pe);
+int32_t shmem_ctx_int32_atomic_fetch(shmem_ctx_t ctx, const int32_t *source, int pe);
+int64_t shmem_ctx_int64_atomic_fetch(shmem_ctx_t ctx, const int64_t *source, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch(shmem_ctx_t ctx, const uint32_t *source, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch(shmem_ctx_t ctx, const uint64_t *source, int pe);
+size_t shmem_ctx_size_atomic_fetch(shmem_ctx_t ctx, const size_t *source, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch(shmem_ctx_t ctx, const ptrdiff_t *source, int pe);
+float shmem_ctx_float_atomic_fetch(shmem_ctx_t ctx, const float *source, int pe);
+double shmem_ctx_double_atomic_fetch(shmem_ctx_t ctx, const double *source, int pe);
+void shmem_ctx_int_atomic_set(shmem_ctx_t ctx, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_set(shmem_ctx_t ctx, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_set(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_set(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_set(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_set(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_set(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_set(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_set(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_set(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_set(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_set(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_float_atomic_set(shmem_ctx_t ctx, float *dest, float value, int pe);
+void shmem_ctx_double_atomic_set(shmem_ctx_t ctx, double *dest, double value, int pe);
+int shmem_ctx_int_atomic_swap(shmem_ctx_t ctx, int *dest, int value, int pe);
+long shmem_ctx_long_atomic_swap(shmem_ctx_t ctx, long *dest, long value, int pe);
+long long shmem_ctx_longlong_atomic_swap(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+unsigned int shmem_ctx_uint_atomic_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_swap(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_swap(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_swap(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+size_t shmem_ctx_size_atomic_swap(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
+float shmem_ctx_float_atomic_swap(shmem_ctx_t ctx, float *dest, float value, int pe);
+double shmem_ctx_double_atomic_swap(shmem_ctx_t ctx, double *dest, double value, int pe);
+int shmem_ctx_int_atomic_compare_swap(shmem_ctx_t ctx, int *dest, int cond, int value, int pe);
+long shmem_ctx_long_atomic_compare_swap(shmem_ctx_t ctx, long *dest, long cond, long value, int pe);
+long long shmem_ctx_longlong_atomic_compare_swap(shmem_ctx_t ctx, long long *dest, long long cond, long long value, int pe);
+unsigned int shmem_ctx_uint_atomic_compare_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int cond, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long cond, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_compare_swap(shmem_ctx_t ctx, int32_t *dest, int32_t cond, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_compare_swap(shmem_ctx_t ctx, int64_t *dest, int64_t cond, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_compare_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t cond, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_compare_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t cond, uint64_t value, int pe);
+size_t shmem_ctx_size_atomic_compare_swap(shmem_ctx_t ctx, size_t *dest, size_t cond, size_t value, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_compare_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe);
+int shmem_ctx_int_atomic_fetch_inc(shmem_ctx_t ctx, int *dest, int pe);
+long shmem_ctx_long_atomic_fetch_inc(shmem_ctx_t ctx, long *dest, int pe);
+long long shmem_ctx_longlong_atomic_fetch_inc(shmem_ctx_t ctx, long long *dest, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_inc(shmem_ctx_t ctx, unsigned int *dest, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long *dest, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long long *dest, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_inc(shmem_ctx_t ctx, int32_t *dest, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_inc(shmem_ctx_t ctx, int64_t *dest, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_inc(shmem_ctx_t ctx, uint32_t *dest, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_inc(shmem_ctx_t ctx, uint64_t *dest, int pe);
+size_t shmem_ctx_size_atomic_fetch_inc(shmem_ctx_t ctx, size_t *dest, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch_inc(shmem_ctx_t ctx, ptrdiff_t *dest, int pe);
+void shmem_ctx_int_atomic_inc(shmem_ctx_t ctx, int *dest, int pe);
+void shmem_ctx_long_atomic_inc(shmem_ctx_t ctx, long *dest, int pe);
+void shmem_ctx_longlong_atomic_inc(shmem_ctx_t ctx, long long *dest, int pe);
+void shmem_ctx_uint_atomic_inc(shmem_ctx_t ctx, unsigned int *dest, int pe);
+void shmem_ctx_ulong_atomic_inc(shmem_ctx_t ctx, unsigned long *dest, int pe);
+void shmem_ctx_ulonglong_atomic_inc(shmem_ctx_t ctx, unsigned long long *dest, int pe);
+void shmem_ctx_int32_atomic_inc(shmem_ctx_t ctx, int32_t *dest, int pe);
+void shmem_ctx_int64_atomic_inc(shmem_ctx_t ctx, int64_t *dest, int pe);
+void shmem_ctx_uint32_atomic_inc(shmem_ctx_t ctx, uint32_t *dest, int pe);
+void shmem_ctx_uint64_atomic_inc(shmem_ctx_t ctx, uint64_t *dest, int pe);
+void shmem_ctx_size_atomic_inc(shmem_ctx_t ctx, size_t *dest, int pe);
+void shmem_ctx_ptrdiff_atomic_inc(shmem_ctx_t ctx, ptrdiff_t *dest, int pe);
+int shmem_ctx_int_atomic_fetch_add(shmem_ctx_t ctx, int *dest, int value, int pe);
+long shmem_ctx_long_atomic_fetch_add(shmem_ctx_t ctx, long *dest, long value, int pe);
+long long shmem_ctx_longlong_atomic_fetch_add(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_add(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_add(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_add(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_add(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_add(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_add(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_add(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+size_t shmem_ctx_size_atomic_fetch_add(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch_add(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_int_atomic_add(shmem_ctx_t ctx, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_add(shmem_ctx_t ctx, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_add(shmem_ctx_t ctx, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_add(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_add(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_add(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_add(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_add(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_add(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_add(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_add(shmem_ctx_t ctx, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_add(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+unsigned int shmem_ctx_uint_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+unsigned long shmem_ctx_ulong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+unsigned long long shmem_ctx_ulonglong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+int32_t shmem_ctx_int32_atomic_fetch_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+int64_t shmem_ctx_int64_atomic_fetch_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+uint32_t shmem_ctx_uint32_atomic_fetch_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+uint64_t shmem_ctx_uint64_atomic_fetch_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe);
 
 /* Nonblocking fetching atomic memory operations */
 void shmem_int_atomic_fetch_nbi(int *fetch, const int *source, int pe);
@@ -707,6 +1205,91 @@ void shmem_int32_atomic_fetch_xor_nbi(int32_t *fetch, int32_t *dest, int32_t val
 void shmem_int64_atomic_fetch_xor_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe);
 void shmem_uint32_atomic_fetch_xor_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
 void shmem_uint64_atomic_fetch_xor_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_int_atomic_fetch_nbi(shmem_ctx_t ctx, int *fetch, const int *source, int pe);
+void shmem_ctx_long_atomic_fetch_nbi(shmem_ctx_t ctx, long *fetch, const long *source, int pe);
+void shmem_ctx_longlong_atomic_fetch_nbi(shmem_ctx_t ctx, long long *fetch, const long long *source, int pe);
+void shmem_ctx_uint_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned int *fetch, const unsigned int *source, int pe);
+void shmem_ctx_ulong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long *fetch, const unsigned long *source, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long long *fetch, const unsigned long long *source, int pe);
+void shmem_ctx_int32_atomic_fetch_nbi(shmem_ctx_t ctx, int32_t *fetch, const int32_t *source, int pe);
+void shmem_ctx_int64_atomic_fetch_nbi(shmem_ctx_t ctx, int64_t *fetch, const int64_t *source, int pe);
+void shmem_ctx_uint32_atomic_fetch_nbi(shmem_ctx_t ctx, uint32_t *fetch, const uint32_t *source, int pe);
+void shmem_ctx_uint64_atomic_fetch_nbi(shmem_ctx_t ctx, uint64_t *fetch, const uint64_t *source, int pe);
+void shmem_ctx_size_atomic_fetch_nbi(shmem_ctx_t ctx, size_t *fetch, const size_t *source, int pe);
+void shmem_ctx_ptrdiff_atomic_fetch_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, const ptrdiff_t *source, int pe);
+void shmem_ctx_float_atomic_fetch_nbi(shmem_ctx_t ctx, float *fetch, const float *source, int pe);
+void shmem_ctx_double_atomic_fetch_nbi(shmem_ctx_t ctx, double *fetch, const double *source, int pe);
+void shmem_ctx_int_atomic_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_float_atomic_swap_nbi(shmem_ctx_t ctx, float *fetch, float *dest, float value, int pe);
+void shmem_ctx_double_atomic_swap_nbi(shmem_ctx_t ctx, double *fetch, double *dest, double value, int pe);
+void shmem_ctx_int_atomic_compare_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int cond, int value, int pe);
+void shmem_ctx_long_atomic_compare_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long cond, long value, int pe);
+void shmem_ctx_longlong_atomic_compare_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long cond, long long value, int pe);
+void shmem_ctx_uint_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int cond, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long cond, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_compare_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t cond, int32_t value, int pe);
+void shmem_ctx_int64_atomic_compare_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t cond, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t cond, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t cond, uint64_t value, int pe);
+void shmem_ctx_size_atomic_compare_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t cond, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_compare_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe);
+void shmem_ctx_int_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int pe);
+void shmem_ctx_long_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long *fetch, long *dest, int pe);
+void shmem_ctx_longlong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, int pe);
+void shmem_ctx_uint_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, int pe);
+void shmem_ctx_ulong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, int pe);
+void shmem_ctx_int32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int pe);
+void shmem_ctx_int64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int pe);
+void shmem_ctx_uint32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, int pe);
+void shmem_ctx_uint64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, int pe);
+void shmem_ctx_size_atomic_fetch_inc_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, int pe);
+void shmem_ctx_ptrdiff_atomic_fetch_inc_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, int pe);
+void shmem_ctx_int_atomic_fetch_add_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe);
+void shmem_ctx_long_atomic_fetch_add_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe);
+void shmem_ctx_longlong_atomic_fetch_add_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value, int pe);
+void shmem_ctx_uint_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_add_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_add_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_size_atomic_fetch_add_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe);
+void shmem_ctx_ptrdiff_atomic_fetch_add_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe);
+void shmem_ctx_uint_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_and_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_and_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_or_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_or_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
+void shmem_ctx_uint_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, unsigned int value, int pe);
+void shmem_ctx_ulong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, unsigned long value, int pe);
+void shmem_ctx_ulonglong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest, unsigned long long value, int pe);
+void shmem_ctx_int32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe);
+void shmem_ctx_int64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe);
+void shmem_ctx_uint32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value, int pe);
+void shmem_ctx_uint64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value, int pe);
 
 /* Deprecated atomic memory operation names */
 float shmem_float_fetch(const float *source, int pe);
@@ -925,6 +1508,10 @@ void shmem_wait_until(long *ivar, int cmp, long cmp_value);
 /* Memory ordering and synchronization */
 void shmem_fence(void);
 void shmem_quiet(void);
+void shmem_pe_quiet(const int *target_pes, size_t npes);
+void shmem_ctx_fence(shmem_ctx_t ctx);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 void shmem_barrier_all(void);
 void shmem_sync_all(void);
 
@@ -942,6 +1529,12 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
 int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask, shmem_team_t *yaxis_team);
 void shmem_team_destroy(shmem_team_t team);
 int shmem_team_sync(shmem_team_t team);
+
+/* Communication contexts */
+int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+void shmem_ctx_destroy(shmem_ctx_t ctx);
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
 
 /* Team-based collectives */
 int shmem_float_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root);
@@ -1324,341 +1917,713 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
 
 /* C11 type-generic interfaces */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
-#define shmem_put(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_put, \
-    double: shmem_double_put, \
-    long double: shmem_longdouble_put, \
-    char: shmem_char_put, \
-    signed char: shmem_schar_put, \
-    short: shmem_short_put, \
-    int: shmem_int_put, \
-    long: shmem_long_put, \
-    long long: shmem_longlong_put, \
-    unsigned char: shmem_uchar_put, \
-    unsigned short: shmem_ushort_put, \
-    unsigned int: shmem_uint_put, \
-    unsigned long: shmem_ulong_put, \
-    unsigned long long: shmem_ulonglong_put)(__rshmem_a, __VA_ARGS__)
-#define shmem_get(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_get, \
-    double: shmem_double_get, \
-    long double: shmem_longdouble_get, \
-    char: shmem_char_get, \
-    signed char: shmem_schar_get, \
-    short: shmem_short_get, \
-    int: shmem_int_get, \
-    long: shmem_long_get, \
-    long long: shmem_longlong_get, \
-    unsigned char: shmem_uchar_get, \
-    unsigned short: shmem_ushort_get, \
-    unsigned int: shmem_uint_get, \
-    unsigned long: shmem_ulong_get, \
-    unsigned long long: shmem_ulonglong_get)(__rshmem_a, __VA_ARGS__)
-#define shmem_p(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_p, \
-    double: shmem_double_p, \
-    long double: shmem_longdouble_p, \
-    char: shmem_char_p, \
-    signed char: shmem_schar_p, \
-    short: shmem_short_p, \
-    int: shmem_int_p, \
-    long: shmem_long_p, \
-    long long: shmem_longlong_p, \
-    unsigned char: shmem_uchar_p, \
-    unsigned short: shmem_ushort_p, \
-    unsigned int: shmem_uint_p, \
-    unsigned long: shmem_ulong_p, \
-    unsigned long long: shmem_ulonglong_p)(__rshmem_a, __VA_ARGS__)
-#define shmem_g(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_g, \
-    double: shmem_double_g, \
-    long double: shmem_longdouble_g, \
-    char: shmem_char_g, \
-    signed char: shmem_schar_g, \
-    short: shmem_short_g, \
-    int: shmem_int_g, \
-    long: shmem_long_g, \
-    long long: shmem_longlong_g, \
-    unsigned char: shmem_uchar_g, \
-    unsigned short: shmem_ushort_g, \
-    unsigned int: shmem_uint_g, \
-    unsigned long: shmem_ulong_g, \
-    unsigned long long: shmem_ulonglong_g)(__rshmem_a, __VA_ARGS__)
-#define shmem_iput(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_iput, \
-    double: shmem_double_iput, \
-    long double: shmem_longdouble_iput, \
-    char: shmem_char_iput, \
-    signed char: shmem_schar_iput, \
-    short: shmem_short_iput, \
-    int: shmem_int_iput, \
-    long: shmem_long_iput, \
-    long long: shmem_longlong_iput, \
-    unsigned char: shmem_uchar_iput, \
-    unsigned short: shmem_ushort_iput, \
-    unsigned int: shmem_uint_iput, \
-    unsigned long: shmem_ulong_iput, \
-    unsigned long long: shmem_ulonglong_iput)(__rshmem_a, __VA_ARGS__)
-#define shmem_iget(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_iget, \
-    double: shmem_double_iget, \
-    long double: shmem_longdouble_iget, \
-    char: shmem_char_iget, \
-    signed char: shmem_schar_iget, \
-    short: shmem_short_iget, \
-    int: shmem_int_iget, \
-    long: shmem_long_iget, \
-    long long: shmem_longlong_iget, \
-    unsigned char: shmem_uchar_iget, \
-    unsigned short: shmem_ushort_iget, \
-    unsigned int: shmem_uint_iget, \
-    unsigned long: shmem_ulong_iget, \
-    unsigned long long: shmem_ulonglong_iget)(__rshmem_a, __VA_ARGS__)
-#define shmem_ibput(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_ibput, \
-    double: shmem_double_ibput, \
-    long double: shmem_longdouble_ibput, \
-    char: shmem_char_ibput, \
-    signed char: shmem_schar_ibput, \
-    short: shmem_short_ibput, \
-    int: shmem_int_ibput, \
-    long: shmem_long_ibput, \
-    long long: shmem_longlong_ibput, \
-    unsigned char: shmem_uchar_ibput, \
-    unsigned short: shmem_ushort_ibput, \
-    unsigned int: shmem_uint_ibput, \
-    unsigned long: shmem_ulong_ibput, \
-    unsigned long long: shmem_ulonglong_ibput)(__rshmem_a, __VA_ARGS__)
-#define shmem_ibget(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_ibget, \
-    double: shmem_double_ibget, \
-    long double: shmem_longdouble_ibget, \
-    char: shmem_char_ibget, \
-    signed char: shmem_schar_ibget, \
-    short: shmem_short_ibget, \
-    int: shmem_int_ibget, \
-    long: shmem_long_ibget, \
-    long long: shmem_longlong_ibget, \
-    unsigned char: shmem_uchar_ibget, \
-    unsigned short: shmem_ushort_ibget, \
-    unsigned int: shmem_uint_ibget, \
-    unsigned long: shmem_ulong_ibget, \
-    unsigned long long: shmem_ulonglong_ibget)(__rshmem_a, __VA_ARGS__)
-#define shmem_put_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_put_nbi, \
-    double: shmem_double_put_nbi, \
-    long double: shmem_longdouble_put_nbi, \
-    char: shmem_char_put_nbi, \
-    signed char: shmem_schar_put_nbi, \
-    short: shmem_short_put_nbi, \
-    int: shmem_int_put_nbi, \
-    long: shmem_long_put_nbi, \
-    long long: shmem_longlong_put_nbi, \
-    unsigned char: shmem_uchar_put_nbi, \
-    unsigned short: shmem_ushort_put_nbi, \
-    unsigned int: shmem_uint_put_nbi, \
-    unsigned long: shmem_ulong_put_nbi, \
-    unsigned long long: shmem_ulonglong_put_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_get_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_get_nbi, \
-    double: shmem_double_get_nbi, \
-    long double: shmem_longdouble_get_nbi, \
-    char: shmem_char_get_nbi, \
-    signed char: shmem_schar_get_nbi, \
-    short: shmem_short_get_nbi, \
-    int: shmem_int_get_nbi, \
-    long: shmem_long_get_nbi, \
-    long long: shmem_longlong_get_nbi, \
-    unsigned char: shmem_uchar_get_nbi, \
-    unsigned short: shmem_ushort_get_nbi, \
-    unsigned int: shmem_uint_get_nbi, \
-    unsigned long: shmem_ulong_get_nbi, \
-    unsigned long long: shmem_ulonglong_get_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_put_signal(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_put_signal, \
-    double: shmem_double_put_signal, \
-    long double: shmem_longdouble_put_signal, \
-    char: shmem_char_put_signal, \
-    signed char: shmem_schar_put_signal, \
-    short: shmem_short_put_signal, \
-    int: shmem_int_put_signal, \
-    long: shmem_long_put_signal, \
-    long long: shmem_longlong_put_signal, \
-    unsigned char: shmem_uchar_put_signal, \
-    unsigned short: shmem_ushort_put_signal, \
-    unsigned int: shmem_uint_put_signal, \
-    unsigned long: shmem_ulong_put_signal, \
-    unsigned long long: shmem_ulonglong_put_signal)(__rshmem_a, __VA_ARGS__)
-#define shmem_put_signal_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_put_signal_nbi, \
-    double: shmem_double_put_signal_nbi, \
-    long double: shmem_longdouble_put_signal_nbi, \
-    char: shmem_char_put_signal_nbi, \
-    signed char: shmem_schar_put_signal_nbi, \
-    short: shmem_short_put_signal_nbi, \
-    int: shmem_int_put_signal_nbi, \
-    long: shmem_long_put_signal_nbi, \
-    long long: shmem_longlong_put_signal_nbi, \
-    unsigned char: shmem_uchar_put_signal_nbi, \
-    unsigned short: shmem_ushort_put_signal_nbi, \
-    unsigned int: shmem_uint_put_signal_nbi, \
-    unsigned long: shmem_ulong_put_signal_nbi, \
-    unsigned long long: shmem_ulonglong_put_signal_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_atomic_fetch, \
-    double: shmem_double_atomic_fetch, \
-    int: shmem_int_atomic_fetch, \
-    long: shmem_long_atomic_fetch, \
-    long long: shmem_longlong_atomic_fetch, \
-    unsigned int: shmem_uint_atomic_fetch, \
-    unsigned long: shmem_ulong_atomic_fetch, \
-    unsigned long long: shmem_ulonglong_atomic_fetch)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_set(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_atomic_set, \
-    double: shmem_double_atomic_set, \
-    int: shmem_int_atomic_set, \
-    long: shmem_long_atomic_set, \
-    long long: shmem_longlong_atomic_set, \
-    unsigned int: shmem_uint_atomic_set, \
-    unsigned long: shmem_ulong_atomic_set, \
-    unsigned long long: shmem_ulonglong_atomic_set)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_swap(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_atomic_swap, \
-    double: shmem_double_atomic_swap, \
-    int: shmem_int_atomic_swap, \
-    long: shmem_long_atomic_swap, \
-    long long: shmem_longlong_atomic_swap, \
-    unsigned int: shmem_uint_atomic_swap, \
-    unsigned long: shmem_ulong_atomic_swap, \
-    unsigned long long: shmem_ulonglong_atomic_swap)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_compare_swap(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_compare_swap, \
-    long: shmem_long_atomic_compare_swap, \
-    long long: shmem_longlong_atomic_compare_swap, \
-    unsigned int: shmem_uint_atomic_compare_swap, \
-    unsigned long: shmem_ulong_atomic_compare_swap, \
-    unsigned long long: shmem_ulonglong_atomic_compare_swap)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_inc(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_fetch_inc, \
-    long: shmem_long_atomic_fetch_inc, \
-    long long: shmem_longlong_atomic_fetch_inc, \
-    unsigned int: shmem_uint_atomic_fetch_inc, \
-    unsigned long: shmem_ulong_atomic_fetch_inc, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_inc)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_inc(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_inc, \
-    long: shmem_long_atomic_inc, \
-    long long: shmem_longlong_atomic_inc, \
-    unsigned int: shmem_uint_atomic_inc, \
-    unsigned long: shmem_ulong_atomic_inc, \
-    unsigned long long: shmem_ulonglong_atomic_inc)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_add(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_fetch_add, \
-    long: shmem_long_atomic_fetch_add, \
-    long long: shmem_longlong_atomic_fetch_add, \
-    unsigned int: shmem_uint_atomic_fetch_add, \
-    unsigned long: shmem_ulong_atomic_fetch_add, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_add)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_add(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_add, \
-    long: shmem_long_atomic_add, \
-    long long: shmem_longlong_atomic_add, \
-    unsigned int: shmem_uint_atomic_add, \
-    unsigned long: shmem_ulong_atomic_add, \
-    unsigned long long: shmem_ulonglong_atomic_add)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_and(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_fetch_and, \
-    long: shmem_int64_atomic_fetch_and, \
-    unsigned int: shmem_uint_atomic_fetch_and, \
-    unsigned long: shmem_ulong_atomic_fetch_and, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_and)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_and(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_and, \
-    long: shmem_int64_atomic_and, \
-    unsigned int: shmem_uint_atomic_and, \
-    unsigned long: shmem_ulong_atomic_and, \
-    unsigned long long: shmem_ulonglong_atomic_and)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_or(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_fetch_or, \
-    long: shmem_int64_atomic_fetch_or, \
-    unsigned int: shmem_uint_atomic_fetch_or, \
-    unsigned long: shmem_ulong_atomic_fetch_or, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_or)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_or(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_or, \
-    long: shmem_int64_atomic_or, \
-    unsigned int: shmem_uint_atomic_or, \
-    unsigned long: shmem_ulong_atomic_or, \
-    unsigned long long: shmem_ulonglong_atomic_or)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_xor(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_fetch_xor, \
-    long: shmem_int64_atomic_fetch_xor, \
-    unsigned int: shmem_uint_atomic_fetch_xor, \
-    unsigned long: shmem_ulong_atomic_fetch_xor, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_xor)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_xor(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_xor, \
-    long: shmem_int64_atomic_xor, \
-    unsigned int: shmem_uint_atomic_xor, \
-    unsigned long: shmem_ulong_atomic_xor, \
-    unsigned long long: shmem_ulonglong_atomic_xor)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_atomic_fetch_nbi, \
-    double: shmem_double_atomic_fetch_nbi, \
-    int: shmem_int_atomic_fetch_nbi, \
-    long: shmem_long_atomic_fetch_nbi, \
-    long long: shmem_longlong_atomic_fetch_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_swap_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    float: shmem_float_atomic_swap_nbi, \
-    double: shmem_double_atomic_swap_nbi, \
-    int: shmem_int_atomic_swap_nbi, \
-    long: shmem_long_atomic_swap_nbi, \
-    long long: shmem_longlong_atomic_swap_nbi, \
-    unsigned int: shmem_uint_atomic_swap_nbi, \
-    unsigned long: shmem_ulong_atomic_swap_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_swap_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_compare_swap_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_compare_swap_nbi, \
-    long: shmem_long_atomic_compare_swap_nbi, \
-    long long: shmem_longlong_atomic_compare_swap_nbi, \
-    unsigned int: shmem_uint_atomic_compare_swap_nbi, \
-    unsigned long: shmem_ulong_atomic_compare_swap_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_compare_swap_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_inc_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_fetch_inc_nbi, \
-    long: shmem_long_atomic_fetch_inc_nbi, \
-    long long: shmem_longlong_atomic_fetch_inc_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_inc_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_inc_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_inc_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_add_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int_atomic_fetch_add_nbi, \
-    long: shmem_long_atomic_fetch_add_nbi, \
-    long long: shmem_longlong_atomic_fetch_add_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_add_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_add_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_add_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_and_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_fetch_and_nbi, \
-    long: shmem_int64_atomic_fetch_and_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_and_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_and_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_and_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_or_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_fetch_or_nbi, \
-    long: shmem_int64_atomic_fetch_or_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_or_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_or_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_or_nbi)(__rshmem_a, __VA_ARGS__)
-#define shmem_atomic_fetch_xor_nbi(__rshmem_a, ...) _Generic(*(__rshmem_a), \
-    int: shmem_int32_atomic_fetch_xor_nbi, \
-    long: shmem_int64_atomic_fetch_xor_nbi, \
-    unsigned int: shmem_uint_atomic_fetch_xor_nbi, \
-    unsigned long: shmem_ulong_atomic_fetch_xor_nbi, \
-    unsigned long long: shmem_ulonglong_atomic_fetch_xor_nbi)(__rshmem_a, __VA_ARGS__)
+#define __rshmem_first(__x, ...) __x
+#define __rshmem_dsel(__a, ...) _Generic((__a), \
+    shmem_ctx_t: __rshmem_first(__VA_ARGS__, 0), default: (__a))
+#define shmem_put(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_put, \
+        double: shmem_ctx_double_put, \
+        long double: shmem_ctx_longdouble_put, \
+        char: shmem_ctx_char_put, \
+        signed char: shmem_ctx_schar_put, \
+        short: shmem_ctx_short_put, \
+        int: shmem_ctx_int_put, \
+        long: shmem_ctx_long_put, \
+        long long: shmem_ctx_longlong_put, \
+        unsigned char: shmem_ctx_uchar_put, \
+        unsigned short: shmem_ctx_ushort_put, \
+        unsigned int: shmem_ctx_uint_put, \
+        unsigned long: shmem_ctx_ulong_put, \
+        unsigned long long: shmem_ctx_ulonglong_put), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_put, \
+        double: shmem_double_put, \
+        long double: shmem_longdouble_put, \
+        char: shmem_char_put, \
+        signed char: shmem_schar_put, \
+        short: shmem_short_put, \
+        int: shmem_int_put, \
+        long: shmem_long_put, \
+        long long: shmem_longlong_put, \
+        unsigned char: shmem_uchar_put, \
+        unsigned short: shmem_ushort_put, \
+        unsigned int: shmem_uint_put, \
+        unsigned long: shmem_ulong_put, \
+        unsigned long long: shmem_ulonglong_put))(__rshmem_a, __VA_ARGS__)
+#define shmem_get(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_get, \
+        double: shmem_ctx_double_get, \
+        long double: shmem_ctx_longdouble_get, \
+        char: shmem_ctx_char_get, \
+        signed char: shmem_ctx_schar_get, \
+        short: shmem_ctx_short_get, \
+        int: shmem_ctx_int_get, \
+        long: shmem_ctx_long_get, \
+        long long: shmem_ctx_longlong_get, \
+        unsigned char: shmem_ctx_uchar_get, \
+        unsigned short: shmem_ctx_ushort_get, \
+        unsigned int: shmem_ctx_uint_get, \
+        unsigned long: shmem_ctx_ulong_get, \
+        unsigned long long: shmem_ctx_ulonglong_get), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_get, \
+        double: shmem_double_get, \
+        long double: shmem_longdouble_get, \
+        char: shmem_char_get, \
+        signed char: shmem_schar_get, \
+        short: shmem_short_get, \
+        int: shmem_int_get, \
+        long: shmem_long_get, \
+        long long: shmem_longlong_get, \
+        unsigned char: shmem_uchar_get, \
+        unsigned short: shmem_ushort_get, \
+        unsigned int: shmem_uint_get, \
+        unsigned long: shmem_ulong_get, \
+        unsigned long long: shmem_ulonglong_get))(__rshmem_a, __VA_ARGS__)
+#define shmem_p(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_p, \
+        double: shmem_ctx_double_p, \
+        long double: shmem_ctx_longdouble_p, \
+        char: shmem_ctx_char_p, \
+        signed char: shmem_ctx_schar_p, \
+        short: shmem_ctx_short_p, \
+        int: shmem_ctx_int_p, \
+        long: shmem_ctx_long_p, \
+        long long: shmem_ctx_longlong_p, \
+        unsigned char: shmem_ctx_uchar_p, \
+        unsigned short: shmem_ctx_ushort_p, \
+        unsigned int: shmem_ctx_uint_p, \
+        unsigned long: shmem_ctx_ulong_p, \
+        unsigned long long: shmem_ctx_ulonglong_p), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_p, \
+        double: shmem_double_p, \
+        long double: shmem_longdouble_p, \
+        char: shmem_char_p, \
+        signed char: shmem_schar_p, \
+        short: shmem_short_p, \
+        int: shmem_int_p, \
+        long: shmem_long_p, \
+        long long: shmem_longlong_p, \
+        unsigned char: shmem_uchar_p, \
+        unsigned short: shmem_ushort_p, \
+        unsigned int: shmem_uint_p, \
+        unsigned long: shmem_ulong_p, \
+        unsigned long long: shmem_ulonglong_p))(__rshmem_a, __VA_ARGS__)
+#define shmem_g(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_g, \
+        double: shmem_ctx_double_g, \
+        long double: shmem_ctx_longdouble_g, \
+        char: shmem_ctx_char_g, \
+        signed char: shmem_ctx_schar_g, \
+        short: shmem_ctx_short_g, \
+        int: shmem_ctx_int_g, \
+        long: shmem_ctx_long_g, \
+        long long: shmem_ctx_longlong_g, \
+        unsigned char: shmem_ctx_uchar_g, \
+        unsigned short: shmem_ctx_ushort_g, \
+        unsigned int: shmem_ctx_uint_g, \
+        unsigned long: shmem_ctx_ulong_g, \
+        unsigned long long: shmem_ctx_ulonglong_g), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_g, \
+        double: shmem_double_g, \
+        long double: shmem_longdouble_g, \
+        char: shmem_char_g, \
+        signed char: shmem_schar_g, \
+        short: shmem_short_g, \
+        int: shmem_int_g, \
+        long: shmem_long_g, \
+        long long: shmem_longlong_g, \
+        unsigned char: shmem_uchar_g, \
+        unsigned short: shmem_ushort_g, \
+        unsigned int: shmem_uint_g, \
+        unsigned long: shmem_ulong_g, \
+        unsigned long long: shmem_ulonglong_g))(__rshmem_a, __VA_ARGS__)
+#define shmem_iput(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_iput, \
+        double: shmem_ctx_double_iput, \
+        long double: shmem_ctx_longdouble_iput, \
+        char: shmem_ctx_char_iput, \
+        signed char: shmem_ctx_schar_iput, \
+        short: shmem_ctx_short_iput, \
+        int: shmem_ctx_int_iput, \
+        long: shmem_ctx_long_iput, \
+        long long: shmem_ctx_longlong_iput, \
+        unsigned char: shmem_ctx_uchar_iput, \
+        unsigned short: shmem_ctx_ushort_iput, \
+        unsigned int: shmem_ctx_uint_iput, \
+        unsigned long: shmem_ctx_ulong_iput, \
+        unsigned long long: shmem_ctx_ulonglong_iput), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_iput, \
+        double: shmem_double_iput, \
+        long double: shmem_longdouble_iput, \
+        char: shmem_char_iput, \
+        signed char: shmem_schar_iput, \
+        short: shmem_short_iput, \
+        int: shmem_int_iput, \
+        long: shmem_long_iput, \
+        long long: shmem_longlong_iput, \
+        unsigned char: shmem_uchar_iput, \
+        unsigned short: shmem_ushort_iput, \
+        unsigned int: shmem_uint_iput, \
+        unsigned long: shmem_ulong_iput, \
+        unsigned long long: shmem_ulonglong_iput))(__rshmem_a, __VA_ARGS__)
+#define shmem_iget(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_iget, \
+        double: shmem_ctx_double_iget, \
+        long double: shmem_ctx_longdouble_iget, \
+        char: shmem_ctx_char_iget, \
+        signed char: shmem_ctx_schar_iget, \
+        short: shmem_ctx_short_iget, \
+        int: shmem_ctx_int_iget, \
+        long: shmem_ctx_long_iget, \
+        long long: shmem_ctx_longlong_iget, \
+        unsigned char: shmem_ctx_uchar_iget, \
+        unsigned short: shmem_ctx_ushort_iget, \
+        unsigned int: shmem_ctx_uint_iget, \
+        unsigned long: shmem_ctx_ulong_iget, \
+        unsigned long long: shmem_ctx_ulonglong_iget), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_iget, \
+        double: shmem_double_iget, \
+        long double: shmem_longdouble_iget, \
+        char: shmem_char_iget, \
+        signed char: shmem_schar_iget, \
+        short: shmem_short_iget, \
+        int: shmem_int_iget, \
+        long: shmem_long_iget, \
+        long long: shmem_longlong_iget, \
+        unsigned char: shmem_uchar_iget, \
+        unsigned short: shmem_ushort_iget, \
+        unsigned int: shmem_uint_iget, \
+        unsigned long: shmem_ulong_iget, \
+        unsigned long long: shmem_ulonglong_iget))(__rshmem_a, __VA_ARGS__)
+#define shmem_ibput(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_ibput, \
+        double: shmem_ctx_double_ibput, \
+        long double: shmem_ctx_longdouble_ibput, \
+        char: shmem_ctx_char_ibput, \
+        signed char: shmem_ctx_schar_ibput, \
+        short: shmem_ctx_short_ibput, \
+        int: shmem_ctx_int_ibput, \
+        long: shmem_ctx_long_ibput, \
+        long long: shmem_ctx_longlong_ibput, \
+        unsigned char: shmem_ctx_uchar_ibput, \
+        unsigned short: shmem_ctx_ushort_ibput, \
+        unsigned int: shmem_ctx_uint_ibput, \
+        unsigned long: shmem_ctx_ulong_ibput, \
+        unsigned long long: shmem_ctx_ulonglong_ibput), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_ibput, \
+        double: shmem_double_ibput, \
+        long double: shmem_longdouble_ibput, \
+        char: shmem_char_ibput, \
+        signed char: shmem_schar_ibput, \
+        short: shmem_short_ibput, \
+        int: shmem_int_ibput, \
+        long: shmem_long_ibput, \
+        long long: shmem_longlong_ibput, \
+        unsigned char: shmem_uchar_ibput, \
+        unsigned short: shmem_ushort_ibput, \
+        unsigned int: shmem_uint_ibput, \
+        unsigned long: shmem_ulong_ibput, \
+        unsigned long long: shmem_ulonglong_ibput))(__rshmem_a, __VA_ARGS__)
+#define shmem_ibget(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_ibget, \
+        double: shmem_ctx_double_ibget, \
+        long double: shmem_ctx_longdouble_ibget, \
+        char: shmem_ctx_char_ibget, \
+        signed char: shmem_ctx_schar_ibget, \
+        short: shmem_ctx_short_ibget, \
+        int: shmem_ctx_int_ibget, \
+        long: shmem_ctx_long_ibget, \
+        long long: shmem_ctx_longlong_ibget, \
+        unsigned char: shmem_ctx_uchar_ibget, \
+        unsigned short: shmem_ctx_ushort_ibget, \
+        unsigned int: shmem_ctx_uint_ibget, \
+        unsigned long: shmem_ctx_ulong_ibget, \
+        unsigned long long: shmem_ctx_ulonglong_ibget), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_ibget, \
+        double: shmem_double_ibget, \
+        long double: shmem_longdouble_ibget, \
+        char: shmem_char_ibget, \
+        signed char: shmem_schar_ibget, \
+        short: shmem_short_ibget, \
+        int: shmem_int_ibget, \
+        long: shmem_long_ibget, \
+        long long: shmem_longlong_ibget, \
+        unsigned char: shmem_uchar_ibget, \
+        unsigned short: shmem_ushort_ibget, \
+        unsigned int: shmem_uint_ibget, \
+        unsigned long: shmem_ulong_ibget, \
+        unsigned long long: shmem_ulonglong_ibget))(__rshmem_a, __VA_ARGS__)
+#define shmem_put_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_put_nbi, \
+        double: shmem_ctx_double_put_nbi, \
+        long double: shmem_ctx_longdouble_put_nbi, \
+        char: shmem_ctx_char_put_nbi, \
+        signed char: shmem_ctx_schar_put_nbi, \
+        short: shmem_ctx_short_put_nbi, \
+        int: shmem_ctx_int_put_nbi, \
+        long: shmem_ctx_long_put_nbi, \
+        long long: shmem_ctx_longlong_put_nbi, \
+        unsigned char: shmem_ctx_uchar_put_nbi, \
+        unsigned short: shmem_ctx_ushort_put_nbi, \
+        unsigned int: shmem_ctx_uint_put_nbi, \
+        unsigned long: shmem_ctx_ulong_put_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_put_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_put_nbi, \
+        double: shmem_double_put_nbi, \
+        long double: shmem_longdouble_put_nbi, \
+        char: shmem_char_put_nbi, \
+        signed char: shmem_schar_put_nbi, \
+        short: shmem_short_put_nbi, \
+        int: shmem_int_put_nbi, \
+        long: shmem_long_put_nbi, \
+        long long: shmem_longlong_put_nbi, \
+        unsigned char: shmem_uchar_put_nbi, \
+        unsigned short: shmem_ushort_put_nbi, \
+        unsigned int: shmem_uint_put_nbi, \
+        unsigned long: shmem_ulong_put_nbi, \
+        unsigned long long: shmem_ulonglong_put_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_get_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_get_nbi, \
+        double: shmem_ctx_double_get_nbi, \
+        long double: shmem_ctx_longdouble_get_nbi, \
+        char: shmem_ctx_char_get_nbi, \
+        signed char: shmem_ctx_schar_get_nbi, \
+        short: shmem_ctx_short_get_nbi, \
+        int: shmem_ctx_int_get_nbi, \
+        long: shmem_ctx_long_get_nbi, \
+        long long: shmem_ctx_longlong_get_nbi, \
+        unsigned char: shmem_ctx_uchar_get_nbi, \
+        unsigned short: shmem_ctx_ushort_get_nbi, \
+        unsigned int: shmem_ctx_uint_get_nbi, \
+        unsigned long: shmem_ctx_ulong_get_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_get_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_get_nbi, \
+        double: shmem_double_get_nbi, \
+        long double: shmem_longdouble_get_nbi, \
+        char: shmem_char_get_nbi, \
+        signed char: shmem_schar_get_nbi, \
+        short: shmem_short_get_nbi, \
+        int: shmem_int_get_nbi, \
+        long: shmem_long_get_nbi, \
+        long long: shmem_longlong_get_nbi, \
+        unsigned char: shmem_uchar_get_nbi, \
+        unsigned short: shmem_ushort_get_nbi, \
+        unsigned int: shmem_uint_get_nbi, \
+        unsigned long: shmem_ulong_get_nbi, \
+        unsigned long long: shmem_ulonglong_get_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_put_signal(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_put_signal, \
+        double: shmem_ctx_double_put_signal, \
+        long double: shmem_ctx_longdouble_put_signal, \
+        char: shmem_ctx_char_put_signal, \
+        signed char: shmem_ctx_schar_put_signal, \
+        short: shmem_ctx_short_put_signal, \
+        int: shmem_ctx_int_put_signal, \
+        long: shmem_ctx_long_put_signal, \
+        long long: shmem_ctx_longlong_put_signal, \
+        unsigned char: shmem_ctx_uchar_put_signal, \
+        unsigned short: shmem_ctx_ushort_put_signal, \
+        unsigned int: shmem_ctx_uint_put_signal, \
+        unsigned long: shmem_ctx_ulong_put_signal, \
+        unsigned long long: shmem_ctx_ulonglong_put_signal), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_put_signal, \
+        double: shmem_double_put_signal, \
+        long double: shmem_longdouble_put_signal, \
+        char: shmem_char_put_signal, \
+        signed char: shmem_schar_put_signal, \
+        short: shmem_short_put_signal, \
+        int: shmem_int_put_signal, \
+        long: shmem_long_put_signal, \
+        long long: shmem_longlong_put_signal, \
+        unsigned char: shmem_uchar_put_signal, \
+        unsigned short: shmem_ushort_put_signal, \
+        unsigned int: shmem_uint_put_signal, \
+        unsigned long: shmem_ulong_put_signal, \
+        unsigned long long: shmem_ulonglong_put_signal))(__rshmem_a, __VA_ARGS__)
+#define shmem_put_signal_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_put_signal_nbi, \
+        double: shmem_ctx_double_put_signal_nbi, \
+        long double: shmem_ctx_longdouble_put_signal_nbi, \
+        char: shmem_ctx_char_put_signal_nbi, \
+        signed char: shmem_ctx_schar_put_signal_nbi, \
+        short: shmem_ctx_short_put_signal_nbi, \
+        int: shmem_ctx_int_put_signal_nbi, \
+        long: shmem_ctx_long_put_signal_nbi, \
+        long long: shmem_ctx_longlong_put_signal_nbi, \
+        unsigned char: shmem_ctx_uchar_put_signal_nbi, \
+        unsigned short: shmem_ctx_ushort_put_signal_nbi, \
+        unsigned int: shmem_ctx_uint_put_signal_nbi, \
+        unsigned long: shmem_ctx_ulong_put_signal_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_put_signal_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_put_signal_nbi, \
+        double: shmem_double_put_signal_nbi, \
+        long double: shmem_longdouble_put_signal_nbi, \
+        char: shmem_char_put_signal_nbi, \
+        signed char: shmem_schar_put_signal_nbi, \
+        short: shmem_short_put_signal_nbi, \
+        int: shmem_int_put_signal_nbi, \
+        long: shmem_long_put_signal_nbi, \
+        long long: shmem_longlong_put_signal_nbi, \
+        unsigned char: shmem_uchar_put_signal_nbi, \
+        unsigned short: shmem_ushort_put_signal_nbi, \
+        unsigned int: shmem_uint_put_signal_nbi, \
+        unsigned long: shmem_ulong_put_signal_nbi, \
+        unsigned long long: shmem_ulonglong_put_signal_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_atomic_fetch, \
+        double: shmem_ctx_double_atomic_fetch, \
+        int: shmem_ctx_int_atomic_fetch, \
+        long: shmem_ctx_long_atomic_fetch, \
+        long long: shmem_ctx_longlong_atomic_fetch, \
+        unsigned int: shmem_ctx_uint_atomic_fetch, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_atomic_fetch, \
+        double: shmem_double_atomic_fetch, \
+        int: shmem_int_atomic_fetch, \
+        long: shmem_long_atomic_fetch, \
+        long long: shmem_longlong_atomic_fetch, \
+        unsigned int: shmem_uint_atomic_fetch, \
+        unsigned long: shmem_ulong_atomic_fetch, \
+        unsigned long long: shmem_ulonglong_atomic_fetch))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_set(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_atomic_set, \
+        double: shmem_ctx_double_atomic_set, \
+        int: shmem_ctx_int_atomic_set, \
+        long: shmem_ctx_long_atomic_set, \
+        long long: shmem_ctx_longlong_atomic_set, \
+        unsigned int: shmem_ctx_uint_atomic_set, \
+        unsigned long: shmem_ctx_ulong_atomic_set, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_set), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_atomic_set, \
+        double: shmem_double_atomic_set, \
+        int: shmem_int_atomic_set, \
+        long: shmem_long_atomic_set, \
+        long long: shmem_longlong_atomic_set, \
+        unsigned int: shmem_uint_atomic_set, \
+        unsigned long: shmem_ulong_atomic_set, \
+        unsigned long long: shmem_ulonglong_atomic_set))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_swap(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_atomic_swap, \
+        double: shmem_ctx_double_atomic_swap, \
+        int: shmem_ctx_int_atomic_swap, \
+        long: shmem_ctx_long_atomic_swap, \
+        long long: shmem_ctx_longlong_atomic_swap, \
+        unsigned int: shmem_ctx_uint_atomic_swap, \
+        unsigned long: shmem_ctx_ulong_atomic_swap, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_swap), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_atomic_swap, \
+        double: shmem_double_atomic_swap, \
+        int: shmem_int_atomic_swap, \
+        long: shmem_long_atomic_swap, \
+        long long: shmem_longlong_atomic_swap, \
+        unsigned int: shmem_uint_atomic_swap, \
+        unsigned long: shmem_ulong_atomic_swap, \
+        unsigned long long: shmem_ulonglong_atomic_swap))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_compare_swap(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_compare_swap, \
+        long: shmem_ctx_long_atomic_compare_swap, \
+        long long: shmem_ctx_longlong_atomic_compare_swap, \
+        unsigned int: shmem_ctx_uint_atomic_compare_swap, \
+        unsigned long: shmem_ctx_ulong_atomic_compare_swap, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_compare_swap), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_compare_swap, \
+        long: shmem_long_atomic_compare_swap, \
+        long long: shmem_longlong_atomic_compare_swap, \
+        unsigned int: shmem_uint_atomic_compare_swap, \
+        unsigned long: shmem_ulong_atomic_compare_swap, \
+        unsigned long long: shmem_ulonglong_atomic_compare_swap))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_fetch_inc, \
+        long: shmem_ctx_long_atomic_fetch_inc, \
+        long long: shmem_ctx_longlong_atomic_fetch_inc, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_inc, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_inc, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_inc), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_fetch_inc, \
+        long: shmem_long_atomic_fetch_inc, \
+        long long: shmem_longlong_atomic_fetch_inc, \
+        unsigned int: shmem_uint_atomic_fetch_inc, \
+        unsigned long: shmem_ulong_atomic_fetch_inc, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_inc))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_inc(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_inc, \
+        long: shmem_ctx_long_atomic_inc, \
+        long long: shmem_ctx_longlong_atomic_inc, \
+        unsigned int: shmem_ctx_uint_atomic_inc, \
+        unsigned long: shmem_ctx_ulong_atomic_inc, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_inc), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_inc, \
+        long: shmem_long_atomic_inc, \
+        long long: shmem_longlong_atomic_inc, \
+        unsigned int: shmem_uint_atomic_inc, \
+        unsigned long: shmem_ulong_atomic_inc, \
+        unsigned long long: shmem_ulonglong_atomic_inc))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_add(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_fetch_add, \
+        long: shmem_ctx_long_atomic_fetch_add, \
+        long long: shmem_ctx_longlong_atomic_fetch_add, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_add, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_add, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_add), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_fetch_add, \
+        long: shmem_long_atomic_fetch_add, \
+        long long: shmem_longlong_atomic_fetch_add, \
+        unsigned int: shmem_uint_atomic_fetch_add, \
+        unsigned long: shmem_ulong_atomic_fetch_add, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_add))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_add(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_add, \
+        long: shmem_ctx_long_atomic_add, \
+        long long: shmem_ctx_longlong_atomic_add, \
+        unsigned int: shmem_ctx_uint_atomic_add, \
+        unsigned long: shmem_ctx_ulong_atomic_add, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_add), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_add, \
+        long: shmem_long_atomic_add, \
+        long long: shmem_longlong_atomic_add, \
+        unsigned int: shmem_uint_atomic_add, \
+        unsigned long: shmem_ulong_atomic_add, \
+        unsigned long long: shmem_ulonglong_atomic_add))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_and(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_fetch_and, \
+        long: shmem_ctx_int64_atomic_fetch_and, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_and, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_and, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_and), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_fetch_and, \
+        long: shmem_int64_atomic_fetch_and, \
+        unsigned int: shmem_uint_atomic_fetch_and, \
+        unsigned long: shmem_ulong_atomic_fetch_and, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_and))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_and(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_and, \
+        long: shmem_ctx_int64_atomic_and, \
+        unsigned int: shmem_ctx_uint_atomic_and, \
+        unsigned long: shmem_ctx_ulong_atomic_and, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_and), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_and, \
+        long: shmem_int64_atomic_and, \
+        unsigned int: shmem_uint_atomic_and, \
+        unsigned long: shmem_ulong_atomic_and, \
+        unsigned long long: shmem_ulonglong_atomic_and))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_or(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_fetch_or, \
+        long: shmem_ctx_int64_atomic_fetch_or, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_or, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_or, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_or), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_fetch_or, \
+        long: shmem_int64_atomic_fetch_or, \
+        unsigned int: shmem_uint_atomic_fetch_or, \
+        unsigned long: shmem_ulong_atomic_fetch_or, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_or))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_or(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_or, \
+        long: shmem_ctx_int64_atomic_or, \
+        unsigned int: shmem_ctx_uint_atomic_or, \
+        unsigned long: shmem_ctx_ulong_atomic_or, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_or), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_or, \
+        long: shmem_int64_atomic_or, \
+        unsigned int: shmem_uint_atomic_or, \
+        unsigned long: shmem_ulong_atomic_or, \
+        unsigned long long: shmem_ulonglong_atomic_or))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_fetch_xor, \
+        long: shmem_ctx_int64_atomic_fetch_xor, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_xor, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_xor, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_xor), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_fetch_xor, \
+        long: shmem_int64_atomic_fetch_xor, \
+        unsigned int: shmem_uint_atomic_fetch_xor, \
+        unsigned long: shmem_ulong_atomic_fetch_xor, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_xor))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_xor(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_xor, \
+        long: shmem_ctx_int64_atomic_xor, \
+        unsigned int: shmem_ctx_uint_atomic_xor, \
+        unsigned long: shmem_ctx_ulong_atomic_xor, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_xor), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_xor, \
+        long: shmem_int64_atomic_xor, \
+        unsigned int: shmem_uint_atomic_xor, \
+        unsigned long: shmem_ulong_atomic_xor, \
+        unsigned long long: shmem_ulonglong_atomic_xor))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_atomic_fetch_nbi, \
+        double: shmem_ctx_double_atomic_fetch_nbi, \
+        int: shmem_ctx_int_atomic_fetch_nbi, \
+        long: shmem_ctx_long_atomic_fetch_nbi, \
+        long long: shmem_ctx_longlong_atomic_fetch_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_atomic_fetch_nbi, \
+        double: shmem_double_atomic_fetch_nbi, \
+        int: shmem_int_atomic_fetch_nbi, \
+        long: shmem_long_atomic_fetch_nbi, \
+        long long: shmem_longlong_atomic_fetch_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_ctx_float_atomic_swap_nbi, \
+        double: shmem_ctx_double_atomic_swap_nbi, \
+        int: shmem_ctx_int_atomic_swap_nbi, \
+        long: shmem_ctx_long_atomic_swap_nbi, \
+        long long: shmem_ctx_longlong_atomic_swap_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_swap_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_swap_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_swap_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmem_float_atomic_swap_nbi, \
+        double: shmem_double_atomic_swap_nbi, \
+        int: shmem_int_atomic_swap_nbi, \
+        long: shmem_long_atomic_swap_nbi, \
+        long long: shmem_longlong_atomic_swap_nbi, \
+        unsigned int: shmem_uint_atomic_swap_nbi, \
+        unsigned long: shmem_ulong_atomic_swap_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_swap_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_compare_swap_nbi, \
+        long: shmem_ctx_long_atomic_compare_swap_nbi, \
+        long long: shmem_ctx_longlong_atomic_compare_swap_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_compare_swap_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_compare_swap_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_compare_swap_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_compare_swap_nbi, \
+        long: shmem_long_atomic_compare_swap_nbi, \
+        long long: shmem_longlong_atomic_compare_swap_nbi, \
+        unsigned int: shmem_uint_atomic_compare_swap_nbi, \
+        unsigned long: shmem_ulong_atomic_compare_swap_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_compare_swap_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_fetch_inc_nbi, \
+        long: shmem_ctx_long_atomic_fetch_inc_nbi, \
+        long long: shmem_ctx_longlong_atomic_fetch_inc_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_inc_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_inc_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_inc_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_fetch_inc_nbi, \
+        long: shmem_long_atomic_fetch_inc_nbi, \
+        long long: shmem_longlong_atomic_fetch_inc_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_inc_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_inc_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_inc_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int_atomic_fetch_add_nbi, \
+        long: shmem_ctx_long_atomic_fetch_add_nbi, \
+        long long: shmem_ctx_longlong_atomic_fetch_add_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_add_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_add_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_add_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int_atomic_fetch_add_nbi, \
+        long: shmem_long_atomic_fetch_add_nbi, \
+        long long: shmem_longlong_atomic_fetch_add_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_add_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_add_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_add_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_fetch_and_nbi, \
+        long: shmem_ctx_int64_atomic_fetch_and_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_and_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_and_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_and_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_fetch_and_nbi, \
+        long: shmem_int64_atomic_fetch_and_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_and_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_and_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_and_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_fetch_or_nbi, \
+        long: shmem_ctx_int64_atomic_fetch_or_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_or_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_or_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_or_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_fetch_or_nbi, \
+        long: shmem_int64_atomic_fetch_or_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_or_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_or_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_or_nbi))(__rshmem_a, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_ctx_int32_atomic_fetch_xor_nbi, \
+        long: shmem_ctx_int64_atomic_fetch_xor_nbi, \
+        unsigned int: shmem_ctx_uint_atomic_fetch_xor_nbi, \
+        unsigned long: shmem_ctx_ulong_atomic_fetch_xor_nbi, \
+        unsigned long long: shmem_ctx_ulonglong_atomic_fetch_xor_nbi), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmem_int32_atomic_fetch_xor_nbi, \
+        long: shmem_int64_atomic_fetch_xor_nbi, \
+        unsigned int: shmem_uint_atomic_fetch_xor_nbi, \
+        unsigned long: shmem_ulong_atomic_fetch_xor_nbi, \
+        unsigned long long: shmem_ulonglong_atomic_fetch_xor_nbi))(__rshmem_a, __VA_ARGS__)
 #define shmem_fetch(__rshmem_a, ...) _Generic(*(__rshmem_a), \
     float: shmem_float_atomic_fetch, \
     double: shmem_double_atomic_fetch, \
@@ -1823,6 +2788,10 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
     unsigned int: shmem_uint_test_some_vector, \
     unsigned long: shmem_ulong_test_some_vector, \
     unsigned long long: shmem_ulonglong_test_some_vector)(__rshmem_a, __VA_ARGS__)
+#define shmem_signal_set(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: shmem_ctx_signal_set, default: shmem_signal_set)(__rshmem_a, __VA_ARGS__)
+#define shmem_signal_add(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: shmem_ctx_signal_add, default: shmem_signal_add)(__rshmem_a, __VA_ARGS__)
 #define shmem_broadcast(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
     float: shmem_float_broadcast, \
     double: shmem_double_broadcast, \

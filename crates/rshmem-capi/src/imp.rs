@@ -1,20 +1,26 @@
 //! The glue every generated entry point shares: panics and core errors become job
 //! aborts naming the routine, `SHMEM_DEBUG=1` argument checks on local buffers, C
-//! constants to core types, and team handles. No routine logic lives here: each helper
+//! constants to core types, and team, context and request handles. No routine logic lives here: each helper
 //! makes one call into `rshmem-core`.
 // The C-facing types are `pub` because the exported entry points name them.
 #![allow(unreachable_pub)]
 
 use core::ffi::{c_char, c_int, c_long, c_void};
-use std::mem::{size_of, MaybeUninit};
+use std::collections::BTreeMap;
+use std::mem::{align_of, size_of, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, OnceLock};
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::ThreadId;
 use std::time::Instant;
 
 use rshmem_core::coll::{self, Elem, ReduceOp};
 use rshmem_core::runtime::try_runtime;
 use rshmem_core::team::{Team, TeamConfig};
-use rshmem_core::{fatal, rma, AmoOp, Cmp, Error, Result, SignalOp, ThreadLevel, Word};
+use rshmem_core::{
+    fatal, request, rma, AmoOp, Cmp, Ctx, Error, ReqHandle, RequestParams, Result, SignalOp,
+    ThreadLevel, Word,
+};
 
 /// C `long double` on x86-64 (80-bit x87 value in 16 bytes); moved as bytes only.
 #[derive(Clone, Copy, Debug)]
@@ -231,6 +237,7 @@ pub(crate) enum Dir {
 #[inline(always)]
 pub(crate) unsafe fn xfer(
     routine: &'static str,
+    c: &Ctx,
     dir: Dir,
     dest: *mut c_void,
     source: *const c_void,
@@ -244,10 +251,14 @@ pub(crate) unsafe fn xfer(
     // SAFETY: local buffers are the caller's (spec); symmetric ones are checked by core.
     let r = unsafe {
         match dir {
-            Dir::Put => rma::put(routine, d, nonnull(routine, "source", s, nb), nb, pe),
-            Dir::PutNbi => rma::put_nbi(routine, d, nonnull(routine, "source", s, nb), nb, pe),
-            Dir::Get => rma::get(routine, nonnull_mut(routine, "dest", d, nb), s, nb, pe),
-            Dir::GetNbi => rma::get_nbi(routine, nonnull_mut(routine, "dest", d, nb), s, nb, pe),
+            Dir::Put => rma::ctx_put(c, routine, d, nonnull(routine, "source", s, nb), nb, pe),
+            Dir::PutNbi => {
+                rma::ctx_put_nbi(c, routine, d, nonnull(routine, "source", s, nb), nb, pe)
+            }
+            Dir::Get => rma::ctx_get(c, routine, nonnull_mut(routine, "dest", d, nb), s, nb, pe),
+            Dir::GetNbi => {
+                rma::ctx_get_nbi(c, routine, nonnull_mut(routine, "dest", d, nb), s, nb, pe)
+            }
         }
     };
     ok(r)
@@ -255,11 +266,12 @@ pub(crate) unsafe fn xfer(
 
 /// `shmem_TYPENAME_p`.
 #[inline(always)]
-pub(crate) unsafe fn p<T: Copy>(routine: &'static str, dest: *mut T, value: T, pe: c_int) {
+pub(crate) unsafe fn p<T: Copy>(routine: &'static str, c: &Ctx, dest: *mut T, value: T, pe: c_int) {
     // SAFETY: `value` is a local of the right size.
     unsafe {
         xfer(
             routine,
+            c,
             Dir::Put,
             dest.cast(),
             (&value as *const T).cast(),
@@ -272,12 +284,13 @@ pub(crate) unsafe fn p<T: Copy>(routine: &'static str, dest: *mut T, value: T, p
 
 /// `shmem_TYPENAME_g`.
 #[inline(always)]
-pub(crate) unsafe fn g<T: Copy>(routine: &'static str, source: *const T, pe: c_int) -> T {
+pub(crate) unsafe fn g<T: Copy>(routine: &'static str, c: &Ctx, source: *const T, pe: c_int) -> T {
     let mut v = MaybeUninit::<T>::uninit();
     // SAFETY: `v` has room for one T; a successful get fills it (errors end the job).
     unsafe {
         xfer(
             routine,
+            c,
             Dir::Get,
             v.as_mut_ptr().cast(),
             source.cast(),
@@ -292,6 +305,7 @@ pub(crate) unsafe fn g<T: Copy>(routine: &'static str, source: *const T, pe: c_i
 /// `iput`/`iget`: strides in elements.
 pub(crate) unsafe fn strided(
     routine: &'static str,
+    c: &Ctx,
     is_put: bool,
     dest: *mut c_void,
     source: *const c_void,
@@ -308,7 +322,8 @@ pub(crate) unsafe fn strided(
     }
     // SAFETY: as `xfer`; the core checks the symmetric extent.
     ok(unsafe {
-        rma::strided(
+        rma::ctx_strided(
+            c,
             routine,
             is_put,
             dest.cast(),
@@ -325,6 +340,7 @@ pub(crate) unsafe fn strided(
 /// `ibput`/`ibget` (OpenSHMEM 1.6): `nblocks` blocks of `bsize` elements.
 pub(crate) unsafe fn blocked(
     routine: &'static str,
+    c: &Ctx,
     is_put: bool,
     dest: *mut c_void,
     source: *const c_void,
@@ -337,7 +353,8 @@ pub(crate) unsafe fn blocked(
 ) {
     // SAFETY: as `xfer`.
     ok(unsafe {
-        rma::blocked(
+        rma::ctx_blocked(
+            c,
             routine,
             is_put,
             dest.cast(),
@@ -352,9 +369,11 @@ pub(crate) unsafe fn blocked(
     })
 }
 
-/// `put_signal[_nbi]` (the nbi form completes at once, which the spec allows).
+/// `put_signal[_nbi]` (large nbi ones may go to the copy engine until the quiet).
 pub(crate) unsafe fn put_signal(
     routine: &'static str,
+    c: &Ctx,
+    nbi: bool,
     dest: *mut c_void,
     source: *const c_void,
     nelems: usize,
@@ -368,8 +387,10 @@ pub(crate) unsafe fn put_signal(
     let op = ok(SignalOp::from_c(routine, sig_op));
     // SAFETY: as `xfer`; the core checks `dest` and `sig_addr`.
     ok(unsafe {
-        rshmem_core::signal::put_signal(
+        rshmem_core::signal::ctx_put_signal(
+            c,
             routine,
+            nbi,
             dest.cast(),
             nonnull(routine, "source", source.cast::<u8>(), nb),
             nb,
@@ -387,18 +408,20 @@ pub(crate) unsafe fn put_signal(
 #[inline(always)]
 pub(crate) unsafe fn amo<W: Word>(
     routine: &'static str,
+    c: &Ctx,
     dest: *const W,
     op: AmoOp<W>,
     pe: c_int,
 ) -> W {
     // SAFETY: the core checks alignment and symmetry of `dest`.
-    ok(unsafe { rshmem_core::amo::atomic(routine, dest, op, pe.into()) })
+    ok(unsafe { rshmem_core::amo::ctx_atomic(c, routine, dest, op, pe.into()) })
 }
 
 /// A fetching nonblocking atomic: the old value lands in `fetch`.
 #[inline(always)]
 pub(crate) unsafe fn amo_nbi<W: Word>(
     routine: &'static str,
+    c: &Ctx,
     fetch: *mut W,
     dest: *const W,
     op: AmoOp<W>,
@@ -406,7 +429,420 @@ pub(crate) unsafe fn amo_nbi<W: Word>(
 ) {
     nonnull_mut(routine, "fetch", fetch, 1);
     // SAFETY: `fetch` is the caller's local (spec); the core checks `dest`.
-    ok(unsafe { rshmem_core::amo::atomic_nbi(routine, fetch, dest, op, pe.into()) })
+    ok(unsafe { rshmem_core::amo::ctx_atomic_nbi(c, routine, fetch, dest, op, pe.into()) })
+}
+
+// ---------------------------------------------------------------- contexts
+
+/// `shmem_ctx_t`: null (`SHMEM_CTX_INVALID`), [`H_CTX_DEFAULT`] (`SHMEM_CTX_DEFAULT`),
+/// or the address of a context made by `shmem_ctx_create`/`shmem_team_create_ctx`.
+pub type CtxH = *mut c_void;
+
+/// The value of `SHMEM_CTX_DEFAULT`: a sentinel, since the core's default context is a
+/// static whose address is not a constant this crate can export.
+pub(crate) const H_CTX_DEFAULT: usize = 1;
+
+// shmem.h writes the option values as literals: they must be the core's.
+const _: () = assert!(
+    rshmem_core::ctx::SERIALIZED == 1
+        && rshmem_core::ctx::PRIVATE == 2
+        && rshmem_core::ctx::NOSTORE == 4
+);
+
+/// What the C face remembers of a context it made.
+struct CtxInfo {
+    /// The `shmem_team_t` it was made from (for `shmem_ctx_get_team`).
+    team: usize,
+    /// The creating thread of a `SHMEM_CTX_PRIVATE` context (checked under
+    /// `SHMEM_DEBUG`).
+    owner: Option<ThreadId>,
+}
+
+/// Every context address this face has handed out. The core pools context objects and
+/// never frees them, so an address stays a context object (live or not) for good, and
+/// the map stays as small as the largest number of contexts alive at once.
+static CTXS: Mutex<BTreeMap<usize, CtxInfo>> = Mutex::new(BTreeMap::new());
+
+fn ctxs() -> MutexGuard<'static, BTreeMap<usize, CtxInfo>> {
+    CTXS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The context behind a handle of an RMA, AMO or signal routine. `SHMEM_CTX_INVALID`, a
+/// misaligned value and a destroyed context end the job naming `ctx` (always checked: a
+/// compare and a load of a word the operation reads anyway); under `SHMEM_DEBUG` the
+/// handle must also be one this face made, and a private context's creating thread
+/// must be the caller.
+#[inline(always)]
+pub(crate) fn ctx(routine: &'static str, h: CtxH) -> &'static Ctx {
+    if h as usize == H_CTX_DEFAULT {
+        Ctx::default_ctx()
+    } else {
+        created(routine, h)
+    }
+}
+
+/// [`ctx`] for the routines on which `SHMEM_CTX_INVALID` is a no-op (fence, quiet):
+/// `None` for it.
+#[inline(always)]
+pub(crate) fn ctx_opt(routine: &'static str, h: CtxH) -> Option<&'static Ctx> {
+    if h.is_null() {
+        None
+    } else {
+        Some(ctx(routine, h))
+    }
+}
+
+/// A handle other than `SHMEM_CTX_DEFAULT`, checked as [`ctx`] says.
+#[inline]
+fn created(routine: &'static str, h: CtxH) -> &'static Ctx {
+    if h.is_null() {
+        invalid(routine, "ctx", "is SHMEM_CTX_INVALID");
+    }
+    if !(h as usize).is_multiple_of(align_of::<Ctx>()) {
+        invalid(routine, "ctx", "is not a context handle");
+    }
+    if debug() {
+        check_created(routine, h as usize);
+    }
+    // SAFETY: a non-null, aligned handle is a context object made by `shmem_ctx_create`
+    // or `shmem_team_create_ctx` (the registry says so under SHMEM_DEBUG; anything else
+    // is undefined behaviour in the spec); the core never frees context objects, so
+    // even a destroyed one may be read.
+    let c = unsafe { &*h.cast::<Ctx>() };
+    if !c.is_live() {
+        invalid(
+            routine,
+            "ctx",
+            "was destroyed (by shmem_ctx_destroy, or with its team)",
+        );
+    }
+    c
+}
+
+#[cold]
+fn check_created(routine: &'static str, a: usize) {
+    let owner = ctxs().get(&a).map(|i| i.owner);
+    match owner {
+        None => invalid(
+            routine,
+            "ctx",
+            "is not a context handle (no context was created at this address)",
+        ),
+        Some(Some(t)) if t != std::thread::current().id() => invalid(
+            routine,
+            "ctx",
+            "is a SHMEM_CTX_PRIVATE context of another thread",
+        ),
+        Some(_) => {}
+    }
+}
+
+/// Stores a new context's handle in `*out`; returns the C status (0, or nonzero with
+/// `*out = SHMEM_CTX_INVALID`). Creation failures are not errors (spec): they are
+/// reported on stderr under `SHMEM_DEBUG` only.
+unsafe fn make_ctx(
+    routine: &'static str,
+    out: *mut CtxH,
+    team: usize,
+    options: c_long,
+    make: impl FnOnce() -> Result<rshmem_core::CtxHandle>,
+) -> c_int {
+    if out.is_null() {
+        // Nowhere to return a handle: create nothing.
+        if debug() {
+            eprintln!("rshmem: {routine}: argument ctx: is a null pointer");
+        }
+        return -1;
+    }
+    let (h, rc) = match make() {
+        Ok(c) => {
+            let owner =
+                (options & rshmem_core::ctx::PRIVATE != 0).then(|| std::thread::current().id());
+            ctxs().insert(c.as_ptr() as usize, CtxInfo { team, owner });
+            (c.as_ptr().cast::<c_void>(), 0)
+        }
+        Err(e) => {
+            if debug() {
+                eprintln!("rshmem: {e}");
+            }
+            (std::ptr::null_mut(), -1)
+        }
+    };
+    // SAFETY: `out` points at a shmem_ctx_t (spec).
+    unsafe { out.write(h) };
+    rc
+}
+
+/// `shmem_ctx_create`.
+pub(crate) unsafe fn ctx_create(routine: &'static str, options: c_long, out: *mut CtxH) -> c_int {
+    // SAFETY: forwarded contract on `out`.
+    unsafe {
+        make_ctx(routine, out, H_WORLD, options, || {
+            rshmem_core::ctx::create(options)
+        })
+    }
+}
+
+/// `shmem_team_create_ctx`: fails (nonzero, `SHMEM_CTX_INVALID`) for
+/// `SHMEM_TEAM_INVALID`.
+pub(crate) unsafe fn team_create_ctx(
+    routine: &'static str,
+    h: TeamHandle,
+    options: c_long,
+    out: *mut CtxH,
+) -> c_int {
+    let t = team(routine, h);
+    // SAFETY: forwarded contract on `out`.
+    unsafe {
+        make_ctx(routine, out, h as usize, options, || match t {
+            Some(t) => rshmem_core::ctx::team_create(t, options),
+            None => Err(Error::InvalidArgument {
+                routine,
+                arg: "team",
+                reason: "is SHMEM_TEAM_INVALID",
+            }),
+        })
+    }
+}
+
+/// `shmem_ctx_destroy`: a no-op for `SHMEM_CTX_INVALID` (spec); `SHMEM_CTX_DEFAULT` and
+/// destroyed contexts end the job.
+pub(crate) fn ctx_destroy(routine: &'static str, h: CtxH) {
+    match h as usize {
+        0 => {}
+        H_CTX_DEFAULT => invalid(
+            routine,
+            "ctx",
+            "is SHMEM_CTX_DEFAULT, which cannot be destroyed",
+        ),
+        _ => {
+            created(routine, h);
+            let c = NonNull::new(h.cast::<Ctx>()).expect("checked non-null");
+            // SAFETY: a live context made by this face (checked by `created`); the
+            // caller uses it no more (spec).
+            ok(unsafe { rshmem_core::ctx::destroy(c) })
+        }
+    }
+}
+
+/// `shmem_ctx_get_team`: nonzero and `SHMEM_TEAM_INVALID` for `SHMEM_CTX_INVALID`.
+pub(crate) unsafe fn ctx_get_team(routine: &'static str, h: CtxH, out: *mut TeamHandle) -> c_int {
+    let (t, rc) = match h as usize {
+        0 => (0, -1),
+        H_CTX_DEFAULT => (H_WORLD, 0),
+        a => {
+            created(routine, h);
+            match ctxs().get(&a) {
+                Some(i) => (i.team, 0),
+                None => (0, -1),
+            }
+        }
+    };
+    if out.is_null() {
+        invalid(routine, "team", "is a null pointer");
+    }
+    // SAFETY: `out` points at a shmem_team_t (spec).
+    unsafe { out.write(t as TeamHandle) };
+    rc
+}
+
+/// `shmem_[ctx_]fence` (a no-op on `SHMEM_CTX_INVALID`).
+pub(crate) fn fence(routine: &'static str, c: Option<&Ctx>) {
+    let _ = routine;
+    match c {
+        Some(c) if c.is_default() => ok(rshmem_core::order::fence()),
+        Some(c) => ok(rshmem_core::order::ctx_fence(c)),
+        None => {}
+    }
+}
+
+/// `shmem_[ctx_]quiet` (a no-op on `SHMEM_CTX_INVALID`).
+pub(crate) fn quiet(routine: &'static str, c: Option<&Ctx>) {
+    let _ = routine;
+    match c {
+        Some(c) if c.is_default() => ok(rshmem_core::order::quiet()),
+        Some(c) => ok(rshmem_core::order::ctx_quiet(c)),
+        None => {}
+    }
+}
+
+/// `shmem_[ctx_]pe_quiet` (OpenSHMEM 1.6): a quiet of the whole context, which completes
+/// what went to the given PEs too. Under `SHMEM_DEBUG` the PE numbers are checked
+/// against the context's team.
+pub(crate) unsafe fn pe_quiet(
+    routine: &'static str,
+    c: Option<&Ctx>,
+    pes: *const c_int,
+    npes: usize,
+) {
+    let Some(c) = c else { return };
+    if npes > 0 && debug() {
+        nonnull(routine, "target_pes", pes, npes);
+        if let Some(rt) = try_runtime() {
+            let n = c.n_pes(rt);
+            for i in 0..npes {
+                // SAFETY: the caller passes `npes` ints (spec); non-null checked above.
+                let pe = unsafe { pes.add(i).read() };
+                if pe < 0 || pe as usize >= n {
+                    fatal(&Error::PeOutOfRange {
+                        routine,
+                        arg: "target_pes",
+                        pe: pe.into(),
+                        npes: n,
+                    });
+                }
+            }
+        }
+    }
+    quiet(routine, Some(c));
+}
+
+// ---------------------------------------------------------------- requests (seed 002)
+
+/// `shmemx_request_h *` as the core takes it; a null pointer ends the job naming `arg`.
+#[inline(always)]
+fn slot<'a>(
+    routine: &'static str,
+    arg: &'static str,
+    p: *mut Option<ReqHandle>,
+) -> &'a mut Option<ReqHandle> {
+    if p.is_null() {
+        if arg == "req" {
+            fatal(&request::null_slot(routine));
+        }
+        invalid(routine, arg, "is a null pointer");
+    }
+    // SAFETY: a non-null pointer to the caller's shmemx_request_h, which has the layout
+    // of `Option<ReqHandle>` (NULL is `None`); the caller does not use it concurrently.
+    unsafe { &mut *p }
+}
+
+/// `shmemx_[ctx_]{TYPENAME_,}{put,get}{SIZE,mem,}_nbe`.
+pub(crate) unsafe fn nbe(
+    routine: &'static str,
+    c: &Ctx,
+    is_put: bool,
+    target: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    esize: usize,
+    pe: c_int,
+    req: *mut Option<ReqHandle>,
+) {
+    let nb = nbytes(routine, nelems, esize);
+    let s = slot(routine, "req", req);
+    let (t, src) = (target.cast::<u8>(), source.cast::<u8>());
+    // SAFETY: local buffers are the caller's, untouched until the request completes
+    // (seed 002); the core checks the symmetric side; a handle in `*req` is live.
+    ok(unsafe {
+        if is_put {
+            rma::put_nbe(
+                c,
+                routine,
+                t,
+                nonnull(routine, "source", src, nb),
+                nb,
+                pe.into(),
+                s,
+            )
+        } else {
+            rma::get_nbe(
+                c,
+                routine,
+                nonnull_mut(routine, "target", t, nb),
+                src,
+                nb,
+                pe.into(),
+                s,
+            )
+        }
+    })
+}
+
+/// `shmemx_[ctx_]TYPENAME_*_nbe`: a fetching atomic completed by the request.
+pub(crate) unsafe fn amo_nbe<W: Word>(
+    routine: &'static str,
+    c: &Ctx,
+    fetch: *mut W,
+    target: *const W,
+    op: AmoOp<W>,
+    pe: c_int,
+    req: *mut Option<ReqHandle>,
+) {
+    nonnull_mut(routine, "fetch", fetch, 1);
+    let s = slot(routine, "req", req);
+    // SAFETY: `fetch` is the caller's local (spec); the core checks `target`.
+    ok(unsafe { rshmem_core::amo::atomic_nbe(c, routine, fetch, target, op, pe.into(), s) })
+}
+
+/// `shmemx_request_test`: `*flag` = 1 (and `*req` = NULL, the request released) once
+/// complete, else 0.
+pub(crate) unsafe fn request_test(
+    routine: &'static str,
+    req: *mut Option<ReqHandle>,
+    flag: *mut c_int,
+) -> c_int {
+    let s = slot(routine, "req", req);
+    if flag.is_null() {
+        invalid(routine, "flag", "is a null pointer");
+    }
+    // SAFETY: a handle in the slot is live (seed 002: no use after completion).
+    let done = ok(unsafe { request::test(s) });
+    // SAFETY: `flag` is a non-null int pointer (spec).
+    unsafe { flag.write(done as c_int) };
+    0
+}
+
+/// `shmemx_request_wait`.
+pub(crate) unsafe fn request_wait(routine: &'static str, req: *mut Option<ReqHandle>) -> c_int {
+    let s = slot(routine, "req", req);
+    // SAFETY: as `request_test`.
+    ok(unsafe { request::wait(s) });
+    0
+}
+
+/// `shmemx_request_alloc`: a new, empty request in `*req`.
+pub(crate) unsafe fn request_alloc(
+    routine: &'static str,
+    params: RequestParams,
+    req: *mut Option<ReqHandle>,
+) -> c_int {
+    let s = slot(routine, "req", req);
+    *s = Some(ok(request::alloc(params)));
+    0
+}
+
+/// `shmemx_request_free`: completes, then releases the request (`*req` = NULL).
+pub(crate) unsafe fn request_free(routine: &'static str, req: *mut Option<ReqHandle>) -> c_int {
+    let s = slot(routine, "req", req);
+    // SAFETY: as `request_test`.
+    ok(unsafe { request::free(s) });
+    0
+}
+
+/// `shmemx_merge_request`: moves each `*requests[i]` into `*merged` (allocated when
+/// NULL) and sets it to NULL; `*merged` completes when all of them have.
+pub(crate) unsafe fn merge_request(
+    routine: &'static str,
+    count: usize,
+    requests: *mut *mut Option<ReqHandle>,
+    merged: *mut Option<ReqHandle>,
+) -> c_int {
+    slot(routine, "merged", merged);
+    if count > 0 && requests.is_null() {
+        invalid(routine, "requests", "is a null pointer");
+    }
+    for i in 0..count {
+        // SAFETY: the caller passes `count` handle pointers.
+        let p = unsafe { requests.add(i).read() };
+        slot(routine, "requests", p);
+        if p == merged {
+            continue;
+        }
+        // SAFETY: two distinct slots of the caller's, holding live handles or NULL.
+        ok(unsafe { request::merge(&mut *merged, &mut *p) });
+    }
+    0
 }
 
 // ---------------------------------------------------------------- teams

@@ -7,7 +7,7 @@
 //! (errors to job aborts, argument checks under `SHMEM_DEBUG=1`, team handles) is
 //! [`imp`]. Only a handful of symbols are written by hand below: those C passes in ways
 //! a Rust `extern "C"` signature cannot express (`long double` by value, variadics) and
-//! the predefined team handles.
+//! the predefined team and context handles.
 #![allow(unsafe_code)]
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
@@ -33,6 +33,10 @@ pub static SHMEMX_TEAM_HOST: usize = imp::H_HOST;
 /// `SHMEMX_TEAM_LEADERS`.
 #[no_mangle]
 pub static SHMEMX_TEAM_LEADERS: usize = imp::H_LEADERS;
+/// `SHMEM_CTX_DEFAULT` (`extern shmem_ctx_t`): a sentinel the entry points map to the
+/// core's default context.
+#[no_mangle]
+pub static SHMEM_CTX_DEFAULT: usize = imp::H_CTX_DEFAULT;
 
 /// `void shmem_pcontrol(const int level, ...)`: profiling control; rshmem has no
 /// built-in profiler, so every level is accepted and ignored. The variadic arguments
@@ -49,32 +53,105 @@ pub extern "C" fn shmem_pcontrol(level: core::ffi::c_int) {
 }
 
 /// `long double` by value: on x86-64 it is passed in memory on the stack and returned
-/// in x87 `st(0)`, which `extern "C"` Rust cannot express, so these four entry points
-/// are naked trampolines around Rust functions taking pointers.
+/// in x87 `st(0)`, which `extern "C"` Rust cannot express, so these eight entry points
+/// (default-context and `shmem_ctx_` forms) are naked trampolines around Rust functions
+/// taking pointers.
 #[cfg(target_arch = "x86_64")]
 #[allow(unreachable_pub)]
 mod longdouble {
     use core::ffi::c_int;
 
-    use crate::imp::{self, LongDouble};
+    use rshmem_core::Ctx;
+
+    use crate::imp::{self, CtxH, LongDouble};
 
     /// `shmem_longdouble_p(dest, value, pe)` with `value` passed by address.
     extern "C" fn p_impl(dest: *mut LongDouble, value: *const LongDouble, pe: c_int) {
-        imp::guard("shmem_longdouble_p", move || {
+        const R: &str = "shmem_longdouble_p";
+        imp::guard(R, move || {
             // SAFETY: `value` points at the caller's stack argument; `dest` is the
             // caller's symmetric address, checked by the core.
-            unsafe { imp::p("shmem_longdouble_p", dest, value.read(), pe) }
+            unsafe { imp::p(R, Ctx::default_ctx(), dest, value.read(), pe) }
         })
     }
 
     /// `shmem_longdouble_g(source, pe)` writing the value to `out`.
     extern "C" fn g_impl(source: *const LongDouble, pe: c_int, out: *mut LongDouble) {
-        imp::guard("shmem_longdouble_g", move || {
+        const R: &str = "shmem_longdouble_g";
+        imp::guard(R, move || {
             // SAFETY: `out` is the trampoline's stack slot of 16 bytes; `source` is
             // checked by the core.
-            unsafe { out.write(imp::g("shmem_longdouble_g", source, pe)) }
+            unsafe { out.write(imp::g(R, Ctx::default_ctx(), source, pe)) }
         })
     }
+
+    /// `shmem_ctx_longdouble_p(ctx, dest, value, pe)` with `value` passed by address.
+    extern "C" fn ctx_p_impl(
+        ctx: CtxH,
+        dest: *mut LongDouble,
+        value: *const LongDouble,
+        pe: c_int,
+    ) {
+        const R: &str = "shmem_ctx_longdouble_p";
+        imp::guard(R, move || {
+            // SAFETY: as `p_impl`; the context handle is checked by `imp::ctx`.
+            unsafe { imp::p(R, imp::ctx(R, ctx), dest, value.read(), pe) }
+        })
+    }
+
+    /// `shmem_ctx_longdouble_g(ctx, source, pe)` writing the value to `out`.
+    extern "C" fn ctx_g_impl(
+        ctx: CtxH,
+        source: *const LongDouble,
+        pe: c_int,
+        out: *mut LongDouble,
+    ) {
+        const R: &str = "shmem_ctx_longdouble_g";
+        imp::guard(R, move || {
+            // SAFETY: as `g_impl`; the context handle is checked by `imp::ctx`.
+            unsafe { out.write(imp::g(R, imp::ctx(R, ctx), source, pe)) }
+        })
+    }
+
+    macro_rules! ctx_trampolines {
+        ($($p:ident, $g:ident);*) => {$(
+            /// `void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest,
+            /// long double value, int pe)`.
+            #[unsafe(naked)]
+            #[no_mangle]
+            pub unsafe extern "C" fn $p() {
+                // Entry: rdi = ctx, rsi = dest, edx = pe, value at [rsp + 8].
+                core::arch::naked_asm!(
+                    "mov ecx, edx",
+                    "lea rdx, [rsp + 8]",
+                    "jmp {f}",
+                    f = sym ctx_p_impl,
+                )
+            }
+            /// `long double shmem_ctx_longdouble_g(shmem_ctx_t ctx,
+            /// const long double *source, int pe)`.
+            #[unsafe(naked)]
+            #[no_mangle]
+            pub unsafe extern "C" fn $g() {
+                // Entry: rdi = ctx, rsi = source, edx = pe; rsp = 8 (mod 16). The
+                // value comes back in a 16-byte-aligned slot, then goes into st(0).
+                core::arch::naked_asm!(
+                    "sub rsp, 24",
+                    "mov rcx, rsp",
+                    "call {f}",
+                    "fld tbyte ptr [rsp]",
+                    "add rsp, 24",
+                    "ret",
+                    f = sym ctx_g_impl,
+                )
+            }
+        )*};
+    }
+
+    ctx_trampolines!(
+        pshmem_ctx_longdouble_p, pshmem_ctx_longdouble_g;
+        shmem_ctx_longdouble_p, shmem_ctx_longdouble_g
+    );
 
     macro_rules! trampolines {
         ($($p:ident, $g:ident);*) => {$(

@@ -68,11 +68,36 @@ const USE_ALL: &str = r#"
 #include <mpp/shmemx.h>
 int main(void) {
     static long x;
+    static long y[4];
+    shmem_ctx_t ctx = SHMEM_CTX_INVALID;
+    shmem_team_t team = SHMEM_TEAM_INVALID;
+    shmemx_request_h req = NULL, reqs[2] = {NULL, NULL};
+    shmemx_request_h *rp[2] = {&reqs[0], &reqs[1]};
+    shmemx_request_params_t params = {0};
+    long f = 0;
+    int done = 0;
     shmem_init();
     shmem_long_p(&x, 1, 0);
+    if (shmem_ctx_create(SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE, &ctx) == 0) {
+        shmem_ctx_long_p(ctx, &x, 2, 0);
+        shmem_ctx_long_atomic_add(ctx, &x, 1, 0);
+        (void)shmem_ctx_get_team(ctx, &team);
+        shmemx_ctx_long_put_nbe(ctx, y, y, 4, 0, &req);
+        shmemx_ctx_long_fadd_nbe(ctx, &f, &x, 1, 0, &reqs[0]);
+        shmem_ctx_quiet(ctx);
+        shmem_ctx_destroy(ctx);
+    }
+    (void)shmem_team_create_ctx(SHMEM_TEAM_WORLD, SHMEM_CTX_SERIALIZED, &ctx);
+    shmem_ctx_fence(SHMEM_CTX_DEFAULT);
+    shmemx_getmem_nbe(y, y, sizeof y, 0, &reqs[1]);
+    (void)shmemx_merge_request(2, rp, &req);
+    (void)shmemx_request_test(&req, &done);
+    (void)shmemx_request_wait(&req);
+    (void)shmemx_request_alloc(params, &req);
+    (void)shmemx_request_free(&req);
     shmem_barrier_all();
     shmem_finalize();
-    return (int)x;
+    return (int)x + done;
 }
 "#;
 
@@ -113,6 +138,25 @@ int main(void) {
     shmem_sum_exscan(SHMEM_TEAM_WORLD, &z, &z, 1); i = shmem_sync(SHMEM_TEAM_WORLD);
     shmem_sync(0, 0, 1, ps); shmem_barrier(0, 0, 1, ps); shmem_broadcast64(&l, &l, 1, 0, 0, 0, 1, ps);
     shmem_complexd_sum_to_all(&z, &z, 1, 0, 0, 1, &z, ps);
+    shmem_signal_set(&sig, 1, 0); shmem_signal_add(&sig, 1, 0);
+    {
+        shmem_ctx_t cx = SHMEM_CTX_DEFAULT; const shmem_ctx_t kx = SHMEM_CTX_DEFAULT;
+        shmem_put(cx, &i, &i, 1, 0); shmem_get(kx, &ld, &ld, 1, 0); shmem_p(cx, &c, c, 0);
+        sc = shmem_g(cx, &sc, 0); shmem_put_nbi(cx, &uc, &uc, 1, 0); shmem_get_nbi(cx, &s, &s, 1, 0);
+        shmem_iput(cx, &us, &us, 1, 1, 1, 0); shmem_iget(cx, &i8, &i8, 1, 1, 1, 0);
+        shmem_ibget(cx, &sz, &sz, 1, 1, 1, 1, 0);
+        shmem_put_signal(cx, &pd, &pd, 1, &sig, 1, SHMEM_SIGNAL_ADD, 0);
+        shmem_put_signal_nbi(cx, &f, &f, 1, &sig, 1, SHMEM_SIGNAL_SET, 0);
+        l = shmem_atomic_fetch(cx, &l, 0); shmem_atomic_set(cx, &d, d, 0);
+        f = shmem_atomic_swap(cx, &f, f, 0); ll = shmem_atomic_compare_swap(cx, &ll, 0, 1, 0);
+        u = shmem_atomic_fetch_inc(cx, &u, 0); shmem_atomic_inc(cx, &ul, 0);
+        ull = shmem_atomic_fetch_add(cx, &ull, 1, 0); shmem_atomic_add(cx, &i64, 1, 0);
+        u32 = shmem_atomic_fetch_and(cx, &u32, 1, 0); shmem_atomic_or(cx, &i, 1, 0);
+        shmem_atomic_xor(cx, &l, 1, 0); shmem_atomic_fetch_nbi(cx, &i, &i, 0);
+        shmem_atomic_fetch_xor_nbi(cx, &ul, &ul, 1, 0); shmem_atomic_compare_swap_nbi(cx, &sz, &sz, 0, 1, 0);
+        shmem_signal_set(cx, &sig, 1, 0); shmem_signal_add(cx, &sig, 1, 0);
+        shmem_atomic_add(cx, ps, 1, 0); shmem_put(ps, ps, 1, 0); shmem_put(cx, ps, ps, 1, 0);
+    }
     shmem_finalize();
     return 0;
 }
@@ -148,7 +192,10 @@ fn declared() -> BTreeSet<String> {
             if line.starts_with('#') || line.starts_with('/') || line.starts_with('*') {
                 continue;
             }
-            if let Some(rest) = line.strip_prefix("extern shmem_team_t ") {
+            if let Some(rest) = line
+                .strip_prefix("extern shmem_team_t ")
+                .or_else(|| line.strip_prefix("extern shmem_ctx_t "))
+            {
                 names.insert(rest.trim_end_matches(';').to_string());
             } else if line.ends_with(");") && !line.starts_with(' ') {
                 let head = &line[..line.find('(').unwrap()];
