@@ -41,6 +41,8 @@ pub struct Request {
     /// Requests merged into this one (flat list through `next`).
     merged: Option<ReqHandle>,
     next: Option<ReqHandle>,
+    /// Set once merged into another request (its handle is consumed).
+    consumed: bool,
 }
 
 /// A request handle (`shmemx_request_h`): a non-null pointer, so `Option<ReqHandle>` has
@@ -103,12 +105,14 @@ fn alloc_in(rt: &Runtime) -> ReqHandle {
             lane: 0,
             merged: None,
             next: None,
+            consumed: false,
         })
     });
     r.comp.reset();
     r.lane = rt.engine.pick_lane();
     r.merged = None;
     r.next = None;
+    r.consumed = false;
     ReqHandle(NonNull::from(Box::leak(r)))
 }
 
@@ -228,7 +232,18 @@ pub unsafe fn free(slot: &mut Option<ReqHandle>) -> Result<()> {
 /// Handles in both slots are live, and no other thread uses them during the call.
 pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) -> Result<()> {
     let rt = rt("shmemx_merge_request")?;
-    let Some(f) = from.take() else { return Ok(()) };
+    let Some(f) = *from else { return Ok(()) };
+    // A copy of a handle merged before would link the list into a cycle.
+    // SAFETY: the caller's contract (a consumed request stays allocated until its head is
+    // released).
+    if unsafe { f.get() }.consumed {
+        return Err(Error::InvalidArgument {
+            routine: "shmemx_merge_request",
+            arg: "requests",
+            reason: "a request handle that was already merged (handles are consumed by a merge)",
+        });
+    }
+    *from = None;
     // SAFETY: the caller's contract.
     unsafe { ensure(rt, into) };
     let head_h = into.expect("ensure filled it");
@@ -245,6 +260,7 @@ pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) 
         first.get_or_insert(c);
         // SAFETY: listed under `f`, hence live.
         let cr = unsafe { c.get_mut() };
+        cr.consumed = true;
         if cr.next.is_none() {
             tail = c;
         }
@@ -253,6 +269,7 @@ pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) 
     if let Some(fst) = first {
         fr.next = Some(fst);
     }
+    fr.consumed = true;
     // SAFETY: `head` is live; the list links are ours during the call.
     let hm = unsafe { head_h.get_mut() };
     // SAFETY: `tail` is `f` or the last of its spliced list.

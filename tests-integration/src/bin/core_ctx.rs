@@ -498,11 +498,25 @@ fn nbe(me: usize, n: usize) {
         "an op allocates a handle"
     );
     let mut merged = None;
+    let stale = r1;
     for r in [&mut r1, &mut r2, &mut r3, &mut r4] {
         // SAFETY: live handles owned by this thread.
         unsafe { request::merge(&mut merged, r).unwrap() };
         assert!(r.is_none(), "merging consumes the handle");
     }
+    // A kept copy of a consumed handle is refused, not linked twice.
+    // SAFETY: `stale` points at a request still held (merged) under `merged`.
+    let e = unsafe { request::merge(&mut merged, &mut stale.clone()) };
+    assert!(
+        matches!(
+            e,
+            Err(Error::InvalidArgument {
+                arg: "requests",
+                ..
+            })
+        ),
+        "merging a consumed handle again: {e:?}"
+    );
     // Further operations join the merged handle.
     let mut old2 = u64::MAX;
     // SAFETY: as above.
