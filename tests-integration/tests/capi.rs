@@ -159,6 +159,11 @@ fn c_team_collectives() {
 }
 
 #[test]
+fn c_long_double_reductions() {
+    all_ok("longdouble.c", "longdouble", &[1, 2, 3, 4]);
+}
+
+#[test]
 fn c_active_set_collectives() {
     all_ok("active.c", "active", &[1, 2, 3, 4]);
 }

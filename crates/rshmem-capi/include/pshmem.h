@@ -1608,6 +1608,7 @@ int pshmem_uint64_max_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *
 int pshmem_size_max_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int pshmem_float_max_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int pshmem_double_max_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int pshmem_longdouble_max_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int pshmem_char_min_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int pshmem_schar_min_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int pshmem_short_min_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1631,6 +1632,7 @@ int pshmem_uint64_min_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *
 int pshmem_size_min_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int pshmem_float_min_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int pshmem_double_min_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int pshmem_longdouble_min_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int pshmem_char_sum_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int pshmem_schar_sum_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int pshmem_short_sum_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1654,6 +1656,7 @@ int pshmem_uint64_sum_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *
 int pshmem_size_sum_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int pshmem_float_sum_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int pshmem_double_sum_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int pshmem_longdouble_sum_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int pshmem_complexf_sum_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int pshmem_complexd_sum_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
 int pshmem_char_prod_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
@@ -1679,6 +1682,7 @@ int pshmem_uint64_prod_reduce(shmem_team_t team, uint64_t *dest, const uint64_t 
 int pshmem_size_prod_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int pshmem_float_prod_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int pshmem_double_prod_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int pshmem_longdouble_prod_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int pshmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int pshmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
 int pshmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
@@ -1704,6 +1708,7 @@ int pshmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *
 int pshmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
 int pshmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
 int pshmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int pshmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int pshmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
 int pshmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
 int pshmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
@@ -1729,6 +1734,7 @@ int pshmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *
 int pshmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
 int pshmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
 int pshmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int pshmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int pshmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
 int pshmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
 void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
@@ -1761,18 +1767,21 @@ void pshmem_long_max_to_all(long *dest, const long *source, int nreduce, int PE_
 void pshmem_longlong_max_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void pshmem_float_max_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void pshmem_double_max_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void pshmem_longdouble_max_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void pshmem_short_min_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
 void pshmem_int_min_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
 void pshmem_long_min_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
 void pshmem_longlong_min_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void pshmem_float_min_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void pshmem_double_min_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void pshmem_longdouble_min_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void pshmem_short_sum_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
 void pshmem_int_sum_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
 void pshmem_long_sum_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
 void pshmem_longlong_sum_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void pshmem_float_sum_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void pshmem_double_sum_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void pshmem_longdouble_sum_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void pshmem_complexd_sum_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync);
 void pshmem_complexf_sum_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
 void pshmem_short_prod_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
@@ -1781,6 +1790,7 @@ void pshmem_long_prod_to_all(long *dest, const long *source, int nreduce, int PE
 void pshmem_longlong_prod_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void pshmem_float_prod_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void pshmem_double_prod_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void pshmem_longdouble_prod_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void pshmem_complexd_prod_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync);
 void pshmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
 void pshmemx_float_put_nbe(float *target, const float *source, size_t nelems, int pe, shmemx_request_h *req);

@@ -1663,7 +1663,7 @@ int shmem_size_alltoalls(shmem_team_t team, size_t *dest, const size_t *source, 
 int shmem_ptrdiff_alltoalls(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 
-/* Team-based reductions (no longdouble: see build.rs) */
+/* Team-based reductions */
 int shmem_uchar_and_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce);
 int shmem_ushort_and_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nreduce);
 int shmem_uint_and_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce);
@@ -1729,6 +1729,7 @@ int shmem_uint64_max_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_max_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_max_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_max_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_max_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int shmem_char_min_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int shmem_schar_min_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int shmem_short_min_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1752,6 +1753,7 @@ int shmem_uint64_min_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_min_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_min_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_min_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_min_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int shmem_char_sum_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
 int shmem_schar_sum_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce);
 int shmem_short_sum_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce);
@@ -1775,6 +1777,7 @@ int shmem_uint64_sum_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_sum_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_sum_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_sum_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_sum_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int shmem_complexf_sum_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int shmem_complexd_sum_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
 int shmem_char_prod_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce);
@@ -1800,6 +1803,7 @@ int shmem_uint64_prod_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *
 int shmem_size_prod_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce);
 int shmem_float_prod_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce);
 int shmem_double_prod_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce);
+int shmem_longdouble_prod_reduce(shmem_team_t team, long double *dest, const long double *source, size_t nreduce);
 int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int shmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
 
@@ -1827,6 +1831,7 @@ int shmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
 int shmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
 int shmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int shmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int shmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
 int shmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
 int shmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
@@ -1852,6 +1857,7 @@ int shmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *s
 int shmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
 int shmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
 int shmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int shmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int shmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
 int shmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
 
@@ -1886,18 +1892,21 @@ void shmem_long_max_to_all(long *dest, const long *source, int nreduce, int PE_s
 void shmem_longlong_max_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void shmem_float_max_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void shmem_double_max_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_max_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void shmem_short_min_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
 void shmem_int_min_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
 void shmem_long_min_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
 void shmem_longlong_min_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void shmem_float_min_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void shmem_double_min_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_min_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void shmem_short_sum_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
 void shmem_int_sum_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int *pWrk, long *pSync);
 void shmem_long_sum_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long *pWrk, long *pSync);
 void shmem_longlong_sum_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void shmem_float_sum_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void shmem_double_sum_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_sum_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void shmem_complexd_sum_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync);
 void shmem_complexf_sum_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
 void shmem_short_prod_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride, int PE_size, short *pWrk, long *pSync);
@@ -1906,6 +1915,7 @@ void shmem_long_prod_to_all(long *dest, const long *source, int nreduce, int PE_
 void shmem_longlong_prod_to_all(long long *dest, const long long *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long long *pWrk, long *pSync);
 void shmem_float_prod_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float *pWrk, long *pSync);
 void shmem_double_prod_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double *pWrk, long *pSync);
+void shmem_longdouble_prod_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 void shmem_complexd_prod_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync);
 void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
 
@@ -2900,6 +2910,7 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
 #define shmem_max_reduce(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
     float: shmem_float_max_reduce, \
     double: shmem_double_max_reduce, \
+    long double: shmem_longdouble_max_reduce, \
     char: shmem_char_max_reduce, \
     signed char: shmem_schar_max_reduce, \
     short: shmem_short_max_reduce, \
@@ -2914,6 +2925,7 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
 #define shmem_min_reduce(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
     float: shmem_float_min_reduce, \
     double: shmem_double_min_reduce, \
+    long double: shmem_longdouble_min_reduce, \
     char: shmem_char_min_reduce, \
     signed char: shmem_schar_min_reduce, \
     short: shmem_short_min_reduce, \
@@ -2928,6 +2940,7 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
 #define shmem_sum_reduce(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
     float: shmem_float_sum_reduce, \
     double: shmem_double_sum_reduce, \
+    long double: shmem_longdouble_sum_reduce, \
     char: shmem_char_sum_reduce, \
     signed char: shmem_schar_sum_reduce, \
     short: shmem_short_sum_reduce, \
@@ -2944,6 +2957,7 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
 #define shmem_prod_reduce(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
     float: shmem_float_prod_reduce, \
     double: shmem_double_prod_reduce, \
+    long double: shmem_longdouble_prod_reduce, \
     char: shmem_char_prod_reduce, \
     signed char: shmem_schar_prod_reduce, \
     short: shmem_short_prod_reduce, \
@@ -2960,6 +2974,7 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
 #define shmem_sum_inscan(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
     float: shmem_float_sum_inscan, \
     double: shmem_double_sum_inscan, \
+    long double: shmem_longdouble_sum_inscan, \
     char: shmem_char_sum_inscan, \
     signed char: shmem_schar_sum_inscan, \
     short: shmem_short_sum_inscan, \
@@ -2976,6 +2991,7 @@ void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sour
 #define shmem_sum_exscan(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
     float: shmem_float_sum_exscan, \
     double: shmem_double_sum_exscan, \
+    long double: shmem_longdouble_sum_exscan, \
     char: shmem_char_sum_exscan, \
     signed char: shmem_schar_sum_exscan, \
     short: shmem_short_sum_exscan, \
