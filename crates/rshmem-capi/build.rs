@@ -435,6 +435,10 @@ fn setup(g: &mut Gen) {
         "imp::ok(rshmem_core::setup::ptr(dest as usize, pe.into())).cast()",
     );
     g.f(
+        "void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)",
+        "imp::team_ptr(R, team, dest, pe)",
+    );
+    g.f(
         "void shmem_info_get_version(int *major, int *minor)",
         "imp::info_get_version(R, major, minor)",
     );

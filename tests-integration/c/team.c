@@ -12,6 +12,15 @@ int main(void) {
     CHECK(shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1);
     CHECK(shmem_team_n_pes(SHMEMX_TEAM_HOST) == npes);
 
+    /* team_ptr (1.6) on WORLD equals shmem_ptr; INVALID and stack addresses give NULL. */
+    long *buf = shmem_malloc(sizeof(long));
+    long local = 0;
+    CHECK(buf != NULL);
+    CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, buf, npes - 1) == shmem_ptr(buf, npes - 1));
+    CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, buf, npes - 1) != NULL);
+    CHECK(shmem_team_ptr(SHMEM_TEAM_INVALID, buf, 0) == NULL);
+    CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, &local, 0) == NULL);
+
     /* even PEs */
     shmem_team_t even;
     shmem_team_config_t cfg = {2};
@@ -28,6 +37,10 @@ int main(void) {
         CHECK(shmem_team_get_config(even, SHMEM_TEAM_NUM_CONTEXTS, &got) == 0);
         CHECK(got.num_contexts == 2);
         CHECK(shmem_team_sync(even) == 0);
+        /* team_ptr takes team ranks: rank r of `even` is world PE 2r. */
+        long *w = shmem_team_ptr(even, buf, shmem_team_n_pes(even) - 1);
+        CHECK(w == shmem_ptr(buf, 2 * (shmem_team_n_pes(even) - 1)));
+        CHECK(shmem_team_ptr(even, buf, shmem_team_n_pes(even)) == NULL);
     } else {
         CHECK(even == SHMEM_TEAM_INVALID);
         CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, me, even) == -1);
@@ -60,6 +73,7 @@ int main(void) {
     if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
     shmem_team_destroy(SHMEM_TEAM_INVALID); /* no-op */
     shmem_barrier_all();
+    shmem_free(buf);
     DONE("team");
     shmem_finalize();
     return 0;

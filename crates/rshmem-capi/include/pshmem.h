@@ -19,6 +19,7 @@ int pshmem_n_pes(void);
 int pshmem_pe_accessible(int pe);
 int pshmem_addr_accessible(const void *addr, int pe);
 void *pshmem_ptr(const void *dest, int pe);
+void *pshmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 void pshmem_info_get_version(int *major, int *minor);
 void pshmem_info_get_name(char *name);
 void pshmem_query_thread(int *provided);

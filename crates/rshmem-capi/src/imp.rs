@@ -896,6 +896,20 @@ fn team(routine: &'static str, h: TeamHandle) -> Option<&'static Arc<Team>> {
     }
 }
 
+/// `shmem_team_ptr` (OpenSHMEM 1.6): NULL for `SHMEM_TEAM_INVALID`, a rank outside the
+/// team, or memory this PE cannot load from and store to.
+pub(crate) fn team_ptr(
+    routine: &'static str,
+    h: TeamHandle,
+    dest: *const c_void,
+    pe: c_int,
+) -> *mut c_void {
+    match team(routine, h) {
+        Some(t) => ok(rshmem_core::setup::team_ptr(t, dest as usize, pe.into())).cast(),
+        None => std::ptr::null_mut(),
+    }
+}
+
 fn new_handle(t: Option<Arc<Team>>) -> TeamHandle {
     t.map_or(std::ptr::null_mut(), |t| Box::into_raw(Box::new(t)).cast())
 }
