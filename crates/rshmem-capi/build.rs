@@ -190,6 +190,7 @@ fn rs_scalar(c: &str) -> &'static str {
         "shmem_team_t" => "crate::imp::TeamHandle",
         "shmem_team_config_t" => "crate::imp::TeamConfigC",
         "shmem_ctx_t" => "crate::imp::CtxH",
+        "shmem_ctx_session_config_t" => "crate::imp::SessionConfigC",
         "shmemx_request_h" => "Option<rshmem_core::ReqHandle>",
         "shmemx_request_params_t" => "rshmem_core::RequestParams",
         other => panic!("no Rust type for C type {other:?}"),
@@ -939,6 +940,14 @@ fn contexts(g: &mut Gen) {
         "int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)",
         "imp::ctx_get_team(R, ctx, team)",
     );
+    g.f(
+        "void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config, long config_mask)",
+        "imp::session_start(R, ctx, options, config, config_mask)",
+    );
+    g.f(
+        "void shmem_ctx_session_stop(shmem_ctx_t ctx)",
+        "imp::session_stop(R, ctx)",
+    );
 }
 
 /// Seed 002's explicit non-blocking operations and their requests (`shmemx.h`): every
@@ -1463,6 +1472,9 @@ const HEAD: &str = r#"/* shmem.h: the OpenSHMEM 1.5 C API of rshmem (with the 1.
 #define SHMEM_CTX_PRIVATE (1L << 1)
 #define SHMEM_CTX_NOSTORE (1L << 2)
 
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+
 /* Deprecated active-set constants (pSync/pWrk are not used by rshmem; any size works). */
 #define SHMEM_SYNC_VALUE 0L
 #define SHMEM_SYNC_SIZE 16
@@ -1507,6 +1519,10 @@ extern shmem_team_t SHMEM_TEAM_SHARED;
 typedef struct __rshmem_ctx *shmem_ctx_t;
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
 extern shmem_ctx_t SHMEM_CTX_DEFAULT;
+
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
 "#;
 
 const TAIL_C: &str = r#"

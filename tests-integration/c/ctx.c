@@ -309,6 +309,23 @@ int main(void) {
     shmem_barrier_all();
     CHECK(ia[N - 1] == 64 - N + N - 1);
 
+    /* 1.6 sessions: hints around a batch of operations; results are unchanged. */
+    ia[0] = 0;
+    shmem_barrier_all();
+    shmem_ctx_t sc;
+    CHECK(shmem_ctx_create(SHMEM_CTX_PRIVATE, &sc) == 0);
+    shmem_ctx_session_config_t scfg = {.total_ops = 16};
+    shmem_ctx_session_start(sc, SHMEM_CTX_SESSION_BATCH, &scfg, SHMEM_CTX_SESSION_TOTAL_OPS);
+    shmem_ctx_session_start(sc, 0, NULL, 0); /* combines with the running session */
+    for (int k = 0; k < 16; k++) shmem_ctx_int_atomic_add(sc, &ia[0], 1, (me + 1) % npes);
+    shmem_ctx_session_stop(sc);
+    shmem_ctx_quiet(sc);
+    shmem_ctx_session_start(SHMEM_CTX_INVALID, SHMEM_CTX_SESSION_BATCH, NULL, 0); /* no-op */
+    shmem_ctx_session_stop(SHMEM_CTX_INVALID);
+    shmem_ctx_destroy(sc);
+    shmem_barrier_all();
+    CHECK(ia[0] == 16);
+
     free(bigsrc);
     shmem_free(big);
     shmem_barrier_all();

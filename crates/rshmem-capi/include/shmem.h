@@ -47,6 +47,9 @@
 #define SHMEM_CTX_PRIVATE (1L << 1)
 #define SHMEM_CTX_NOSTORE (1L << 2)
 
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+
 /* Deprecated active-set constants (pSync/pWrk are not used by rshmem; any size works). */
 #define SHMEM_SYNC_VALUE 0L
 #define SHMEM_SYNC_SIZE 16
@@ -91,6 +94,10 @@ extern shmem_team_t SHMEM_TEAM_SHARED;
 typedef struct __rshmem_ctx *shmem_ctx_t;
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
 extern shmem_ctx_t SHMEM_CTX_DEFAULT;
+
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
 
 /* Library setup, exit and query */
 void shmem_init(void);
@@ -1536,6 +1543,8 @@ int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
 void shmem_ctx_destroy(shmem_ctx_t ctx);
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config, long config_mask);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* Team-based collectives */
 int shmem_float_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root);

@@ -67,6 +67,19 @@ pub struct TeamConfigC {
     pub num_contexts: c_int,
 }
 
+/// `shmem_ctx_session_config_t` (OpenSHMEM 1.6).
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct SessionConfigC {
+    /// Expected RMA calls in the session (a hint).
+    pub total_ops: usize,
+}
+
+/// `SHMEM_CTX_SESSION_BATCH`.
+const SESSION_BATCH: c_long = 1;
+/// `SHMEM_CTX_SESSION_TOTAL_OPS`.
+const SESSION_TOTAL_OPS: c_long = 1;
+
 pub(crate) const H_WORLD: usize = 1;
 pub(crate) const H_SHARED: usize = 2;
 pub(crate) const H_HOST: usize = 3;
@@ -636,6 +649,43 @@ pub(crate) unsafe fn team_create_ctx(
 
 /// `shmem_ctx_destroy`: a no-op for `SHMEM_CTX_INVALID` (spec); `SHMEM_CTX_DEFAULT` and
 /// destroyed contexts end the job.
+/// `shmem_ctx_session_start` (OpenSHMEM 1.6). Sessions are hints: on the node every
+/// small operation already completes at once, so there is nothing to batch; the
+/// arguments are still checked.
+pub(crate) fn session_start(
+    routine: &'static str,
+    h: CtxH,
+    options: c_long,
+    config: *const SessionConfigC,
+    mask: c_long,
+) {
+    if ctx_opt(routine, h).is_none() {
+        return;
+    }
+    if options & !SESSION_BATCH != 0 {
+        invalid(
+            routine,
+            "options",
+            "unknown option bits (valid: SHMEM_CTX_SESSION_BATCH)",
+        );
+    }
+    if mask & !SESSION_TOTAL_OPS != 0 {
+        invalid(
+            routine,
+            "config_mask",
+            "unknown bits (valid: SHMEM_CTX_SESSION_TOTAL_OPS)",
+        );
+    }
+    if mask != 0 && config.is_null() {
+        invalid(routine, "config", "is NULL but config_mask selects fields");
+    }
+}
+
+/// `shmem_ctx_session_stop` (OpenSHMEM 1.6): ends the hint; completes nothing.
+pub(crate) fn session_stop(routine: &'static str, h: CtxH) {
+    let _ = ctx_opt(routine, h);
+}
+
 pub(crate) fn ctx_destroy(routine: &'static str, h: CtxH) {
     match h as usize {
         0 => {}
