@@ -18,6 +18,7 @@
 
 use rshmem_core::AmoOp;
 
+use crate::ctx::{routine, Ctx, CtxMode};
 use crate::error::Result;
 use crate::raw::{self, Region};
 use crate::remote::Remote;
@@ -122,20 +123,20 @@ pub struct SymAtomicVec<'s, T: AmoExtended> {
 }
 
 impl<'s, T: AmoExtended> SymAtomic<'s, T> {
-    fn amo(&self, routine: &'static str, op: AmoOp<T>, pe: usize) -> Result<T> {
-        self.shmem.check_pe(routine, pe)?;
-        raw::amo(routine, &self.region, 0, op, pe)
-    }
-
     /// Reads this PE's copy atomically.
     pub fn load(&self) -> T {
         self.region.atomic_load(0)
     }
 
     /// Sets this PE's copy atomically (an atomic set on this PE).
+    ///
+    /// # Panics
+    /// When the thread level does not allow this thread to communicate (see
+    /// [`Shmem`'s threads section](crate::Shmem#threads)).
+    #[track_caller]
     pub fn store(&self, value: T) {
         let me = self.shmem.my_pe();
-        if let Err(e) = self.amo("shmem_atomic_set", AmoOp::Set(value), me) {
+        if let Err(e) = self.shmem.default_ctx().atomic_set(self, value, me) {
             panic!("{e}");
         }
     }
@@ -145,20 +146,20 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
         raw::free("shmem_free", self.region.take())
     }
 
-    /// `shmem_atomic_fetch`: the value on `pe`.
+    /// `shmem_atomic_fetch`: the value on `pe` (on the default context, as every
+    /// `atomic_*` method here: see [`Ctx::atomic_fetch`]).
     pub fn atomic_fetch(&self, pe: usize) -> Result<T> {
-        self.amo("shmem_atomic_fetch", AmoOp::Fetch, pe)
+        self.shmem.default_ctx().atomic_fetch(self, pe)
     }
 
     /// `shmem_atomic_set`: sets the value on `pe`.
     pub fn atomic_set(&self, value: T, pe: usize) -> Result<()> {
-        self.amo("shmem_atomic_set", AmoOp::Set(value), pe)
-            .map(drop)
+        self.shmem.default_ctx().atomic_set(self, value, pe)
     }
 
     /// `shmem_atomic_swap`: sets the value on `pe`, returning the old one.
     pub fn atomic_swap(&self, value: T, pe: usize) -> Result<T> {
-        self.amo("shmem_atomic_swap", AmoOp::Swap(value), pe)
+        self.shmem.default_ctx().atomic_swap(self, value, pe)
     }
 
     /// `shmem_atomic_compare_swap`: sets the value on `pe` to `value` if it equals
@@ -177,11 +178,9 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoStandard,
     {
-        self.amo(
-            "shmem_atomic_compare_swap",
-            AmoOp::CompareSwap { cond, value },
-            pe,
-        )
+        self.shmem
+            .default_ctx()
+            .atomic_compare_swap(self, cond, value, pe)
     }
 
     /// `shmem_atomic_fetch_inc`: adds one on `pe`, returning the old value.
@@ -189,7 +188,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoStandard,
     {
-        self.amo("shmem_atomic_fetch_inc", AmoOp::Add(T::ONE), pe)
+        self.shmem.default_ctx().atomic_fetch_inc(self, pe)
     }
 
     /// `shmem_atomic_inc`: adds one on `pe`.
@@ -197,8 +196,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoStandard,
     {
-        self.amo("shmem_atomic_inc", AmoOp::Add(T::ONE), pe)
-            .map(drop)
+        self.shmem.default_ctx().atomic_inc(self, pe)
     }
 
     /// `shmem_atomic_fetch_add`: adds `value` on `pe` (wrapping), returning the old value.
@@ -214,7 +212,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoStandard,
     {
-        self.amo("shmem_atomic_fetch_add", AmoOp::Add(value), pe)
+        self.shmem.default_ctx().atomic_fetch_add(self, value, pe)
     }
 
     /// `shmem_atomic_add`: adds `value` on `pe` (wrapping).
@@ -222,8 +220,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoStandard,
     {
-        self.amo("shmem_atomic_add", AmoOp::Add(value), pe)
-            .map(drop)
+        self.shmem.default_ctx().atomic_add(self, value, pe)
     }
 
     /// `shmem_atomic_fetch_and`: bitwise and on `pe`, returning the old value.
@@ -231,7 +228,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoBitwise,
     {
-        self.amo("shmem_atomic_fetch_and", AmoOp::And(value), pe)
+        self.shmem.default_ctx().atomic_fetch_and(self, value, pe)
     }
 
     /// `shmem_atomic_and`: bitwise and on `pe`.
@@ -239,8 +236,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoBitwise,
     {
-        self.amo("shmem_atomic_and", AmoOp::And(value), pe)
-            .map(drop)
+        self.shmem.default_ctx().atomic_and(self, value, pe)
     }
 
     /// `shmem_atomic_fetch_or`: bitwise or on `pe`, returning the old value.
@@ -248,7 +244,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoBitwise,
     {
-        self.amo("shmem_atomic_fetch_or", AmoOp::Or(value), pe)
+        self.shmem.default_ctx().atomic_fetch_or(self, value, pe)
     }
 
     /// `shmem_atomic_or`: bitwise or on `pe`.
@@ -256,7 +252,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoBitwise,
     {
-        self.amo("shmem_atomic_or", AmoOp::Or(value), pe).map(drop)
+        self.shmem.default_ctx().atomic_or(self, value, pe)
     }
 
     /// `shmem_atomic_fetch_xor`: bitwise xor on `pe`, returning the old value.
@@ -264,7 +260,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoBitwise,
     {
-        self.amo("shmem_atomic_fetch_xor", AmoOp::Xor(value), pe)
+        self.shmem.default_ctx().atomic_fetch_xor(self, value, pe)
     }
 
     /// `shmem_atomic_xor`: bitwise xor on `pe`.
@@ -272,37 +268,52 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     where
         T: AmoBitwise,
     {
-        self.amo("shmem_atomic_xor", AmoOp::Xor(value), pe)
-            .map(drop)
+        self.shmem.default_ctx().atomic_xor(self, value, pe)
     }
 }
 
 macro_rules! vec_amos {
     () => {};
-    ($(#[$b:ident])? fn $name:ident($($arg:ident),*) -> T = $routine:literal, $op:expr; $($rest:tt)*) => {
+    ($(#[$b:ident])? fn $name:ident($($arg:ident),*) -> T = $routine:literal; $($rest:tt)*) => {
         #[doc = concat!("`", $routine, "` on word `i`: see [`SymAtomic::", stringify!($name), "`].")]
         pub fn $name(&self, i: usize, $($arg: T,)* pe: usize) -> Result<T>
         $(where T: $b)?
         {
-            self.amo($routine, i, $op, pe)
+            self.shmem.default_ctx().$name(self.at(i), $($arg,)* pe)
         }
         vec_amos!($($rest)*);
     };
-    ($(#[$b:ident])? fn $name:ident($($arg:ident),*) = $routine:literal, $op:expr; $($rest:tt)*) => {
+    ($(#[$b:ident])? fn $name:ident($($arg:ident),*) = $routine:literal; $($rest:tt)*) => {
         #[doc = concat!("`", $routine, "` on word `i`: see [`SymAtomic::", stringify!($name), "`].")]
         pub fn $name(&self, i: usize, $($arg: T,)* pe: usize) -> Result<()>
         $(where T: $b)?
         {
-            self.amo($routine, i, $op, pe).map(drop)
+            self.shmem.default_ctx().$name(self.at(i), $($arg,)* pe)
         }
         vec_amos!($($rest)*);
     };
 }
 
 impl<'s, T: AmoExtended> SymAtomicVec<'s, T> {
-    fn amo(&self, routine: &'static str, i: usize, op: AmoOp<T>, pe: usize) -> Result<T> {
-        self.shmem.check_pe(routine, pe)?;
-        raw::amo(routine, &self.region, i, op, pe)
+    /// Word `i`, as the target of an atomic operation on any context (e.g.
+    /// [`Ctx::atomic_add`]). An `i` out of bounds makes the operation return
+    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds).
+    ///
+    /// ```
+    /// use rshmem::Private;
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let words = shmem.alloc_atomic_vec(4, 0u32)?;
+    /// let ctx = shmem.create_ctx::<Private>(false)?;
+    /// ctx.atomic_add(words.at(2), 5, shmem.my_pe())?;
+    /// assert_eq!(words.load(2), 5);
+    /// assert!(ctx.atomic_add(words.at(4), 5, shmem.my_pe()).is_err());
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn at(&self, i: usize) -> AtomicElem<'_, T> {
+        AtomicElem {
+            region: &self.region,
+            index: i,
+        }
     }
 
     /// Number of words.
@@ -336,7 +347,7 @@ impl<'s, T: AmoExtended> SymAtomicVec<'s, T> {
     #[track_caller]
     pub fn store(&self, i: usize, value: T) {
         let me = self.shmem.my_pe();
-        if let Err(e) = self.amo("shmem_atomic_set", i, AmoOp::Set(value), me) {
+        if let Err(e) = self.shmem.default_ctx().atomic_set(self.at(i), value, me) {
             panic!("{e}");
         }
     }
@@ -347,20 +358,20 @@ impl<'s, T: AmoExtended> SymAtomicVec<'s, T> {
     }
 
     vec_amos! {
-        fn atomic_fetch() -> T = "shmem_atomic_fetch", AmoOp::Fetch;
-        fn atomic_set(value) = "shmem_atomic_set", AmoOp::Set(value);
-        fn atomic_swap(value) -> T = "shmem_atomic_swap", AmoOp::Swap(value);
-        #[AmoStandard] fn atomic_compare_swap(cond, value) -> T = "shmem_atomic_compare_swap", AmoOp::CompareSwap { cond, value };
-        #[AmoStandard] fn atomic_fetch_inc() -> T = "shmem_atomic_fetch_inc", AmoOp::Add(T::ONE);
-        #[AmoStandard] fn atomic_inc() = "shmem_atomic_inc", AmoOp::Add(T::ONE);
-        #[AmoStandard] fn atomic_fetch_add(value) -> T = "shmem_atomic_fetch_add", AmoOp::Add(value);
-        #[AmoStandard] fn atomic_add(value) = "shmem_atomic_add", AmoOp::Add(value);
-        #[AmoBitwise] fn atomic_fetch_and(value) -> T = "shmem_atomic_fetch_and", AmoOp::And(value);
-        #[AmoBitwise] fn atomic_and(value) = "shmem_atomic_and", AmoOp::And(value);
-        #[AmoBitwise] fn atomic_fetch_or(value) -> T = "shmem_atomic_fetch_or", AmoOp::Or(value);
-        #[AmoBitwise] fn atomic_or(value) = "shmem_atomic_or", AmoOp::Or(value);
-        #[AmoBitwise] fn atomic_fetch_xor(value) -> T = "shmem_atomic_fetch_xor", AmoOp::Xor(value);
-        #[AmoBitwise] fn atomic_xor(value) = "shmem_atomic_xor", AmoOp::Xor(value);
+        fn atomic_fetch() -> T = "shmem_atomic_fetch";
+        fn atomic_set(value) = "shmem_atomic_set";
+        fn atomic_swap(value) -> T = "shmem_atomic_swap";
+        #[AmoStandard] fn atomic_compare_swap(cond, value) -> T = "shmem_atomic_compare_swap";
+        #[AmoStandard] fn atomic_fetch_inc() -> T = "shmem_atomic_fetch_inc";
+        #[AmoStandard] fn atomic_inc() = "shmem_atomic_inc";
+        #[AmoStandard] fn atomic_fetch_add(value) -> T = "shmem_atomic_fetch_add";
+        #[AmoStandard] fn atomic_add(value) = "shmem_atomic_add";
+        #[AmoBitwise] fn atomic_fetch_and(value) -> T = "shmem_atomic_fetch_and";
+        #[AmoBitwise] fn atomic_and(value) = "shmem_atomic_and";
+        #[AmoBitwise] fn atomic_fetch_or(value) -> T = "shmem_atomic_fetch_or";
+        #[AmoBitwise] fn atomic_or(value) = "shmem_atomic_or";
+        #[AmoBitwise] fn atomic_fetch_xor(value) -> T = "shmem_atomic_fetch_xor";
+        #[AmoBitwise] fn atomic_xor(value) = "shmem_atomic_xor";
     }
 }
 
@@ -373,5 +384,126 @@ impl<T: AmoExtended> Drop for SymAtomic<'_, T> {
 impl<T: AmoExtended> Drop for SymAtomicVec<'_, T> {
     fn drop(&mut self) {
         raw::drop_region(self.region.take());
+    }
+}
+
+/// One symmetric word as the target of an atomic operation: a [`SymAtomic`] (`&word`
+/// converts) or word `i` of a [`SymAtomicVec`] ([`SymAtomicVec::at`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicElem<'a, T: AmoExtended> {
+    region: &'a Region<T>,
+    index: usize,
+}
+
+impl<'a, T: AmoExtended> From<&'a SymAtomic<'_, T>> for AtomicElem<'a, T> {
+    fn from(word: &'a SymAtomic<'_, T>) -> Self {
+        AtomicElem {
+            region: &word.region,
+            index: 0,
+        }
+    }
+}
+
+impl<'a, T: AmoExtended> AtomicElem<'a, T> {
+    /// The word's block and index (bounds-checked by the operation).
+    pub(crate) fn parts(self) -> (&'a Region<T>, usize) {
+        (self.region, self.index)
+    }
+}
+
+macro_rules! ctx_amos {
+    () => {};
+    ($(#[doc = $doc:literal])* [$b:ident] fn $name:ident($($arg:ident),*) -> T = $routine:literal, $op:expr; $($rest:tt)*) => {
+        $(#[doc = $doc])*
+        pub fn $name<'a, T: $b>(&self, dst: impl Into<AtomicElem<'a, T>>, $($arg: T,)* pe: usize) -> Result<T> {
+            self.amo(routine!(self.state, $routine), dst.into(), $op, pe)
+        }
+        ctx_amos!($($rest)*);
+    };
+    ($(#[doc = $doc:literal])* [$b:ident] fn $name:ident($($arg:ident),*) = $routine:literal, $op:expr; $($rest:tt)*) => {
+        $(#[doc = $doc])*
+        pub fn $name<'a, T: $b>(&self, dst: impl Into<AtomicElem<'a, T>>, $($arg: T,)* pe: usize) -> Result<()> {
+            self.amo(routine!(self.state, $routine), dst.into(), $op, pe).map(drop)
+        }
+        ctx_amos!($($rest)*);
+    };
+}
+
+/// Atomic memory operations (AMOs) on the word `dst` of PE `pe` (a rank in the
+/// context's team): `&word` for a [`SymAtomic`], `vec.at(i)` for a [`SymAtomicVec`].
+/// Which operations a type has follows its class ([`AmoExtended`], [`AmoStandard`],
+/// [`AmoBitwise`]). Every call checks `pe` and the word's index first. The `atomic_*`
+/// methods of [`SymAtomic`] and [`SymAtomicVec`] are these on the default context.
+///
+/// ```
+/// use rshmem::Serialized;
+/// let shmem = rshmem::Shmem::init()?;
+/// let n = shmem.n_pes();
+/// let counter = shmem.alloc_atomic(0u64)?;
+/// let ctx = shmem.create_ctx::<Serialized>(false)?;
+/// let ticket = ctx.atomic_fetch_add(&counter, 1, 0)?; // unique across PEs
+/// assert!(ticket < n as u64);
+/// ctx.atomic_or(&counter, 1 << 32, 0)?;
+/// ctx.quiet();
+/// shmem.barrier_all();
+/// assert_eq!(ctx.atomic_fetch(&counter, 0)?, 1 << 32 | n as u64);
+/// # Ok::<(), rshmem::Error>(())
+/// ```
+///
+/// Floats have only the extended operations:
+///
+/// ```compile_fail,E0277
+/// let shmem = rshmem::Shmem::init()?;
+/// let x = shmem.alloc_atomic(1.0f64)?;
+/// shmem.default_ctx().atomic_add(&x, 1.0, 0)?; // error: `f64` has no standard atomics
+/// # Ok::<(), rshmem::Error>(())
+/// ```
+impl<M: CtxMode> Ctx<'_, M> {
+    fn amo<T: AmoExtended>(
+        &self,
+        routine: &'static str,
+        dst: AtomicElem<'_, T>,
+        op: AmoOp<T>,
+        pe: usize,
+    ) -> Result<T> {
+        self.state.check(routine, pe)?;
+        let (region, i) = dst.parts();
+        raw::amo(self.state.raw(), routine, region, i, op, pe)
+    }
+
+    ctx_amos! {
+        /// `shmem_ctx_atomic_fetch`: the value of `dst` on `pe`.
+        [AmoExtended] fn atomic_fetch() -> T = "atomic_fetch", AmoOp::Fetch;
+        /// `shmem_ctx_atomic_set`: sets `dst` on `pe` to `value`.
+        [AmoExtended] fn atomic_set(value) = "atomic_set", AmoOp::Set(value);
+        /// `shmem_ctx_atomic_swap`: sets `dst` on `pe` to `value`, returning the old value.
+        [AmoExtended] fn atomic_swap(value) -> T = "atomic_swap", AmoOp::Swap(value);
+        /// `shmem_ctx_atomic_compare_swap`: sets `dst` on `pe` to `value` if it equals
+        /// `cond`; returns the old value either way.
+        [AmoStandard] fn atomic_compare_swap(cond, value) -> T = "atomic_compare_swap", AmoOp::CompareSwap { cond, value };
+        /// `shmem_ctx_atomic_fetch_inc`: adds one to `dst` on `pe`, returning the old value.
+        [AmoStandard] fn atomic_fetch_inc() -> T = "atomic_fetch_inc", AmoOp::Add(T::ONE);
+        /// `shmem_ctx_atomic_inc`: adds one to `dst` on `pe`.
+        [AmoStandard] fn atomic_inc() = "atomic_inc", AmoOp::Add(T::ONE);
+        /// `shmem_ctx_atomic_fetch_add`: adds `value` to `dst` on `pe` (wrapping),
+        /// returning the old value.
+        [AmoStandard] fn atomic_fetch_add(value) -> T = "atomic_fetch_add", AmoOp::Add(value);
+        /// `shmem_ctx_atomic_add`: adds `value` to `dst` on `pe` (wrapping).
+        [AmoStandard] fn atomic_add(value) = "atomic_add", AmoOp::Add(value);
+        /// `shmem_ctx_atomic_fetch_and`: bitwise and on `dst` on `pe`, returning the old
+        /// value.
+        [AmoBitwise] fn atomic_fetch_and(value) -> T = "atomic_fetch_and", AmoOp::And(value);
+        /// `shmem_ctx_atomic_and`: bitwise and on `dst` on `pe`.
+        [AmoBitwise] fn atomic_and(value) = "atomic_and", AmoOp::And(value);
+        /// `shmem_ctx_atomic_fetch_or`: bitwise or on `dst` on `pe`, returning the old
+        /// value.
+        [AmoBitwise] fn atomic_fetch_or(value) -> T = "atomic_fetch_or", AmoOp::Or(value);
+        /// `shmem_ctx_atomic_or`: bitwise or on `dst` on `pe`.
+        [AmoBitwise] fn atomic_or(value) = "atomic_or", AmoOp::Or(value);
+        /// `shmem_ctx_atomic_fetch_xor`: bitwise xor on `dst` on `pe`, returning the old
+        /// value.
+        [AmoBitwise] fn atomic_fetch_xor(value) -> T = "atomic_fetch_xor", AmoOp::Xor(value);
+        /// `shmem_ctx_atomic_xor`: bitwise xor on `dst` on `pe`.
+        [AmoBitwise] fn atomic_xor(value) = "atomic_xor", AmoOp::Xor(value);
     }
 }

@@ -74,6 +74,22 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A use that the thread level provided at initialization does not allow: a call
+    /// from a thread other than the initializing one under
+    /// [`ThreadLevel::Single`](crate::ThreadLevel::Single) or
+    /// [`Funneled`](crate::ThreadLevel::Funneled), or a [`Shared`](crate::Shared)
+    /// context below [`Multiple`](crate::ThreadLevel::Multiple).
+    #[error("{routine}: {what} needs thread level {required:?} or higher, but {provided:?} was provided (initialize with Shmem::init_thread(ThreadLevel::{required:?}))")]
+    ThreadLevel {
+        /// The routine.
+        routine: &'static str,
+        /// What needed the higher level.
+        what: &'static str,
+        /// The lowest level that allows it.
+        required: rshmem_core::ThreadLevel,
+        /// The level provided.
+        provided: rshmem_core::ThreadLevel,
+    },
     /// An error reported by the runtime (heap exhausted, unreachable PE, collective
     /// arguments that differ between PEs under `SHMEM_DEBUG=1`, ...).
     #[error(transparent)]

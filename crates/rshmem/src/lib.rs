@@ -13,17 +13,28 @@
 //!   [`SymLock`]. Remote PEs write into them at any time, so they behave like `Cell`s:
 //!   local access copies values in and out. Element types implement [`Remote`].
 //! * Remote memory access (RMA) — [`Shmem::put`], [`Shmem::get`], [`Shmem::p`],
-//!   [`Shmem::g`], [`Shmem::iput`], [`Shmem::iget`], [`Shmem::put_signal`] — checks
-//!   bounds and PE numbers and returns a [`Result`]. Non-blocking forms live in
-//!   [`Shmem::nbi_scope`], which completes them before its borrowed buffers are free.
+//!   [`Shmem::g`], [`Shmem::iput`], [`Shmem::iget`], [`Shmem::ibput`],
+//!   [`Shmem::ibget`], [`Shmem::put_signal`] — checks bounds and PE numbers and returns a
+//!   [`Result`]. The symmetric side is a [`SymSlice`] (what a `SymVec` dereferences to),
+//!   which threads may share. Implicit non-blocking forms live in [`Shmem::nbi_scope`],
+//!   which completes them before its borrowed buffers are free; explicit ones, with
+//!   per-operation [`Request`]s that merge, in [`Shmem::nbe_scope`].
 //! * Atomics exist only for the types the specification allows: [`AmoExtended`],
 //!   [`AmoStandard`], [`AmoBitwise`].
 //! * Point-to-point synchronization: [`Shmem::wait_until`] and friends, with [`Cmp`].
 //! * Teams: [`Shmem::world`] and the other predefined teams are [`TeamRef`]s; splits make
 //!   [`Team`]s, destroyed (collectively) when dropped.
 //!
-//! All operations of a [`Shmem`] use OpenSHMEM's *default context*. PE numbers are plain
-//! `usize` world indices `0..n_pes()`.
+//! * Contexts: [`Ctx`] is an independent stream of operations with its own `fence` and
+//!   `quiet`, made from the guard or a team ([`Shmem::create_ctx`],
+//!   [`TeamRef::create_ctx`]); its mode ([`Private`], [`Serialized`], [`Shared`]) decides
+//!   in the type which threads may use it. The guard's own operations use the *default
+//!   context* ([`Shmem::default_ctx`]).
+//! * Threads: request a level with [`Shmem::init_thread`]; under
+//!   [`ThreadLevel::Multiple`] threads share `&Shmem` (see [Threads](Shmem#threads)).
+//!
+//! PE numbers are plain `usize` indices: world PEs `0..n_pes()` for the guard, team ranks
+//! for a team's contexts.
 //!
 //! Run a program on N PEs with the launcher: `oshrun -np N ./program`. Started without
 //! it, a program runs as a single PE (so the examples below run as one PE).
@@ -57,8 +68,10 @@
 
 mod atomic;
 mod coll;
+mod ctx;
 mod error;
 mod lock;
+mod nbe;
 mod nbi;
 mod p2p;
 mod raw;
@@ -68,13 +81,16 @@ mod shmem;
 mod sym;
 mod team;
 
-pub use atomic::{AmoBitwise, AmoExtended, AmoStandard, SymAtomic, SymAtomicVec};
+pub use atomic::{AmoBitwise, AmoExtended, AmoStandard, AtomicElem, SymAtomic, SymAtomicVec};
 pub use coll::{And, Complex, Max, Min, Operator, Or, Prod, Reducible, Sum, Xor};
+pub use ctx::{Ctx, CtxMode, Private, Serialized, Shared};
 pub use error::{Error, Result};
 pub use lock::{LockGuard, SymLock};
+pub use nbe::{FetchReq, NbeScope, ReqSet, Request};
 pub use nbi::{FetchNbi, GetNbi, NbiScope};
+pub use raw::{Fetch, ReqOutput};
 pub use remote::Remote;
 pub use rshmem_core::{Cmp, SignalOp, ThreadLevel};
 pub use shmem::{Info, Shmem};
-pub use sym::{SymBox, SymVec};
+pub use sym::{SymBox, SymSlice, SymVec};
 pub use team::{Team, TeamConfig, TeamRef};

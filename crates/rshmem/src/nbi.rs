@@ -1,19 +1,59 @@
-//! Non-blocking operations, confined to a scope that completes them on exit.
+//! Implicit non-blocking operations (`_nbi`), confined to a scope that completes them
+//! (a quiet of its context) on exit.
 
 use std::marker::PhantomData;
 
 use rshmem_core::{AmoOp, SignalOp};
 
-use crate::atomic::{AmoBitwise, AmoExtended, AmoStandard, SymAtomic};
+use crate::atomic::{AmoBitwise, AmoExtended, AmoStandard, AtomicElem, SymAtomic};
+use crate::ctx::{routine, Ctx, CtxMode, CtxState, Shared};
 use crate::error::Result;
 use crate::raw::{self, Pending, Quiet};
 use crate::remote::Remote;
 use crate::shmem::Shmem;
-use crate::sym::SymVec;
+use crate::sym::SymSlice;
+
+impl<M: CtxMode> Ctx<'_, M> {
+    /// Runs `f` with an [`NbiScope`] for non-blocking operations on this context, and
+    /// completes them all ([`quiet`](Self::quiet)) when `f` returns — or unwinds.
+    ///
+    /// Local buffers (and symmetric objects) handed to the scope's operations stay
+    /// borrowed until the scope ends (or, for gets and fetching atomics, until the
+    /// request's `wait`), so the borrow checker rules out reusing a put's source or
+    /// reading a get's destination early. The scope has the context's threading rules:
+    /// on a [`Shared`] context threads may share it.
+    ///
+    /// ```
+    /// use rshmem::Private;
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    /// let b = shmem.alloc(4, 0u64)?;
+    /// let src = [me as u64; 4];
+    /// let ctx = shmem.create_ctx::<Private>(false)?;
+    /// ctx.nbi_scope(|s| s.put_nbi(&b, 0, &src, (me + 1) % n))?; // complete on return
+    /// shmem.barrier_all();
+    /// assert_eq!(b.load(3), ((me + n - 1) % n) as u64);
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn nbi_scope<'env, R>(
+        &'env self,
+        f: impl for<'sc> FnOnce(&'sc NbiScope<'sc, 'env, M>) -> R,
+    ) -> R {
+        raw::with_quiet(self.state.raw(), |quiet| {
+            f(&NbiScope {
+                quiet,
+                ctx: &self.state,
+                _sc: PhantomData,
+                _mode: PhantomData,
+            })
+        })
+    }
+}
 
 impl Shmem {
-    /// Runs `f` with an [`NbiScope`] for non-blocking operations, and completes them all
-    /// ([`quiet`](Self::quiet)) when `f` returns — or unwinds.
+    /// Runs `f` with an [`NbiScope`] for non-blocking operations on the default context,
+    /// and completes them all ([`quiet`](Self::quiet)) when `f` returns — or unwinds
+    /// ([`Ctx::nbi_scope`] on [`default_ctx`](Self::default_ctx)).
     ///
     /// Local buffers handed to the scope's operations stay borrowed until the scope ends
     /// (or, for gets and fetching atomics, until the request's `wait`), so the borrow
@@ -81,38 +121,37 @@ impl Shmem {
         &'env self,
         f: impl for<'sc> FnOnce(&'sc NbiScope<'sc, 'env>) -> R,
     ) -> R {
-        raw::with_quiet(|quiet| {
-            f(&NbiScope {
-                quiet,
-                shmem: self,
-                _sc: PhantomData,
-            })
-        })
+        self.default_ctx().nbi_scope(f)
     }
 }
 
-/// The handle for non-blocking operations inside [`Shmem::nbi_scope`].
+/// The handle for non-blocking operations inside [`Ctx::nbi_scope`] (or
+/// [`Shmem::nbi_scope`], on the default context). PE numbers are ranks in the context's
+/// team, checked as in [`Ctx::put`].
 ///
 /// `'env` is the lifetime of the buffers the operations borrow: it outlives the scope,
-/// which quiets before returning.
+/// which quiets before returning. `M` is the context's mode: the scope is `Sync` only on
+/// a [`Shared`] context.
 #[derive(Debug)]
-pub struct NbiScope<'sc, 'env> {
+pub struct NbiScope<'sc, 'env, M: CtxMode = Shared> {
     quiet: &'sc Quiet<'env>,
-    shmem: &'env Shmem,
+    ctx: &'env CtxState,
     _sc: PhantomData<&'sc mut &'sc ()>,
+    _mode: PhantomData<&'env Ctx<'env, M>>,
 }
 
 /// A non-blocking get in flight; [`wait`](Self::wait) completes it.
 ///
 /// Dropping it is harmless: the scope completes the get on exit, and the destination
-/// stays borrowed until then.
+/// stays borrowed until then. It stays on the thread that issued it.
 #[derive(Debug)]
 pub struct GetNbi<'env, T> {
     pending: Pending<'env, [T]>,
 }
 
 impl<'env, T> GetNbi<'env, T> {
-    /// Completes the get (a quiet) and hands the destination back, filled.
+    /// Completes the get (a quiet of the scope's context) and hands the destination
+    /// back, filled.
     pub fn wait(self) -> &'env mut [T] {
         self.pending.complete()
     }
@@ -121,80 +160,80 @@ impl<'env, T> GetNbi<'env, T> {
 /// A fetching non-blocking atomic in flight; [`wait`](Self::wait) completes it.
 ///
 /// Dropping it is harmless: the scope completes the atomic on exit, and the fetched
-/// value is in the fetch buffer after the scope.
+/// value is in the fetch buffer after the scope. It stays on the thread that issued it.
 #[derive(Debug)]
 pub struct FetchNbi<'env, T> {
     pending: Pending<'env, T>,
 }
 
 impl<T: Copy> FetchNbi<'_, T> {
-    /// Completes the atomic (a quiet) and returns the fetched value.
+    /// Completes the atomic (a quiet of the scope's context) and returns the fetched
+    /// value.
     pub fn wait(self) -> T {
         *self.pending.complete()
     }
 }
 
-impl<'sc, 'env> NbiScope<'sc, 'env> {
-    /// The guard this scope belongs to.
-    pub fn shmem(&self) -> &'env Shmem {
-        self.shmem
-    }
-
-    /// `shmem_fence` on the scope's context.
+impl<'sc, 'env, M: CtxMode> NbiScope<'sc, 'env, M> {
+    /// `shmem_ctx_fence` on the scope's context.
     pub fn fence(&self) {
-        self.shmem.fence()
+        crate::shmem::ok(raw::fence(self.ctx.raw()))
     }
 
-    /// `shmem_quiet`: completes every operation issued so far (buffers stay borrowed
-    /// until the scope ends all the same).
+    /// `shmem_ctx_quiet` on the scope's context: completes every operation issued so far
+    /// (buffers stay borrowed until the scope ends all the same).
     pub fn quiet(&self) {
-        self.shmem.quiet()
+        crate::shmem::ok(raw::quiet(self.ctx.raw()))
     }
 
-    /// `shmem_put_nbi`: like [`Shmem::put`], but may return before `src` has been read;
+    /// `shmem_put_nbi`: like [`Ctx::put`], but may return before `src` has been read;
     /// `src` stays borrowed until the scope ends.
     pub fn put_nbi<T: Remote>(
         &self,
-        dst: &SymVec<'_, T>,
+        dst: &'env SymSlice<T>,
         offset: usize,
         src: &'env [T],
         pe: usize,
     ) -> Result<()> {
-        self.shmem.check_pe("shmem_put_nbi", pe)?;
-        raw::put_nbi(self.quiet, "shmem_put_nbi", &dst.region, offset, src, pe)
+        let r = routine!(self.ctx, "put_nbi");
+        self.ctx.check(r, pe)?;
+        raw::put_nbi(self.quiet, r, &dst.region, offset, src, pe)
     }
 
-    /// `shmem_get_nbi`: like [`Shmem::get`], but the data is in `dst` only once the
+    /// `shmem_get_nbi`: like [`Ctx::get`], but the data is in `dst` only once the
     /// returned request's [`wait`](GetNbi::wait) returns, or the scope ends.
     pub fn get_nbi<T: Remote>(
         &self,
         dst: &'env mut [T],
-        src: &SymVec<'_, T>,
+        src: &'env SymSlice<T>,
         offset: usize,
         pe: usize,
     ) -> Result<GetNbi<'env, T>> {
-        self.shmem.check_pe("shmem_get_nbi", pe)?;
-        let pending = raw::get_nbi(self.quiet, "shmem_get_nbi", dst, &src.region, offset, pe)?;
+        let r = routine!(self.ctx, "get_nbi");
+        self.ctx.check(r, pe)?;
+        let pending = raw::get_nbi(self.quiet, r, dst, &src.region, offset, pe)?;
         Ok(GetNbi { pending })
     }
 
-    /// `shmem_put_signal_nbi`: like [`Shmem::put_signal`], but may return before `src`
-    /// has been read; `src` stays borrowed until the scope ends.
+    /// `shmem_put_signal_nbi`: like [`Ctx::put_signal`], but may return before `src`
+    /// has been read; `src` stays borrowed until the scope ends. The signal is still
+    /// never visible before the data.
     #[allow(clippy::too_many_arguments)]
     pub fn put_signal_nbi<T: Remote>(
         &self,
-        dst: &SymVec<'_, T>,
+        dst: &'env SymSlice<T>,
         offset: usize,
         src: &'env [T],
-        sig: &SymAtomic<'_, u64>,
+        sig: &'env SymAtomic<'_, u64>,
         signal: u64,
         op: SignalOp,
         pe: usize,
     ) -> Result<()> {
-        self.shmem.check_pe("shmem_put_signal_nbi", pe)?;
+        let r = routine!(self.ctx, "put_signal_nbi");
+        self.ctx.check(r, pe)?;
         raw::put_signal_nbi(
             self.quiet,
-            "shmem_put_signal_nbi",
+            r,
             &dst.region,
             offset,
             src,
@@ -209,12 +248,13 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
         &self,
         routine: &'static str,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: AtomicElem<'env, T>,
         op: AmoOp<T>,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
-        self.shmem.check_pe(routine, pe)?;
-        let pending = raw::amo_nbi(self.quiet, routine, fetch, &dst.region, 0, op, pe)?;
+        self.ctx.check(routine, pe)?;
+        let (region, i) = dst.parts();
+        let pending = raw::amo_nbi(self.quiet, routine, fetch, region, i, op, pe)?;
         Ok(FetchNbi { pending })
     }
 
@@ -236,10 +276,16 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_fetch_nbi<T: AmoExtended>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi("shmem_atomic_fetch_nbi", fetch, dst, AmoOp::Fetch, pe)
+        self.fetch_nbi(
+            routine!(self.ctx, "atomic_fetch_nbi"),
+            fetch,
+            dst.into(),
+            AmoOp::Fetch,
+            pe,
+        )
     }
 
     /// `shmem_atomic_swap_nbi`: sets `dst` on `pe` to `value`; the old value goes to
@@ -247,11 +293,17 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_swap_nbi<T: AmoExtended>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         value: T,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi("shmem_atomic_swap_nbi", fetch, dst, AmoOp::Swap(value), pe)
+        self.fetch_nbi(
+            routine!(self.ctx, "atomic_swap_nbi"),
+            fetch,
+            dst.into(),
+            AmoOp::Swap(value),
+            pe,
+        )
     }
 
     /// `shmem_atomic_compare_swap_nbi`: sets `dst` on `pe` to `value` if it equals
@@ -259,15 +311,15 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_compare_swap_nbi<T: AmoStandard>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         cond: T,
         value: T,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
         self.fetch_nbi(
-            "shmem_atomic_compare_swap_nbi",
+            routine!(self.ctx, "atomic_compare_swap_nbi"),
             fetch,
-            dst,
+            dst.into(),
             AmoOp::CompareSwap { cond, value },
             pe,
         )
@@ -278,13 +330,13 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_fetch_inc_nbi<T: AmoStandard>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
         self.fetch_nbi(
-            "shmem_atomic_fetch_inc_nbi",
+            routine!(self.ctx, "atomic_fetch_inc_nbi"),
             fetch,
-            dst,
+            dst.into(),
             AmoOp::Add(T::ONE),
             pe,
         )
@@ -295,14 +347,14 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_fetch_add_nbi<T: AmoStandard>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         value: T,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
         self.fetch_nbi(
-            "shmem_atomic_fetch_add_nbi",
+            routine!(self.ctx, "atomic_fetch_add_nbi"),
             fetch,
-            dst,
+            dst.into(),
             AmoOp::Add(value),
             pe,
         )
@@ -313,14 +365,14 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_fetch_and_nbi<T: AmoBitwise>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         value: T,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
         self.fetch_nbi(
-            "shmem_atomic_fetch_and_nbi",
+            routine!(self.ctx, "atomic_fetch_and_nbi"),
             fetch,
-            dst,
+            dst.into(),
             AmoOp::And(value),
             pe,
         )
@@ -331,14 +383,14 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_fetch_or_nbi<T: AmoBitwise>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         value: T,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
         self.fetch_nbi(
-            "shmem_atomic_fetch_or_nbi",
+            routine!(self.ctx, "atomic_fetch_or_nbi"),
             fetch,
-            dst,
+            dst.into(),
             AmoOp::Or(value),
             pe,
         )
@@ -349,14 +401,14 @@ impl<'sc, 'env> NbiScope<'sc, 'env> {
     pub fn atomic_fetch_xor_nbi<T: AmoBitwise>(
         &self,
         fetch: &'env mut T,
-        dst: &SymAtomic<'_, T>,
+        dst: impl Into<AtomicElem<'env, T>>,
         value: T,
         pe: usize,
     ) -> Result<FetchNbi<'env, T>> {
         self.fetch_nbi(
-            "shmem_atomic_fetch_xor_nbi",
+            routine!(self.ctx, "atomic_fetch_xor_nbi"),
             fetch,
-            dst,
+            dst.into(),
             AmoOp::Xor(value),
             pe,
         )

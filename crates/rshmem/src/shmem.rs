@@ -1,14 +1,27 @@
 //! The [`Shmem`] guard: initialization, finalization, queries, ordering and barriers.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rshmem_core::ThreadLevel;
 
+use crate::ctx::{Ctx, Shared};
 use crate::error::{Error, Result};
 
 /// Set while a guard is live in this process.
 static LIVE: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Set on the thread that holds the live guard (the one that initialized).
+    static INIT_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is the one that initialized the live guard.
+#[inline]
+pub(crate) fn on_init_thread() -> bool {
+    INIT_THREAD.get()
+}
 
 /// The OpenSHMEM library, initialized: the handle every operation goes through.
 ///
@@ -22,10 +35,43 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 ///
 /// PE numbers are plain `usize` indices `0..n_pes()` of the world team.
 ///
-/// `Shmem` is `Sync` but not `Send`: threads may share `&Shmem` (request
-/// [`ThreadLevel::Multiple`] with [`init_thread`](Self::init_thread) to call from several
-/// at once; the runtime itself is thread-safe at every level), but finalization happens
-/// on the thread that initialized, as OpenSHMEM requires.
+/// # Threads
+///
+/// `Shmem` is `Sync` but not `Send`: threads may share `&Shmem` (for instance with
+/// `std::thread::scope`), but finalization happens on the thread that initialized, as
+/// OpenSHMEM requires. What threads may do is the thread level's business, checked at
+/// run time (the level is a runtime argument, so the type cannot carry it):
+///
+/// * [`ThreadLevel::Single`] ([`init`](Self::init)) and [`ThreadLevel::Funneled`]: only
+///   the initializing thread communicates. Operations that take a PE (RMA, atomics,
+///   signals, their non-blocking forms, on any context) and context creation, called
+///   from any other thread, return [`Error::ThreadLevel`] having done nothing. (The
+///   check is one predictable branch, and none at the higher levels. Other calls —
+///   collectives, `quiet`, `fence`, waits, local reads — are not checked.)
+/// * [`ThreadLevel::Serialized`]: any thread, one call at a time; serializing is the
+///   program's part (the runtime is thread-safe at every level, so a violation costs no
+///   memory safety).
+/// * [`ThreadLevel::Multiple`]: any thread, any time; the only level that allows
+///   [`Shared`] contexts.
+///
+/// A generic `Shmem<Level>` would move the check to compile time, at the price of a
+/// level parameter on every type that borrows the guard; contexts, which need no such
+/// parameter, carry their threading rules in their type ([`Ctx`]).
+///
+/// ```
+/// use rshmem::{Error, Shmem};
+/// let shmem = Shmem::init()?; // ThreadLevel::Single
+/// let v = shmem.alloc(1, 0u8)?;
+/// let remote: &rshmem::SymSlice<u8> = &v;
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         let e = shmem.p(remote, 0, 1, 0).unwrap_err();
+///         assert!(matches!(e, Error::ThreadLevel { .. }));
+///     });
+/// });
+/// shmem.p(remote, 0, 1, 0)?; // the initializing thread: fine
+/// # Ok::<(), rshmem::Error>(())
+/// ```
 ///
 /// ```
 /// let shmem = rshmem::Shmem::init()?;
@@ -55,8 +101,13 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 pub struct Shmem {
     me: usize,
     npes: usize,
+    /// The thread level provided.
+    level: ThreadLevel,
     /// Set once finalized (by `finalize`), so `Drop` does nothing more.
     done: bool,
+    /// The default context (it borrows nothing: `'static` only inside the guard, which
+    /// hands it out re-borrowed for its own lifetime).
+    pub(crate) default: Ctx<'static, Shared>,
     /// `!Send` but `Sync`.
     _thread: PhantomData<std::sync::MutexGuard<'static, ()>>,
 }
@@ -106,14 +157,25 @@ impl Shmem {
         }
         let started = rshmem_core::init(level)
             .map_err(Error::from)
-            .and_then(|_| Ok((rshmem_core::setup::my_pe()?, rshmem_core::setup::n_pes()?)));
+            .and_then(|level| {
+                Ok((
+                    rshmem_core::setup::my_pe()?,
+                    rshmem_core::setup::n_pes()?,
+                    level,
+                ))
+            });
         match started {
-            Ok((me, npes)) => Ok(Shmem {
-                me,
-                npes,
-                done: false,
-                _thread: PhantomData,
-            }),
+            Ok((me, npes, level)) => {
+                INIT_THREAD.set(true);
+                Ok(Shmem {
+                    me,
+                    npes,
+                    level,
+                    done: false,
+                    default: Ctx::default_for(me, npes, level),
+                    _thread: PhantomData,
+                })
+            }
             Err(e) => {
                 LIVE.store(false, Ordering::Release);
                 Err(e)
@@ -126,6 +188,7 @@ impl Shmem {
     pub fn finalize(mut self) -> Result<()> {
         self.done = true;
         rshmem_core::finalize();
+        INIT_THREAD.set(false);
         LIVE.store(false, Ordering::Release);
         Ok(())
     }
@@ -159,9 +222,9 @@ impl Shmem {
         pe < self.npes && rshmem_core::setup::pe_accessible(pe as i64).unwrap_or(false)
     }
 
-    /// `shmem_query_thread`: the thread level provided.
+    /// `shmem_query_thread`: the thread level provided (see [Threads](#threads)).
     pub fn query_thread(&self) -> ThreadLevel {
-        rshmem_core::setup::query_thread().unwrap_or(ThreadLevel::Single)
+        self.level
     }
 
     /// `shmem_info_get_version` and `shmem_info_get_name`; callable without a guard.
@@ -192,35 +255,24 @@ impl Shmem {
         ok(rshmem_core::sync::sync_all());
     }
 
-    /// `shmem_fence`: puts, atomics and signals to each PE issued before it are
-    /// delivered before those issued after it.
+    /// `shmem_fence`: puts, atomics and signals to each PE issued on the default
+    /// context before it are delivered before those issued after it
+    /// ([`Ctx::fence`] on [`default_ctx`](Self::default_ctx)).
     pub fn fence(&self) {
-        ok(rshmem_core::order::fence());
+        self.default.fence()
     }
 
-    /// `shmem_quiet`: every put, atomic, signal and non-blocking operation this PE
-    /// issued before it is complete and visible.
+    /// `shmem_quiet`: every put, atomic, signal and non-blocking operation issued on the
+    /// default context before it is complete and visible ([`Ctx::quiet`] on
+    /// [`default_ctx`](Self::default_ctx)). Created contexts are completed by their own
+    /// quiet.
     pub fn quiet(&self) {
-        ok(rshmem_core::order::quiet());
+        self.default.quiet()
     }
 
     /// Bytes of the symmetric heap (`SHMEM_SYMMETRIC_SIZE`) not in use on this PE.
     pub fn heap_free(&self) -> usize {
         ok(rshmem_core::memory::heap_free())
-    }
-
-    /// Checks a PE number.
-    #[inline]
-    pub(crate) fn check_pe(&self, routine: &'static str, pe: usize) -> Result<()> {
-        if pe < self.npes {
-            Ok(())
-        } else {
-            Err(Error::PeOutOfRange {
-                routine,
-                pe,
-                npes: self.npes,
-            })
-        }
     }
 }
 
@@ -232,6 +284,7 @@ impl Drop for Shmem {
             return;
         }
         rshmem_core::finalize();
+        INIT_THREAD.set(false);
         LIVE.store(false, Ordering::Release);
     }
 }

@@ -2,6 +2,7 @@
 //! methods of [`Shmem`].
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::ops::Deref;
 
 use crate::atomic::{AmoExtended, SymAtomic, SymAtomicVec};
@@ -51,8 +52,66 @@ use crate::shmem::Shmem;
 /// # Ok::<(), rshmem::Error>(())
 /// ```
 pub struct SymVec<'s, T: Remote> {
-    pub(crate) region: Region<T>,
+    pub(crate) slice: SymSlice<T>,
     pub(crate) shmem: &'s Shmem,
+    /// Neither `Send` nor `Sync`: local accesses are not atomic.
+    _local: PhantomData<*const ()>,
+}
+
+/// The remote face of a symmetric array: its address and length, which RMA operations
+/// take as their symmetric side. A [`SymVec`] dereferences to it (`&vec` passes where a
+/// `&SymSlice` is asked for).
+///
+/// It has no local accessors, so unlike a `SymVec` it is `Sync`: threads share a
+/// `&SymSlice` to put into and get from one symmetric array at once (under
+/// [`ThreadLevel::Multiple`](crate::ThreadLevel::Multiple)), each on its own region or
+/// with its own synchronization, as PEs do.
+///
+/// ```
+/// use rshmem::{Shmem, SymSlice, ThreadLevel};
+/// let shmem = Shmem::init_thread(ThreadLevel::Multiple)?;
+/// let me = shmem.my_pe();
+/// let v = shmem.alloc(4, 0u32)?;
+/// let remote: &SymSlice<u32> = &v;
+/// std::thread::scope(|s| {
+///     for t in 0..4 {
+///         let shmem = &shmem;
+///         s.spawn(move || shmem.p(remote, t, t as u32 + 1, me).unwrap());
+///     }
+/// });
+/// assert_eq!(v.to_vec(), [1, 2, 3, 4]);
+/// # Ok::<(), rshmem::Error>(())
+/// ```
+pub struct SymSlice<T: Remote> {
+    pub(crate) region: Region<T>,
+}
+
+impl<T: Remote> fmt::Debug for SymSlice<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SymSlice")
+            .field("addr", &self.region.as_ptr())
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl<T: Remote> SymSlice<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.region.len()
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.region.len() == 0
+    }
+}
+
+impl<T: Remote> Deref for SymVec<'_, T> {
+    type Target = SymSlice<T>;
+    fn deref(&self) -> &SymSlice<T> {
+        &self.slice
+    }
 }
 
 impl<T: Remote> fmt::Debug for SymVec<'_, T> {
@@ -65,14 +124,12 @@ impl<T: Remote> fmt::Debug for SymVec<'_, T> {
 }
 
 impl<'s, T: Remote> SymVec<'s, T> {
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.region.len()
-    }
-
-    /// Whether there are no elements.
-    pub fn is_empty(&self) -> bool {
-        self.region.len() == 0
+    fn new(region: Region<T>, shmem: &'s Shmem) -> Self {
+        SymVec {
+            slice: SymSlice { region },
+            shmem,
+            _local: PhantomData,
+        }
     }
 
     /// The guard this object belongs to.
@@ -138,19 +195,19 @@ impl<'s, T: Remote> SymVec<'s, T> {
     /// # Ok::<(), rshmem::Error>(())
     /// ```
     pub fn resize(&mut self, len: usize, fill: T) -> Result<()> {
-        raw::resize("shmem_realloc", &mut self.region, len, fill)
+        raw::resize("shmem_realloc", &mut self.slice.region, len, fill)
     }
 
     /// `shmem_free`: frees the object now. Collective (with a barrier); the same as
     /// dropping it, but reports errors.
     pub fn free(mut self) -> Result<()> {
-        raw::free("shmem_free", self.region.take())
+        raw::free("shmem_free", self.slice.region.take())
     }
 }
 
 impl<T: Remote> Drop for SymVec<'_, T> {
     fn drop(&mut self) {
-        raw::drop_region(self.region.take());
+        raw::drop_region(self.slice.region.take());
     }
 }
 
@@ -222,18 +279,15 @@ impl Shmem {
     /// # Ok::<(), rshmem::Error>(())
     /// ```
     pub fn alloc<T: Remote>(&self, len: usize, init: T) -> Result<SymVec<'_, T>> {
-        Ok(SymVec {
-            region: raw::alloc("shmem_malloc", len, Some(init))?,
-            shmem: self,
-        })
+        Ok(SymVec::new(
+            raw::alloc("shmem_malloc", len, Some(init))?,
+            self,
+        ))
     }
 
     /// `shmem_calloc`: a symmetric array of `len` all-zero elements.
     pub fn alloc_zeroed<T: Remote>(&self, len: usize) -> Result<SymVec<'_, T>> {
-        Ok(SymVec {
-            region: raw::alloc("shmem_calloc", len, None)?,
-            shmem: self,
-        })
+        Ok(SymVec::new(raw::alloc("shmem_calloc", len, None)?, self))
     }
 
     /// A single symmetric value.

@@ -1,15 +1,24 @@
 //! Single-PE checks of the guard and of the types' thread-safety markers. One test
 //! function, because a process holds at most one live guard.
 
-use rshmem::{Cmp, Error, Shmem, SymAtomic, SymAtomicVec, SymBox, SymLock, SymVec, ThreadLevel};
+use rshmem::{
+    Cmp, Ctx, Error, Serialized, Shared, Shmem, SymAtomic, SymAtomicVec, SymBox, SymLock, SymSlice,
+    SymVec, ThreadLevel,
+};
 
 fn is_sync<T: Sync>() {}
+fn is_send<T: Send>() {}
 
 #[test]
 fn guard_lifecycle_and_markers() {
     is_sync::<Shmem>();
     is_sync::<SymAtomic<'static, u64>>();
     is_sync::<SymAtomicVec<'static, i32>>();
+    is_sync::<SymSlice<u8>>();
+    // Context modes (the negative cases are compile_fail doctests of `Ctx`).
+    is_send::<Ctx<'static, Shared>>();
+    is_sync::<Ctx<'static, Shared>>();
+    is_send::<Ctx<'static, Serialized>>();
     // SymVec, SymBox and SymLock are neither Send nor Sync (see the compile_fail doctests).
     let _ = std::mem::size_of::<(SymVec<'static, u8>, SymBox<'static, u8>, SymLock<'static>)>();
 
