@@ -464,11 +464,62 @@ impl TeamRef<'_> {
     /// # Ok::<(), rshmem::Error>(())
     /// ```
     pub fn create_ctx<M: CtxMode>(&self, nostore: bool) -> Result<Ctx<'_, M>> {
+        self.ctx_source().create_ctx(nostore)
+    }
+
+    /// A handle that creates contexts on this team from any thread. A `TeamRef` is not
+    /// `Sync` (no two threads may run collectives on one team at once), but creating
+    /// contexts is not collective: threads that each want a private context on a team
+    /// share this instead. It borrows the team like the contexts it makes.
+    ///
+    /// ```
+    /// use rshmem::{Private, Shmem, TeamConfig, ThreadLevel};
+    /// let shmem = Shmem::init_thread(ThreadLevel::Multiple)?;
+    /// let n = shmem.n_pes();
+    /// let rev = shmem.world().split_strided(n - 1, -1, n, &TeamConfig::default())?.unwrap();
+    /// let source = rev.ctx_source();
+    /// let v = shmem.alloc(1, shmem.my_pe())?;
+    /// let remote: &rshmem::SymSlice<usize> = &v; // the Sync face of a SymVec
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..2 {
+    ///         s.spawn(|| {
+    ///             let ctx = source.create_ctx::<Private>(false).unwrap();
+    ///             assert_eq!(ctx.g(remote, 0, 0).unwrap(), n - 1); // team rank 0 = world PE n - 1
+    ///         });
+    ///     }
+    /// });
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn ctx_source(&self) -> TeamCtxSource<'_> {
+        TeamCtxSource {
+            team: Arc::clone(&self.team),
+            shmem: self.shmem(),
+            me: self.my_pe(),
+            npes: self.n_pes(),
+        }
+    }
+}
+
+/// Creates contexts on one team from any thread ([`TeamRef::ctx_source`]).
+#[derive(Debug, Clone)]
+pub struct TeamCtxSource<'t> {
+    team: Arc<CoreTeam>,
+    shmem: &'t Shmem,
+    me: usize,
+    npes: usize,
+}
+
+impl<'t> TeamCtxSource<'t> {
+    /// `shmem_team_create_ctx`: as [`TeamRef::create_ctx`].
+    ///
+    /// # Errors
+    /// As [`Shmem::create_ctx`].
+    pub fn create_ctx<M: CtxMode>(&self, nostore: bool) -> Result<Ctx<'t, M>> {
         Ctx::create(
-            self.shmem(),
+            self.shmem,
             "shmem_team_create_ctx",
             Some(&self.team),
-            (self.my_pe(), self.n_pes()),
+            (self.me, self.npes),
             nostore,
         )
     }

@@ -83,7 +83,7 @@ mod team;
 
 pub use atomic::{AmoBitwise, AmoExtended, AmoStandard, AtomicElem, SymAtomic, SymAtomicVec};
 pub use coll::{And, Complex, Max, Min, Operator, Or, Prod, Reducible, Sum, Xor};
-pub use ctx::{Ctx, CtxMode, Private, Serialized, Shared};
+pub use ctx::{Ctx, CtxMode, Private, Serialized, Shared, TeamCtxSource};
 pub use error::{Error, Result};
 pub use lock::{LockGuard, SymLock};
 pub use nbe::{FetchReq, NbeScope, ReqSet, Request};

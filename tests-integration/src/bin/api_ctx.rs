@@ -580,6 +580,25 @@ fn threads(shmem: &Shmem, t: usize) -> rshmem::Result<()> {
     }
     assert_eq!(counters.to_vec(), vec![(ADDS + 2) * n as u64; t]);
     shmem.barrier_all();
+
+    // Case 4: each thread creates its own private context on the team (through the
+    // team's Sync context source) and adds to its counter on every team rank.
+    let source = rev.ctx_source();
+    std::thread::scope(|s| {
+        for tid in 0..t {
+            let source = &source;
+            s.spawn(move || {
+                let c = source.create_ctx::<Private>(false).unwrap();
+                assert_eq!(c.my_pe(), n - 1 - me);
+                for rank in 0..n {
+                    c.atomic_add(counters.at(tid), 1, rank).unwrap();
+                }
+            });
+        }
+    });
+    shmem.barrier_all();
+    assert_eq!(counters.to_vec(), vec![(ADDS + 3) * n as u64; t]);
+    shmem.barrier_all();
     Ok(())
 }
 
