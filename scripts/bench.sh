@@ -12,27 +12,52 @@
 #                                      the same at 4 PEs, plus flat vs hierarchical
 #                                      (HOST, LEADERS, HOST broadcast) sum reduction with
 #                                      shm, RD and ring across LEADERS
+#   oshrun -np 2 rshmem-bench threads --threads 1
+#   oshrun -np 2T rshmem-bench threads --threads T
+#                                      seed 001: put/get 1 B..1 MiB, atomic post/fetch
+#                                      message rate of T threads on the default context,
+#                                      T threads on private contexts and T single-threaded
+#                                      PEs (target: private >= 0.9x PEs); ping-pong latency
+#   oshrun -np 1 rshmem-bench apps --threads T
+#   oshrun -np 2 rshmem-bench apps --threads T   (2T busy threads: oversubscribed if > cores)
+#                                      seed 001: 3-D halo exchange, ISx all-to-all,
+#                                      Mandelbrot with work stealing; single vs multi context
+#   oshrun -np 2 rshmem-bench nbe --threads T
+#                                      seed 002: put_nbe vs put_nbi rates, fetch_add_nbe,
+#                                      bandwidth with threads, COMB overlap 64 B / 6 MiB
+#                                      (target: >= 90% at 6 MiB), threaded broadcast vs the
+#                                      library's, GUPS
+#   oshrun -np 2 rshmem-bench threshold
+#                                      copy engine vs inline copy: the threshold crossover
 #   rshmem-bench launch                oshrun -np 1/2/4 hello, start to exit
 # then prints the targets again. Table lines never start with `{`; JSON lines always do
 # (`./scripts/bench.sh | grep '^{'` keeps only the JSON).
 #
-# Usage: scripts/bench.sh [--quick] [--runs N]
-#   --quick   fewer samples (a smoke test, not a measurement)
-#   --runs N  timed launches per PE count (default 20)
-# Honours CARGO_TARGET_DIR.
+# Usage: scripts/bench.sh [--quick] [--runs N] [--threads T]
+#   --quick       fewer samples, shorter runs (a smoke test, not a measurement)
+#   --runs N      timed launches per PE count (default 20)
+#   --threads T   threads per PE of the multithreaded suites (default 2; the headline
+#                 figures want T <= cores, and threads runs -np 2T PEs of which T work)
+# Honours CARGO_TARGET_DIR. The figures are only as quiet as the machine: compare the
+# load averages printed before and after.
 set -euo pipefail
 
 quick=()
 runs=20
+threads=2
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=(--quick); runs=5 ;;
         --runs) runs="$2"; shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        --threads) threads="$2"; shift ;;
+        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
+case "$threads" in
+    ''|*[!0-9]*|0) echo "bench.sh: --threads wants a positive integer, not '$threads'" >&2; exit 2 ;;
+esac
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -54,6 +79,14 @@ trap 'rm -f "$out"' EXIT
     "$oshrun" --timeout 900 -np 4 "$bench" barrier "${quick[@]}"
     "$oshrun" --timeout 900 -np 2 "$bench" coll "${quick[@]}"
     SHMEM_VIRTUAL_HOSTS=2 "$oshrun" --timeout 900 -np 4 "$bench" coll "${quick[@]}"
+    "$oshrun" --timeout 900 -np 2 "$bench" threads --threads 1 "${quick[@]}"
+    if [ "$threads" -gt 1 ]; then
+        "$oshrun" --timeout 900 -np $((2 * threads)) "$bench" threads --threads "$threads" "${quick[@]}"
+    fi
+    "$oshrun" --timeout 900 -np 1 "$bench" apps --threads "$threads" "${quick[@]}"
+    "$oshrun" --timeout 900 -np 2 "$bench" apps --threads "$threads" "${quick[@]}"
+    "$oshrun" --timeout 900 -np 2 "$bench" nbe --threads "$threads" "${quick[@]}"
+    "$oshrun" --timeout 900 -np 2 "$bench" threshold "${quick[@]}"
     "$bench" launch --oshrun "$oshrun" --runs "$runs"
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out"

@@ -6,16 +6,29 @@
 //! * `oshrun -np 4 rshmem-bench barrier`: barrier latency at any PE count.
 //! * `oshrun -np k rshmem-bench coll`: team creation, barriers and team collectives against
 //!   memcpy; flat vs hierarchical reduction with several (virtual) hosts.
+//! * `oshrun -np 2T rshmem-bench threads --threads T`: multithreaded message rate (put,
+//!   get, atomic post/fetch) of T threads on the default context, T threads on private
+//!   contexts and T single-threaded PEs; ping-pong latency with threads (seed 001).
+//! * `oshrun -np P rshmem-bench apps --threads T`: 3-D halo exchange, ISx-style all-to-all
+//!   and Mandelbrot with work stealing, single vs multiple contexts (seed 001).
+//! * `oshrun -np 2 rshmem-bench nbe --threads T`: put_nbe vs put_nbi rates, fetch_add_nbe,
+//!   bandwidth with threads, COMB overlap, multithreaded broadcast, GUPS (seed 002).
+//! * `oshrun -np 2 rshmem-bench threshold`: where the copy engine starts to pay.
 //! * `rshmem-bench launch --oshrun PATH`: `oshrun -np k rshmem-bench hello` wall time.
 //! * `rshmem-bench summary < output`: the targets of earlier runs, again.
 //!
 //! Table lines never start with `{`; JSON lines always do.
 
+mod apps;
 mod coll;
 mod launch;
+mod nbe;
 mod pe;
 mod report;
+mod spmd;
 mod stats;
+mod threads;
+mod threshold;
 
 use std::path::PathBuf;
 
@@ -58,6 +71,76 @@ enum Cmd {
         #[arg(long, default_value_t = 1 << 20)]
         max_size: usize,
     },
+    /// Multithreaded message rate and ping-pong: T threads (shared / private contexts)
+    /// against T PEs (run under `oshrun -np 2T`).
+    Threads {
+        /// Fewer samples, shorter runs.
+        #[arg(long)]
+        quick: bool,
+        /// Threads per PE (T).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Largest put/get size in bytes (sizes go up by 4x from 1 B).
+        #[arg(long, default_value_t = 1 << 20)]
+        max_size: usize,
+    },
+    /// Halo exchange, ISx all-to-all and Mandelbrot: single vs multiple contexts (any -np).
+    Apps {
+        /// Fewer samples, smaller problems.
+        #[arg(long)]
+        quick: bool,
+        /// Threads per PE (T).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Halo block edges m (m^3 doubles per PE), comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "64,192")]
+        halo_sizes: Vec<usize>,
+        /// ISx keys (u32) per thread.
+        #[arg(long, default_value_t = 1 << 20)]
+        isx_keys: usize,
+        /// Mandelbrot image edge in pixels.
+        #[arg(long, default_value_t = 512)]
+        mandel_size: usize,
+        /// Mandelbrot iteration limit.
+        #[arg(long, default_value_t = 512)]
+        mandel_iters: u32,
+    },
+    /// Explicit non-blocking operations and merged requests (run under `oshrun -np 2`).
+    Nbe {
+        /// Fewer samples, shorter runs.
+        #[arg(long)]
+        quick: bool,
+        /// Threads (T); thread counts 1..=T are measured.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Largest put size of the message-rate and bandwidth tables (sizes go up by 4x).
+        #[arg(long, default_value_t = 4 << 20)]
+        max_size: usize,
+        /// Message sizes of the overlap measurement, comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "64,6291456")]
+        overlap_sizes: Vec<usize>,
+        /// Largest broadcast size.
+        #[arg(long, default_value_t = 4 << 20)]
+        bcast_max: usize,
+        /// GUPS table words (u64) per PE (rounded up to a power of two).
+        #[arg(long, default_value_t = 1 << 22)]
+        gups_words: usize,
+        /// Sections to run, comma separated (rate, mt, bw, overlap, bcast, gups; default all).
+        #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(nbe::SECTIONS))]
+        sections: Vec<String>,
+    },
+    /// Copy engine vs inline copy for put_nbi: the crossover size (run under `oshrun -np 2`).
+    Threshold {
+        /// Fewer samples.
+        #[arg(long)]
+        quick: bool,
+        /// Smallest size.
+        #[arg(long, default_value_t = 1 << 10)]
+        min_size: usize,
+        /// Largest size.
+        #[arg(long, default_value_t = 8 << 20)]
+        max_size: usize,
+    },
     /// Times `oshrun -np k <hello> hello` from start to exit (run without a launcher).
     Launch {
         /// The launcher.
@@ -91,6 +174,48 @@ fn main() {
         Cmd::Pe { quick, max_size } => pe::run_pe(quick, max_size),
         Cmd::Barrier { quick } => pe::run_barrier(quick),
         Cmd::Coll { quick, max_size } => coll::run_coll(quick, max_size),
+        Cmd::Threads {
+            quick,
+            threads,
+            max_size,
+        } => threads::run(quick, threads, max_size),
+        Cmd::Apps {
+            quick,
+            threads,
+            halo_sizes,
+            isx_keys,
+            mandel_size,
+            mandel_iters,
+        } => apps::run(apps::Opts {
+            quick,
+            threads,
+            halo_sizes,
+            isx_keys,
+            mandel_size,
+            mandel_iters,
+        }),
+        Cmd::Nbe {
+            quick,
+            threads,
+            max_size,
+            overlap_sizes,
+            bcast_max,
+            gups_words,
+            sections,
+        } => nbe::run(nbe::Opts {
+            quick,
+            threads,
+            max_size,
+            overlap_sizes,
+            bcast_max,
+            gups_words,
+            sections,
+        }),
+        Cmd::Threshold {
+            quick,
+            min_size,
+            max_size,
+        } => threshold::run(quick, min_size, max_size),
         Cmd::Launch {
             oshrun,
             hello,

@@ -14,7 +14,7 @@ use crate::report::{self, Goal, Report};
 use crate::stats::{interleaved, interleaved_fixed, Body, Lat};
 
 /// Ends the job on a runtime error.
-fn ok<T>(r: rshmem_core::Result<T>) -> T {
+pub(crate) fn ok<T>(r: rshmem_core::Result<T>) -> T {
     r.unwrap_or_else(|e| rshmem_core::fatal(&e))
 }
 

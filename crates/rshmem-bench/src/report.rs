@@ -85,6 +85,19 @@ impl Report {
         println!("{}", self.record(bench, size, metric, value, unit, &[]));
     }
 
+    /// One JSON record with extra keys after the documented ones (e.g. `"threads"`).
+    pub(crate) fn json_with(
+        &self,
+        bench: &str,
+        size: Option<usize>,
+        metric: &str,
+        value: f64,
+        unit: &str,
+        extra: &[(&str, Value)],
+    ) {
+        println!("{}", self.record(bench, size, metric, value, unit, extra));
+    }
+
     /// A JSON line with the keys in the documented order, then `extra` ones.
     fn record(
         &self,
