@@ -102,7 +102,6 @@ pub unsafe fn atomic_nbe<W: Word>(
     let old = unsafe { ctx_atomic(ctx, routine, dest, op, pe)? };
     // SAFETY: the caller guarantees `fetch` is writable.
     unsafe { fetch.write(old) };
-    // SAFETY: a handle in the slot is live (the caller's contract).
-    unsafe { request::ensure(rt(routine)?, slot) };
+    request::settle(slot);
     Ok(())
 }

@@ -24,6 +24,12 @@ use crate::word::{AmoOp, Word};
 const QUEUE_DEPTH: usize = 1024;
 /// Empty polls (spinning, then yielding) before an idle lane parks.
 const IDLE_POLLS: u32 = 64;
+/// Smallest piece a transfer is cut into. A large transfer is queued as several jobs so
+/// that a thread waiting for it takes a share of what is left instead of idling while
+/// the lane finishes (seed 002's overlap measure counts that tail).
+const PIECE_MIN: usize = 64 << 10;
+/// Most pieces one transfer is cut into.
+const PIECES_MAX: usize = 16;
 
 /// Test hook: while set, lanes and waiters run no jobs (so tests can observe what a
 /// `quiet` on another context leaves pending).
@@ -227,12 +233,30 @@ impl Engine {
         len >= self.threshold && !self.lanes.is_empty()
     }
 
-    /// The lane for a new context or request (round robin).
+    /// The lane for a new context (round robin).
     pub(crate) fn pick_lane(&self) -> usize {
         match self.lanes.len() {
-            0 => 0,
+            0 | 1 => 0,
             n => self.next_lane.fetch_add(1, Ordering::Relaxed) % n,
         }
+    }
+
+    /// The lane of the calling thread's requests: picked round robin on the thread's
+    /// first request, then kept, so threads issuing requests share no counter.
+    #[inline]
+    pub(crate) fn thread_lane(&self) -> usize {
+        thread_local! {
+            static LANE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+        }
+        if self.lanes.len() <= 1 {
+            return 0;
+        }
+        LANE.with(|c| {
+            if c.get() == usize::MAX {
+                c.set(self.pick_lane());
+            }
+            c.get()
+        })
     }
 
     fn thread(&self, i: usize) -> &JoinHandle<()> {
@@ -246,7 +270,8 @@ impl Engine {
     }
 
     /// Hands a copy of `len` bytes from `src` to `dst` (then the signal update, if any)
-    /// to lane `lane`, counted in `comp`. Runs it inline if the lane's queue is full.
+    /// to lane `lane`, counted in `comp`; a large plain copy is queued as several pieces.
+    /// Pieces that do not fit in the lane's queue run inline.
     ///
     /// # Safety
     /// `src` and `dst` are valid for `len` bytes and untouched by the caller until `comp`
@@ -262,25 +287,39 @@ impl Engine {
     ) {
         let i = lane % self.lanes.len();
         let l = &self.lanes[i].0;
-        comp.issued.fetch_add(1, Ordering::Relaxed);
-        l.issued.fetch_add(1, Ordering::Relaxed);
-        let job = Job {
-            dst,
-            src,
-            len,
-            signal,
-            comp,
+        // Pieces may run at once on different threads: only a plain copy between
+        // disjoint ranges may be cut (a signal must follow the whole transfer).
+        debug_assert!(len > 0, "the engine takes transfers above its threshold");
+        let disjoint = (dst as usize).abs_diff(src as usize) >= len;
+        let piece = if signal.is_none() && disjoint {
+            len.div_ceil((len / PIECE_MIN).clamp(1, PIECES_MAX))
+        } else {
+            len
         };
-        match l.queue.push(job) {
-            Ok(()) => {
-                let t = self.thread(i);
-                fence(Ordering::SeqCst);
-                if l.sleeping.load(Ordering::SeqCst) {
-                    t.thread().unpark();
-                }
+        let pieces = len.div_ceil(piece) as u64;
+        comp.issued.fetch_add(pieces, Ordering::Relaxed);
+        l.issued.fetch_add(pieces, Ordering::Relaxed);
+        let mut queued = false;
+        for off in (0..len).step_by(piece) {
+            let job = Job {
+                dst: dst.wrapping_add(off),
+                src: src.wrapping_add(off),
+                len: piece.min(len - off),
+                signal,
+                comp,
+            };
+            match l.queue.push(job) {
+                Ok(()) => queued = true,
+                // SAFETY: the caller's contract.
+                Err(job) => unsafe { job.run(l) },
             }
-            // SAFETY: the caller's contract.
-            Err(job) => unsafe { job.run(l) },
+        }
+        if queued {
+            let t = self.thread(i);
+            fence(Ordering::SeqCst);
+            if l.sleeping.load(Ordering::SeqCst) {
+                t.thread().unpark();
+            }
         }
     }
 

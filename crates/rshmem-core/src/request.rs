@@ -8,10 +8,14 @@
 //! flat (one list under the merged head), so testing and releasing never recurse.
 //! `quiet` and `fence` ignore requests: only test and wait complete them.
 //!
-//! Request objects are pooled in a lock-free queue, so an operation that allocates a
-//! handle takes no lock.
+//! An operation that completes before its call returns (every small one) leaves no state
+//! behind: its handle is the shared, always-complete [`done`] request, and only a
+//! transfer handed to the copy engine takes a request object of its own. Those objects
+//! are recycled through a small per-thread cache backed by a lock-free pool, so a thread
+//! issuing requests takes no lock and shares no cache line with other threads.
 #![allow(unsafe_code)]
 
+use std::cell::RefCell;
 use std::ptr::NonNull;
 
 use crossbeam_queue::ArrayQueue;
@@ -23,6 +27,8 @@ use crate::runtime::{rt, Runtime};
 
 /// Request objects kept for reuse per PE.
 pub(crate) const POOL_SIZE: usize = 4096;
+/// Request objects a thread keeps for itself before returning them to the pool.
+const CACHE_SIZE: usize = 64;
 
 /// Parameters of `request_alloc` (`shmemx_request_params_t`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -43,6 +49,28 @@ pub struct Request {
     next: Option<ReqHandle>,
     /// Set once merged into another request (its handle is consumed).
     consumed: bool,
+}
+
+/// The request of operations that completed before their call returned: complete
+/// forever, never written, released by nobody.
+struct Done(Request);
+
+// SAFETY: never written (every path that writes a request skips it), so sharing it
+// between threads is sharing an immutable value.
+unsafe impl Sync for Done {}
+
+static DONE: Done = Done(Request {
+    comp: Completion::new(),
+    lane: 0,
+    merged: None,
+    next: None,
+    consumed: false,
+});
+
+/// The handle of the always-complete request (see the module notes).
+#[inline(always)]
+pub fn done() -> ReqHandle {
+    ReqHandle(NonNull::from(&DONE.0))
 }
 
 /// A request handle (`shmemx_request_h`): a non-null pointer, so `Option<ReqHandle>` has
@@ -98,40 +126,86 @@ pub(crate) fn new_pool() -> ArrayQueue<Box<Request>> {
     ArrayQueue::new(POOL_SIZE)
 }
 
-fn alloc_in(rt: &Runtime) -> ReqHandle {
-    let mut r = rt.requests.pop().unwrap_or_else(|| {
-        Box::new(Request {
-            comp: Completion::new(),
-            lane: 0,
-            merged: None,
-            next: None,
-            consumed: false,
+thread_local! {
+    /// The calling thread's recycled request objects (boxed: handles point into them).
+    #[allow(clippy::vec_box)]
+    static CACHE: RefCell<Vec<Box<Request>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A recycled request object (this thread's, else the PE's), or a new one.
+fn take(rt: &Runtime) -> Box<Request> {
+    CACHE
+        .try_with(|c| c.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .or_else(|| rt.requests.pop())
+        .unwrap_or_else(|| {
+            Box::new(Request {
+                comp: Completion::new(),
+                lane: 0,
+                merged: None,
+                next: None,
+                consumed: false,
+            })
         })
+}
+
+/// Keeps a released request object for reuse (this thread's cache, else the PE's pool;
+/// beyond both it is freed).
+fn give(rt: &Runtime, b: Box<Request>) {
+    let mut b = Some(b);
+    let _ = CACHE.try_with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() < CACHE_SIZE {
+            if c.capacity() == 0 {
+                c.reserve_exact(CACHE_SIZE);
+            }
+            c.extend(b.take());
+        }
     });
+    if let Some(b) = b {
+        let _ = rt.requests.push(b);
+    }
+}
+
+fn alloc_in(rt: &Runtime) -> ReqHandle {
+    let mut r = take(rt);
     r.comp.reset();
-    r.lane = rt.engine.pick_lane();
+    r.lane = rt.engine.thread_lane();
     r.merged = None;
     r.next = None;
     r.consumed = false;
     ReqHandle(NonNull::from(Box::leak(r)))
 }
 
-/// `shmemx_request_alloc`: a fresh, empty (complete) request.
+/// `shmemx_request_alloc`: a fresh, empty (complete) request. It is the shared
+/// [`done`] request until an operation handed to the copy engine joins it.
 pub fn alloc(params: RequestParams) -> Result<ReqHandle> {
     let _ = params;
-    Ok(alloc_in(rt("shmemx_request_alloc")?))
+    rt("shmemx_request_alloc")?;
+    Ok(done())
 }
 
-/// The request in `slot`, allocating one when the slot is empty (an operation given a
-/// `NULL` handle).
+/// The request in `slot`, for an operation handed to the copy engine: allocated when the
+/// slot is empty (an operation given a `NULL` handle) or holds [`done`].
 ///
 /// # Safety
 /// A handle in `slot` is live.
 #[inline]
 pub(crate) unsafe fn ensure<'a>(rt: &Runtime, slot: &mut Option<ReqHandle>) -> &'a Request {
-    let h = *slot.get_or_insert_with(|| alloc_in(rt));
+    let h = match *slot {
+        Some(h) if h != done() => h,
+        _ => *slot.insert(alloc_in(rt)),
+    };
     // SAFETY: the caller's contract, or freshly allocated.
     unsafe { h.get() }
+}
+
+/// The request in `slot` for an operation that completes before its call returns: the
+/// slot's live request if it has one, else [`done`] (nothing is allocated).
+#[inline]
+pub(crate) fn settle(slot: &mut Option<ReqHandle>) {
+    slot.get_or_insert_with(done);
 }
 
 /// Whether the request and everything merged into it are complete.
@@ -161,13 +235,15 @@ unsafe fn complete(h: ReqHandle) -> bool {
 /// # Safety
 /// `h` is live and complete; the caller drops every copy of the handle.
 unsafe fn release(rt: &Runtime, h: ReqHandle) {
-    // SAFETY: the caller's contract.
+    if h == done() {
+        return;
+    }
     let mut cur = Some(h);
     while let Some(c) = cur {
         // SAFETY: live, complete, listed once; handed back exactly once.
         let b = unsafe { Box::from_raw(c.0.as_ptr()) };
         cur = if c == h { b.merged } else { b.next };
-        let _ = rt.requests.push(b);
+        give(rt, b);
     }
 }
 
@@ -226,12 +302,12 @@ pub unsafe fn free(slot: &mut Option<ReqHandle>) -> Result<()> {
 }
 
 /// `shmemx_merge_request`, one input at a time: moves `from` (and everything merged into
-/// it) into `into`, allocating `into` if it is empty; `from` is consumed (set to `None`).
+/// it) into `into` (which becomes `from` when it holds no object of its own); `from` is consumed (set to `None`).
 ///
 /// # Safety
 /// Handles in both slots are live, and no other thread uses them during the call.
 pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) -> Result<()> {
-    let rt = rt("shmemx_merge_request")?;
+    rt("shmemx_merge_request")?;
     let Some(f) = *from else { return Ok(()) };
     // A copy of a handle merged before would link the list into a cycle.
     // SAFETY: the caller's contract (a consumed request stays allocated until its head is
@@ -244,12 +320,24 @@ pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) 
         });
     }
     *from = None;
-    // SAFETY: the caller's contract.
-    unsafe { ensure(rt, into) };
-    let head_h = into.expect("ensure filled it");
-    if f == head_h {
-        return Ok(());
-    }
+    let head_h = match *into {
+        // Nothing in flight: the merged request is `into` as it is.
+        _ if f == done() => {
+            settle(into);
+            return Ok(());
+        }
+        // `into` holds no object of its own: `f` becomes the merged request.
+        None => {
+            *into = Some(f);
+            return Ok(());
+        }
+        Some(h) if h == done() => {
+            *into = Some(f);
+            return Ok(());
+        }
+        Some(h) if h == f => return Ok(()),
+        Some(h) => h,
+    };
     // SAFETY: live, and used by this thread only for the call.
     let fr = unsafe { f.get_mut() };
     // Splice `f`'s own merged list after `f`, then `f` at the front of the head's list.

@@ -269,24 +269,30 @@ unsafe fn nbe(
     } else {
         None
     };
+    let Some(remote) = remote.filter(|_| rt.engine.takes(nbytes)) else {
+        // Complete before the call returns: no request object needed.
+        request::settle(slot);
+        return match remote {
+            // SAFETY: forwarded contract.
+            Some(remote) => unsafe { rt.xfer(routine, dir, pe, remote, local, nbytes) },
+            None => Ok(()),
+        };
+    };
     // SAFETY: a handle in the slot is live (the caller's contract).
     let req = unsafe { request::ensure(rt, slot) };
-    match remote {
-        // SAFETY: forwarded contract; the request outlives its transfers (it is released
-        // only once complete).
-        Some(remote) => unsafe {
-            rt.xfer_nbi(
-                routine,
-                dir,
-                pe,
-                remote,
-                local,
-                nbytes,
-                req.completion(),
-                None,
-            )
-        },
-        None => Ok(()),
+    // SAFETY: forwarded contract; the request outlives its transfers (it is released only
+    // once complete).
+    unsafe {
+        rt.xfer_nbi(
+            routine,
+            dir,
+            pe,
+            remote,
+            local,
+            nbytes,
+            req.completion(),
+            None,
+        )
     }
 }
 

@@ -498,7 +498,8 @@ fn nbe(me: usize, n: usize) {
         "an op allocates a handle"
     );
     let mut merged = None;
-    let stale = r1;
+    // r1 (an engine transfer) becomes the merged request; r2 is linked under it.
+    let stale = r2;
     for r in [&mut r1, &mut r2, &mut r3, &mut r4] {
         // SAFETY: live handles owned by this thread.
         unsafe { request::merge(&mut merged, r).unwrap() };
