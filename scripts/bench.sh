@@ -27,6 +27,9 @@
 #                                      bandwidth with threads, COMB overlap 64 B / 6 MiB
 #                                      (target: >= 90% at 6 MiB), threaded broadcast vs the
 #                                      library's, GUPS
+#   SHMEM_COPY_ENGINE_PIECE=0 oshrun -np 2 rshmem-bench nbe --sections overlap
+#                                      the overlap again with transfers not cut into
+#                                      pieces (waiters do not share the engine's work)
 #   oshrun -np 2 rshmem-bench threshold
 #                                      copy engine vs inline copy: the threshold crossover
 #   rshmem-bench launch                oshrun -np 1/2/4 hello, start to exit
@@ -50,7 +53,7 @@ while [ $# -gt 0 ]; do
         --quick) quick=(--quick); runs=5 ;;
         --runs) runs="$2"; shift ;;
         --threads) threads="$2"; shift ;;
-        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -86,6 +89,7 @@ trap 'rm -f "$out"' EXIT
     "$oshrun" --timeout 900 -np 1 "$bench" apps --threads "$threads" "${quick[@]}"
     "$oshrun" --timeout 900 -np 2 "$bench" apps --threads "$threads" "${quick[@]}"
     "$oshrun" --timeout 900 -np 2 "$bench" nbe --threads "$threads" "${quick[@]}"
+    SHMEM_COPY_ENGINE_PIECE=0 "$oshrun" --timeout 900 -np 2 "$bench" nbe --sections overlap "${quick[@]}"
     "$oshrun" --timeout 900 -np 2 "$bench" threshold "${quick[@]}"
     "$bench" launch --oshrun "$oshrun" --runs "$runs"
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

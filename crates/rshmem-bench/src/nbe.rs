@@ -229,11 +229,13 @@ pub(crate) fn run(o: Opts) {
         .map(|b| Shared(b.as_mut_ptr().cast()))
         .collect();
     let (thr, lanes) = engine_config();
+    let piece = engine_piece();
     if me == 0 {
         r.line(format!(
-            "rshmem-bench nbe: {npes} PEs, T = {t} threads on {} cores; copy engine: threshold {}, {lanes} lane(s); {} mode",
+            "rshmem-bench nbe: {npes} PEs, T = {t} threads on {} cores; copy engine: threshold {}, {lanes} lane(s), {}; {} mode",
             cores(),
             report::size(thr),
+            piece_label(piece),
             if o.quick { "quick" } else { "full" }
         ));
         r.line(format!(
@@ -379,7 +381,7 @@ pub(crate) fn run(o: Opts) {
             report_bw(&r, t, &bw_sizes, &bw);
         }
         if on("overlap") {
-            report_overlap(&r, thr, &ovl);
+            report_overlap(&r, thr, piece, &ovl);
         }
     }
 
@@ -517,10 +519,14 @@ pub(crate) struct OvlRow {
     pub(crate) ratio: f64,
     /// Communication alone (post + wait), ns.
     pub(crate) comm: f64,
+    /// The same transfer as a blocking put (the issuer copies), ns.
+    pub(crate) inline: f64,
     /// Work alone, ns.
     pub(crate) work: f64,
     /// Post, work, wait, ns.
     pub(crate) total: f64,
+    /// The row whose work equals the blocking put's time (not a ratio of the curve).
+    pub(crate) at_inline: bool,
 }
 
 impl OvlRow {
@@ -529,13 +535,20 @@ impl OvlRow {
     pub(crate) fn overlap(&self) -> f64 {
         (100.0 * (1.0 - (self.total - self.work) / self.comm)).clamp(0.0, 100.0)
     }
+
+    /// Share of a blocking put's time hidden behind the work, in percent: what the engine
+    /// saves the issuer against copying the data itself.
+    pub(crate) fn hidden(&self) -> f64 {
+        (100.0 * (1.0 - (self.total - self.work) / self.inline)).clamp(0.0, 100.0)
+    }
 }
 
 /// Work fractions of the overlap curve.
-const RATIOS: [f64; 7] = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5];
+const RATIOS: [f64; 9] = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5];
 
 /// COMB post-work-wait for a put_nbe of `n` bytes: communication alone, work alone and
-/// both, interleaved, for growing work.
+/// both, interleaved, for growing work; then once more with work equal to a blocking
+/// put of the same size.
 pub(crate) fn overlap(
     e: &Effort,
     dst: *mut u8,
@@ -553,11 +566,19 @@ pub(crate) fn overlap(
             wait(&mut slot);
         }
     };
-    let mut bodies: [Body<'_>; 1] = [&mut comm];
-    let tc0 = median(&interleaved_fixed(&mut bodies, batch, 3, samples)[0]);
+    let mut inline = |k: u64| {
+        for _ in 0..k {
+            // SAFETY: `src` is readable for `n` bytes; `dst` is symmetric.
+            ok(unsafe { rma::ctx_put(ctx, "shmem_ctx_putmem", dst, src, n, pe as i64) });
+        }
+    };
+    let mut bodies: [Body<'_>; 2] = [&mut comm, &mut inline];
+    let s0 = interleaved_fixed(&mut bodies, batch, 3, samples);
+    let (tc0, inline0) = (median(&s0[0]), median(&s0[1]));
     let ns_iter = work_ns_per_iter();
     let mut rows = Vec::new();
-    for &ratio in &RATIOS {
+    let curve = RATIOS.iter().map(|&r| (r, false));
+    for (ratio, at_inline) in curve.chain([(inline0 / tc0, true)]) {
         let iters = (ratio * tc0 / ns_iter).round() as u64;
         let mut comm = |k: u64| {
             for _ in 0..k {
@@ -584,37 +605,61 @@ pub(crate) fn overlap(
         rows.push(OvlRow {
             ratio,
             comm: median(&s[0]),
+            inline: inline0,
             work: median(&s[1]),
             total: median(&s[2]),
+            at_inline,
         });
     }
     rows
 }
 
-fn report_overlap(r: &Report, thr: usize, ovl: &[(usize, bool, Vec<OvlRow>)]) {
-    r.section(
-        "communication/computation overlap, COMB post-work-wait, put_nbe, one thread [seed 002 Fig. 6]",
-    );
+/// `SHMEM_COPY_ENGINE_PIECE` in force (0: transfers are not cut).
+fn engine_piece() -> usize {
+    rshmem_core::runtime::try_runtime().map_or(0, |rt| rt.config().copy_engine_piece)
+}
+
+fn piece_label(piece: usize) -> String {
+    match piece {
+        0 => "transfers uncut (SHMEM_COPY_ENGINE_PIECE=0)".to_string(),
+        p => format!("transfers cut into pieces of >= {}", report::size(p)),
+    }
+}
+
+fn report_overlap(r: &Report, thr: usize, piece: usize, ovl: &[(usize, bool, Vec<OvlRow>)]) {
+    r.section(&format!(
+        "communication/computation overlap, COMB post-work-wait, put_nbe, one thread, {} [seed 002 Fig. 6]",
+        piece_label(piece)
+    ));
     r.line("placement: default = issuer and copy engine placed by the OS (what a program gets); pinned = issuer on core 0, engine lanes on the other cores (diagnostic)");
+    r.line("overlap = 1 - (total - work) / comm (COMB; comm = post + wait, in which the waiting thread copies beside the engine); of inline = 1 - (total - work) / inline (the blocking put the engine saves the issuer); the '=inline' row has work equal to the blocking put");
     r.line(format!(
-        "{:>8}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>9}",
-        "size", "placement", "work/comm", "comm", "work", "total", "overlap"
+        "{:>8}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>10}  {:>9}  {:>9}",
+        "size", "placement", "work/comm", "comm", "inline", "work", "total", "overlap", "of inline"
     ));
     for (n, pinned, rows) in ovl {
         let placement = if *pinned { "pinned" } else { "default" };
         for row in rows {
+            let ratio = if row.at_inline {
+                format!("={:.2}", row.ratio)
+            } else {
+                format!("{:.2}", row.ratio)
+            };
             r.line(format!(
-                "{:>8}  {:>9}  {:>10.2}  {:>10}  {:>10}  {:>10}  {:>8.1}%",
+                "{:>8}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>10}  {:>8.1}%  {:>8.1}%",
                 report::size(*n),
                 placement,
-                row.ratio,
+                ratio,
                 report::ns(row.comm),
+                report::ns(row.inline),
                 report::ns(row.work),
                 report::ns(row.total),
-                row.overlap()
+                row.overlap(),
+                row.hidden()
             ));
             let extra = [
                 ("work_ratio", json!(row.ratio)),
+                ("work_equals_inline", json!(row.at_inline)),
                 ("placement", json!(placement)),
             ];
             r.json_with(
@@ -628,29 +673,73 @@ fn report_overlap(r: &Report, thr: usize, ovl: &[(usize, bool, Vec<OvlRow>)]) {
             r.json_with(
                 "overlap_put_nbe",
                 Some(*n),
+                "hidden_of_inline",
+                row.hidden(),
+                "%",
+                &extra,
+            );
+            r.json_with(
+                "overlap_put_nbe",
+                Some(*n),
                 "total",
                 row.total,
                 "ns",
                 &extra,
             );
             r.json_with("overlap_put_nbe", Some(*n), "comm", row.comm, "ns", &extra);
+            r.json_with(
+                "overlap_put_nbe",
+                Some(*n),
+                "inline",
+                row.inline,
+                "ns",
+                &extra,
+            );
         }
-        let at1 = rows.iter().find(|x| x.ratio == 1.0);
-        if let Some(row) = at1 {
-            if *n >= thr && !*pinned {
-                r.target(
-                    &format!("overlap_put_nbe_{}", report::size(*n).replace(' ', "")),
-                    &format!(
-                        "work = comm, default placement: comm {} work {} total {}",
-                        report::ns(row.comm),
-                        report::ns(row.work),
-                        report::ns(row.total)
-                    ),
-                    row.overlap(),
-                    "%",
-                    Goal::AtLeast(90.0),
-                );
-            }
+        if *n < thr || *pinned {
+            continue;
+        }
+        let cut = if piece == 0 { "_uncut" } else { "" };
+        let name = format!("{}{cut}", report::size(*n).replace(' ', ""));
+        if let Some(row) = rows.iter().find(|x| x.ratio == 1.0 && !x.at_inline) {
+            r.target(
+                &format!("overlap_put_nbe_{name}"),
+                &format!(
+                    "COMB, work = comm, default placement: comm {} work {} total {}",
+                    report::ns(row.comm),
+                    report::ns(row.work),
+                    report::ns(row.total)
+                ),
+                row.overlap(),
+                "%",
+                Goal::AtLeast(90.0),
+            );
+        }
+        if let Some(row) = rows.iter().find(|x| x.at_inline) {
+            r.target(
+                &format!("hidden_put_nbe_{name}"),
+                &format!(
+                    "work = blocking put, default placement: inline {} work {} total {}",
+                    report::ns(row.inline),
+                    report::ns(row.work),
+                    report::ns(row.total)
+                ),
+                row.hidden(),
+                "%",
+                Goal::AtLeast(90.0),
+            );
+        }
+        if let Some(row) = rows
+            .iter()
+            .filter(|x| !x.at_inline)
+            .find(|x| x.overlap() >= 90.0)
+        {
+            r.line(format!(
+                "{}: COMB overlap reaches 90% at work/comm = {:.2} ({:.1}%)",
+                report::size(*n),
+                row.ratio,
+                row.overlap()
+            ));
         }
     }
     r.line(format!(

@@ -24,11 +24,7 @@ use crate::word::{AmoOp, Word};
 const QUEUE_DEPTH: usize = 1024;
 /// Empty polls (spinning, then yielding) before an idle lane parks.
 const IDLE_POLLS: u32 = 64;
-/// Smallest piece a transfer is cut into. A large transfer is queued as several jobs so
-/// that a thread waiting for it takes a share of what is left instead of idling while
-/// the lane finishes (seed 002's overlap measure counts that tail).
-const PIECE_MIN: usize = 64 << 10;
-/// Most pieces one transfer is cut into.
+/// Most pieces one transfer is cut into (`SHMEM_COPY_ENGINE_PIECE` sets the smallest).
 const PIECES_MAX: usize = 16;
 
 /// Test hook: while set, lanes and waiters run no jobs (so tests can observe what a
@@ -189,6 +185,10 @@ pub(crate) struct Engine {
     lanes: Box<[Arc<LaneBox>]>,
     threads: Box<[OnceLock<JoinHandle<()>>]>,
     threshold: usize,
+    /// Smallest piece of a cut transfer (0: never cut). A large transfer is queued as
+    /// several jobs so that a thread waiting for it takes a share of what is left
+    /// instead of idling while the lane finishes.
+    piece: usize,
     next_lane: AtomicUsize,
 }
 
@@ -206,9 +206,10 @@ impl std::fmt::Debug for LaneBox {
 }
 
 impl Engine {
-    /// An engine of `lanes` lanes taking transfers of at least `threshold` bytes; no
-    /// thread starts until the first submission.
-    pub(crate) fn new(lanes: usize, threshold: usize) -> Engine {
+    /// An engine of `lanes` lanes taking transfers of at least `threshold` bytes, cut
+    /// into pieces of at least `piece` bytes (0: never cut); no thread starts until the
+    /// first submission.
+    pub(crate) fn new(lanes: usize, threshold: usize, piece: usize) -> Engine {
         Engine {
             lanes: (0..lanes)
                 .map(|_| {
@@ -223,6 +224,7 @@ impl Engine {
                 .collect(),
             threads: (0..lanes).map(|_| OnceLock::new()).collect(),
             threshold: threshold.max(1),
+            piece,
             next_lane: AtomicUsize::new(0),
         }
     }
@@ -291,8 +293,8 @@ impl Engine {
         // disjoint ranges may be cut (a signal must follow the whole transfer).
         debug_assert!(len > 0, "the engine takes transfers above its threshold");
         let disjoint = (dst as usize).abs_diff(src as usize) >= len;
-        let piece = if signal.is_none() && disjoint {
-            len.div_ceil((len / PIECE_MIN).clamp(1, PIECES_MAX))
+        let piece = if signal.is_none() && disjoint && self.piece > 0 {
+            len.div_ceil((len / self.piece).clamp(1, PIECES_MAX))
         } else {
             len
         };

@@ -492,7 +492,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         data_len: data_resv.as_ref().map_or(0, |d| d.2),
         _data_resv: data_resv.map(|d| d.0),
         heap: Mutex::new(Heap::new(heap_len)),
-        engine: Engine::new(cfg.copy_engine_lanes, cfg.copy_engine_threshold),
+        engine: Engine::new(
+            cfg.copy_engine_lanes,
+            cfg.copy_engine_threshold,
+            cfg.copy_engine_piece,
+        ),
         requests: crate::request::new_pool(),
         _resv: resv,
         cfg,
