@@ -147,6 +147,9 @@ static const struct bench benches[] = {
 
 /* Number of operations that take about target_ns (warms the body up on the way). */
 static long calibrate(body_fn f, uint64_t *buf, double target_ns) {
+    /* Warm up first: the first call of a routine pays for lazy symbol binding (microseconds),
+     * which would otherwise pass for the batch time and leave batches of one or two ops. */
+    f(buf, 64);
     long n = 1;
     for (;;) {
         double t = now_ns();
