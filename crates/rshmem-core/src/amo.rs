@@ -15,7 +15,9 @@ use crate::word::{AmoOp, Word};
 /// # Safety
 /// None beyond the checks made here (`dest` symmetric and aligned, `pe` valid); the
 /// function is `unsafe` because `dest` is a raw address.
-#[inline]
+// Always in line: callers name the operation as a constant (every C entry point does),
+// so the dispatch on `op` folds away; out of line it costs a third of an AMO.
+#[inline(always)]
 pub unsafe fn ctx_atomic<W: Word>(
     ctx: &Ctx,
     routine: &'static str,
