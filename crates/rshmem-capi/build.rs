@@ -1269,6 +1269,39 @@ fn coll_generics() -> String {
     s
 }
 
+/// One C11 generic selection `generic` over the typed routines `tpl` (TN = TYPENAME) of
+/// `types`, dispatching on the first argument's pointee, or (with `ctx_tpl`) on the
+/// second's after a leading context. Relies on `__rshmem_dsel` from `shmem.h`.
+fn generic_macro(s: &mut String, generic: &str, tpl: &str, ctx_tpl: Option<&str>, types: &[&str]) {
+    let table = |tpl: &str, indent: &str| -> String {
+        let mut rows = Vec::new();
+        for b in BASE {
+            if let Some(tn) = types.iter().find(|tn| base_of(ctype(tn)) == *b) {
+                rows.push(format!("{indent}{b}: {}", tpl.replace("TN", tn)));
+            }
+        }
+        rows.join(", \\\n")
+    };
+    match ctx_tpl {
+        Some(ctpl) => writeln!(
+            s,
+            "#define {generic}(__rshmem_a, ...) _Generic((__rshmem_a), \\\n    \
+             shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \\\n\
+             {}), \\\n    \
+             default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \\\n\
+             {}))(__rshmem_a, __VA_ARGS__)",
+            table(ctpl, "        "),
+            table(tpl, "        "),
+        ),
+        None => writeln!(
+            s,
+            "#define {generic}(__rshmem_a, ...) _Generic(*(__rshmem_a), \\\n{})(__rshmem_a, __VA_ARGS__)",
+            table(tpl, "    ")
+        ),
+    }
+    .unwrap();
+}
+
 /// C11 generic selections: (generic name, dispatch argument index, typed-name template
 /// with TN, TYPENAMEs).
 fn generics() -> String {
@@ -1378,37 +1411,9 @@ fn generics() -> String {
          #define __rshmem_dsel(__a, ...) _Generic((__a), \\\n    \
          shmem_ctx_t: __rshmem_first(__VA_ARGS__, 0), default: (__a))\n",
     );
-    let table = |tpl: &str, types: &[&str], indent: &str| -> String {
-        let mut rows = Vec::new();
-        for b in BASE {
-            if let Some(tn) = types.iter().find(|tn| base_of(ctype(tn)) == *b) {
-                rows.push(format!("{indent}{b}: {}", tpl.replace("TN", tn)));
-            }
-        }
-        rows.join(", \\\n")
-    };
     for (generic, tpl, types, ctx) in fams {
-        if ctx {
-            let ctpl = tpl.replacen("shmem_", "shmem_ctx_", 1);
-            writeln!(
-                s,
-                "#define {generic}(__rshmem_a, ...) _Generic((__rshmem_a), \\\n    \
-                 shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \\\n\
-                 {}), \\\n    \
-                 default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \\\n\
-                 {}))(__rshmem_a, __VA_ARGS__)",
-                table(&ctpl, &types, "        "),
-                table(&tpl, &types, "        "),
-            )
-            .unwrap();
-        } else {
-            writeln!(
-                s,
-                "#define {generic}(__rshmem_a, ...) _Generic(*(__rshmem_a), \\\n{})(__rshmem_a, __VA_ARGS__)",
-                table(&tpl, &types, "    ")
-            )
-            .unwrap();
-        }
+        let ctpl = ctx.then(|| tpl.replacen("shmem_", "shmem_ctx_", 1));
+        generic_macro(&mut s, &generic, &tpl, ctpl.as_deref(), &types);
     }
     // 1.6: signal_set/add with an optional leading context (the names are not
     // re-expanded inside their own macros).
@@ -1419,6 +1424,36 @@ fn generics() -> String {
              shmem_ctx_t: shmem_ctx_signal_{op}, default: shmem_signal_{op})(__rshmem_a, __VA_ARGS__)"
         )
         .unwrap();
+    }
+    s
+}
+
+/// C11 generic selections of the explicit non-blocking routines (`shmemx.h`), with an
+/// optional leading context like the standard ones.
+fn nbe_generics() -> String {
+    let mut s = String::new();
+    let rma: Vec<&str> = RMA.iter().map(|(n, _)| *n).collect();
+    let ext: Vec<&str> = AMO_STD.iter().chain(AMO_EXT_EXTRA).copied().collect();
+    let fams: [(&str, &[&str]); 10] = [
+        ("put", &rma),
+        ("get", &rma),
+        ("fetch", &ext),
+        ("swap", &ext),
+        ("cswap", AMO_STD),
+        ("fadd", AMO_STD),
+        ("finc", AMO_STD),
+        ("fetch_and", AMO_BIT),
+        ("fetch_or", AMO_BIT),
+        ("fetch_xor", AMO_BIT),
+    ];
+    for (op, types) in fams {
+        generic_macro(
+            &mut s,
+            &format!("shmemx_{op}_nbe"),
+            &format!("shmemx_TN_{op}_nbe"),
+            Some(&format!("shmemx_ctx_TN_{op}_nbe")),
+            types,
+        );
     }
     s
 }
@@ -1590,9 +1625,13 @@ fn main() {
     for d in &g.xdecls {
         writeln!(x, "{d}").unwrap();
     }
+    x.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n");
     x.push_str(
-        "\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* _RSHMEM_SHMEMX_H */\n",
+        "\n/* C11 type-generic interfaces of the explicit non-blocking routines */\n\
+         #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)\n",
     );
+    x.push_str(&nbe_generics());
+    x.push_str("#endif /* C11 */\n\n#endif /* _RSHMEM_SHMEMX_H */\n");
     std::fs::write(out.join("shmemx.h"), x).expect("write shmemx.h");
 
     let mut p = String::from(

@@ -234,6 +234,28 @@ int main(void) {
     shmem_team_destroy(rev); /* destroys tctx */
     shmem_barrier_all();
 
+    /* C11 generics pick the typed routine by the pointee, with or without a context. */
+    {
+        long *gv = shmem_calloc(2, sizeof(long));
+        CHECK(gv != NULL);
+        shmemx_request_h g = NULL;
+        long gl[N], back[N], old0 = -1, old1 = -1;
+        for (int i = 0; i < N; i++) gl[i] = 7000 + me * 10 + i;
+        shmemx_put_nbe(la, gl, N, right, &g);
+        shmemx_fadd_nbe(&old0, &gv[0], 5L, right, &g);
+        shmemx_finc_nbe(SHMEM_CTX_DEFAULT, &old1, &gv[1], right, &g);
+        CHECK(shmemx_request_wait(&g) == 0 && g == NULL);
+        CHECK(old0 == 0 && old1 == 0);
+        shmem_barrier_all();
+        for (int i = 0; i < N; i++) CHECK(la[i] == 7000 + left * 10 + i);
+        CHECK(gv[0] == 5 && gv[1] == 1);
+        shmemx_get_nbe(SHMEM_CTX_DEFAULT, back, la, N, right, &g);
+        CHECK(shmemx_request_wait(&g) == 0 && g == NULL);
+        for (int i = 0; i < N; i++) CHECK(back[i] == 7000 + me * 10 + i);
+        shmem_barrier_all();
+        shmem_free(gv);
+    }
+
     free(lsrc);
     free(ldst);
     shmem_free(big2);

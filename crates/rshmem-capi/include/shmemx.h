@@ -331,4 +331,192 @@ int shmemx_merge_request(size_t count, shmemx_request_h **requests, shmemx_reque
 } /* extern "C" */
 #endif
 
+/* C11 type-generic interfaces of the explicit non-blocking routines */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
+#define shmemx_put_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_ctx_float_put_nbe, \
+        double: shmemx_ctx_double_put_nbe, \
+        long double: shmemx_ctx_longdouble_put_nbe, \
+        char: shmemx_ctx_char_put_nbe, \
+        signed char: shmemx_ctx_schar_put_nbe, \
+        short: shmemx_ctx_short_put_nbe, \
+        int: shmemx_ctx_int_put_nbe, \
+        long: shmemx_ctx_long_put_nbe, \
+        long long: shmemx_ctx_longlong_put_nbe, \
+        unsigned char: shmemx_ctx_uchar_put_nbe, \
+        unsigned short: shmemx_ctx_ushort_put_nbe, \
+        unsigned int: shmemx_ctx_uint_put_nbe, \
+        unsigned long: shmemx_ctx_ulong_put_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_put_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_float_put_nbe, \
+        double: shmemx_double_put_nbe, \
+        long double: shmemx_longdouble_put_nbe, \
+        char: shmemx_char_put_nbe, \
+        signed char: shmemx_schar_put_nbe, \
+        short: shmemx_short_put_nbe, \
+        int: shmemx_int_put_nbe, \
+        long: shmemx_long_put_nbe, \
+        long long: shmemx_longlong_put_nbe, \
+        unsigned char: shmemx_uchar_put_nbe, \
+        unsigned short: shmemx_ushort_put_nbe, \
+        unsigned int: shmemx_uint_put_nbe, \
+        unsigned long: shmemx_ulong_put_nbe, \
+        unsigned long long: shmemx_ulonglong_put_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_get_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_ctx_float_get_nbe, \
+        double: shmemx_ctx_double_get_nbe, \
+        long double: shmemx_ctx_longdouble_get_nbe, \
+        char: shmemx_ctx_char_get_nbe, \
+        signed char: shmemx_ctx_schar_get_nbe, \
+        short: shmemx_ctx_short_get_nbe, \
+        int: shmemx_ctx_int_get_nbe, \
+        long: shmemx_ctx_long_get_nbe, \
+        long long: shmemx_ctx_longlong_get_nbe, \
+        unsigned char: shmemx_ctx_uchar_get_nbe, \
+        unsigned short: shmemx_ctx_ushort_get_nbe, \
+        unsigned int: shmemx_ctx_uint_get_nbe, \
+        unsigned long: shmemx_ctx_ulong_get_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_get_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_float_get_nbe, \
+        double: shmemx_double_get_nbe, \
+        long double: shmemx_longdouble_get_nbe, \
+        char: shmemx_char_get_nbe, \
+        signed char: shmemx_schar_get_nbe, \
+        short: shmemx_short_get_nbe, \
+        int: shmemx_int_get_nbe, \
+        long: shmemx_long_get_nbe, \
+        long long: shmemx_longlong_get_nbe, \
+        unsigned char: shmemx_uchar_get_nbe, \
+        unsigned short: shmemx_ushort_get_nbe, \
+        unsigned int: shmemx_uint_get_nbe, \
+        unsigned long: shmemx_ulong_get_nbe, \
+        unsigned long long: shmemx_ulonglong_get_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_fetch_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_ctx_float_fetch_nbe, \
+        double: shmemx_ctx_double_fetch_nbe, \
+        int: shmemx_ctx_int_fetch_nbe, \
+        long: shmemx_ctx_long_fetch_nbe, \
+        long long: shmemx_ctx_longlong_fetch_nbe, \
+        unsigned int: shmemx_ctx_uint_fetch_nbe, \
+        unsigned long: shmemx_ctx_ulong_fetch_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_fetch_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_float_fetch_nbe, \
+        double: shmemx_double_fetch_nbe, \
+        int: shmemx_int_fetch_nbe, \
+        long: shmemx_long_fetch_nbe, \
+        long long: shmemx_longlong_fetch_nbe, \
+        unsigned int: shmemx_uint_fetch_nbe, \
+        unsigned long: shmemx_ulong_fetch_nbe, \
+        unsigned long long: shmemx_ulonglong_fetch_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_swap_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_ctx_float_swap_nbe, \
+        double: shmemx_ctx_double_swap_nbe, \
+        int: shmemx_ctx_int_swap_nbe, \
+        long: shmemx_ctx_long_swap_nbe, \
+        long long: shmemx_ctx_longlong_swap_nbe, \
+        unsigned int: shmemx_ctx_uint_swap_nbe, \
+        unsigned long: shmemx_ctx_ulong_swap_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_swap_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_float_swap_nbe, \
+        double: shmemx_double_swap_nbe, \
+        int: shmemx_int_swap_nbe, \
+        long: shmemx_long_swap_nbe, \
+        long long: shmemx_longlong_swap_nbe, \
+        unsigned int: shmemx_uint_swap_nbe, \
+        unsigned long: shmemx_ulong_swap_nbe, \
+        unsigned long long: shmemx_ulonglong_swap_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_cswap_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_ctx_int_cswap_nbe, \
+        long: shmemx_ctx_long_cswap_nbe, \
+        long long: shmemx_ctx_longlong_cswap_nbe, \
+        unsigned int: shmemx_ctx_uint_cswap_nbe, \
+        unsigned long: shmemx_ctx_ulong_cswap_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_cswap_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_int_cswap_nbe, \
+        long: shmemx_long_cswap_nbe, \
+        long long: shmemx_longlong_cswap_nbe, \
+        unsigned int: shmemx_uint_cswap_nbe, \
+        unsigned long: shmemx_ulong_cswap_nbe, \
+        unsigned long long: shmemx_ulonglong_cswap_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_fadd_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_ctx_int_fadd_nbe, \
+        long: shmemx_ctx_long_fadd_nbe, \
+        long long: shmemx_ctx_longlong_fadd_nbe, \
+        unsigned int: shmemx_ctx_uint_fadd_nbe, \
+        unsigned long: shmemx_ctx_ulong_fadd_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_fadd_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_int_fadd_nbe, \
+        long: shmemx_long_fadd_nbe, \
+        long long: shmemx_longlong_fadd_nbe, \
+        unsigned int: shmemx_uint_fadd_nbe, \
+        unsigned long: shmemx_ulong_fadd_nbe, \
+        unsigned long long: shmemx_ulonglong_fadd_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_finc_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_ctx_int_finc_nbe, \
+        long: shmemx_ctx_long_finc_nbe, \
+        long long: shmemx_ctx_longlong_finc_nbe, \
+        unsigned int: shmemx_ctx_uint_finc_nbe, \
+        unsigned long: shmemx_ctx_ulong_finc_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_finc_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_int_finc_nbe, \
+        long: shmemx_long_finc_nbe, \
+        long long: shmemx_longlong_finc_nbe, \
+        unsigned int: shmemx_uint_finc_nbe, \
+        unsigned long: shmemx_ulong_finc_nbe, \
+        unsigned long long: shmemx_ulonglong_finc_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_fetch_and_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_ctx_int32_fetch_and_nbe, \
+        long: shmemx_ctx_int64_fetch_and_nbe, \
+        unsigned int: shmemx_ctx_uint_fetch_and_nbe, \
+        unsigned long: shmemx_ctx_ulong_fetch_and_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_fetch_and_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_int32_fetch_and_nbe, \
+        long: shmemx_int64_fetch_and_nbe, \
+        unsigned int: shmemx_uint_fetch_and_nbe, \
+        unsigned long: shmemx_ulong_fetch_and_nbe, \
+        unsigned long long: shmemx_ulonglong_fetch_and_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_fetch_or_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_ctx_int32_fetch_or_nbe, \
+        long: shmemx_ctx_int64_fetch_or_nbe, \
+        unsigned int: shmemx_ctx_uint_fetch_or_nbe, \
+        unsigned long: shmemx_ctx_ulong_fetch_or_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_fetch_or_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_int32_fetch_or_nbe, \
+        long: shmemx_int64_fetch_or_nbe, \
+        unsigned int: shmemx_uint_fetch_or_nbe, \
+        unsigned long: shmemx_ulong_fetch_or_nbe, \
+        unsigned long long: shmemx_ulonglong_fetch_or_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_fetch_xor_nbe(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_ctx_int32_fetch_xor_nbe, \
+        long: shmemx_ctx_int64_fetch_xor_nbe, \
+        unsigned int: shmemx_ctx_uint_fetch_xor_nbe, \
+        unsigned long: shmemx_ctx_ulong_fetch_xor_nbe, \
+        unsigned long long: shmemx_ctx_ulonglong_fetch_xor_nbe), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        int: shmemx_int32_fetch_xor_nbe, \
+        long: shmemx_int64_fetch_xor_nbe, \
+        unsigned int: shmemx_uint_fetch_xor_nbe, \
+        unsigned long: shmemx_ulong_fetch_xor_nbe, \
+        unsigned long long: shmemx_ulonglong_fetch_xor_nbe))(__rshmem_a, __VA_ARGS__)
+#endif /* C11 */
+
 #endif /* _RSHMEM_SHMEMX_H */

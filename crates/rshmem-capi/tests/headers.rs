@@ -103,6 +103,7 @@ int main(void) {
 
 const GENERICS: &str = r#"
 #include <shmem.h>
+#include <shmemx.h>
 static int i; static long l; static long long ll; static unsigned u; static unsigned long ul;
 static unsigned long long ull; static float f; static double d; static long double ld;
 static char c; static signed char sc; static unsigned char uc; static short s; static unsigned short us;
@@ -156,6 +157,16 @@ int main(void) {
         shmem_atomic_fetch_xor_nbi(cx, &ul, &ul, 1, 0); shmem_atomic_compare_swap_nbi(cx, &sz, &sz, 0, 1, 0);
         shmem_signal_set(cx, &sig, 1, 0); shmem_signal_add(cx, &sig, 1, 0);
         shmem_atomic_add(cx, ps, 1, 0); shmem_put(ps, ps, 1, 0); shmem_put(cx, ps, ps, 1, 0);
+    }
+    {
+        shmem_ctx_t cx = SHMEM_CTX_DEFAULT; shmemx_request_h rq = NULL; long fl; unsigned ful;
+        shmemx_put_nbe(&i, &i, 1, 0, &rq); shmemx_get_nbe(&ld, &ld, 1, 0, &rq);
+        shmemx_put_nbe(cx, &f, &f, 1, 0, &rq); shmemx_get_nbe(cx, &c, &c, 1, 0, &rq);
+        shmemx_fetch_nbe(&fl, &l, 0, &rq); shmemx_swap_nbe(&d, &d, 1.0, 0, &rq);
+        shmemx_cswap_nbe(&ll, &ll, 0, 1, 0, &rq); shmemx_fadd_nbe(cx, &fl, &l, 1, 0, &rq);
+        shmemx_finc_nbe(&u, &u, 0, &rq); shmemx_fetch_and_nbe(&u32, &u32, 1, 0, &rq);
+        shmemx_fetch_or_nbe(cx, &ful, &u, 1, 0, &rq); shmemx_fetch_xor_nbe(&ul, &ul, 1, 0, &rq);
+        (void)shmemx_request_wait(&rq);
     }
     shmem_finalize();
     return 0;
