@@ -347,12 +347,9 @@ impl Gen {
             let sp = if cret.ends_with('*') { "" } else { " " };
             format!("{nr}{cret}{sp}{n}({params});")
         };
-        let profiled = name.starts_with("shmem");
-        let real = if profiled {
-            format!("p{name}")
-        } else {
-            name.to_string()
-        };
+        // Every routine has its profiling twin (`pshmem_put`, `pstart_pes`, `p_my_pe`):
+        // the body lives under the p-name and the plain name forwards to it.
+        let real = format!("p{name}");
         writeln!(
             self.rs,
             "#[no_mangle]\npub unsafe extern \"C\" fn {real}({rparams}){rret} {{\n    \
@@ -364,18 +361,16 @@ impl Gen {
         )
         .unwrap();
         self.count += 1;
-        if profiled {
-            writeln!(
-                self.rs,
-                "#[no_mangle]\npub unsafe extern \"C\" fn {name}({rparams}){rret} {{\n    \
-                 // SAFETY: forwards the caller's arguments unchanged.\n    \
-                 unsafe {{ {real}({}) }}\n}}",
-                args.join(", ")
-            )
-            .unwrap();
-            self.pcount += 1;
-            self.pdecls.push(cdecl(&real));
-        }
+        writeln!(
+            self.rs,
+            "#[no_mangle]\npub unsafe extern \"C\" fn {name}({rparams}){rret} {{\n    \
+             // SAFETY: forwards the caller's arguments unchanged.\n    \
+             unsafe {{ {real}({}) }}\n}}",
+            args.join(", ")
+        )
+        .unwrap();
+        self.pcount += 1;
+        self.pdecls.push(cdecl(&real));
         self.decl(hdr, cdecl(name));
     }
 

@@ -227,19 +227,19 @@ fn c_globals_and_statics_are_symmetric() {
     all_ok("statics.c", "statics", &[1, 2, 3, 4]);
 }
 
-#[test]
-fn c_static_library() {
-    // Links lib/librshmem.a with the plain compiler (oshcc links the shared library).
+/// Compiles tests-integration/c/`src` with the plain compiler against lib/librshmem.a.
+fn build_static(src: &str) -> std::path::PathBuf {
     let p = prefix();
     let dir = p.join("tests");
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join(format!("amo_static{}", std::process::id()));
+    let stem = src.split('.').next().unwrap();
+    let exe = dir.join(format!("{stem}_static{}", std::process::id()));
     let out = Command::new("cc")
         .args(["-std=c11", "-O1", "-I"])
         .arg(p.join("include"))
         .arg("-o")
         .arg(&exe)
-        .arg(workspace().join("tests-integration/c/amo.c"))
+        .arg(workspace().join("tests-integration/c").join(src))
         .arg(p.join("lib/librshmem.a"))
         .args(["-lpthread", "-ldl", "-lm"])
         .output()
@@ -249,6 +249,13 @@ fn c_static_library() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    exe
+}
+
+#[test]
+fn c_static_library() {
+    // Links lib/librshmem.a with the plain compiler (oshcc links the shared library).
+    let exe = build_static("amo.c");
     let ldd = Command::new("ldd").arg(&exe).output().expect("ldd");
     assert!(
         !String::from_utf8_lossy(&ldd.stdout).contains("librshmem"),
@@ -258,6 +265,17 @@ fn c_static_library() {
     let _ = std::fs::remove_file(&exe);
     out.assert_ok();
     assert_eq!(out.lines_with("ok amo pe=").len(), 2, "{out:?}");
+}
+
+#[test]
+fn c_profiling_wrappers_shared_and_static() {
+    // A tool's shmem_X wraps the library's pshmem_X, whichever library it links.
+    all_ok("profiling.c", "profiling", &[2, 3]);
+    let exe = build_static("profiling.c");
+    let out = run(2, exe.to_str().unwrap());
+    let _ = std::fs::remove_file(&exe);
+    out.assert_ok();
+    assert_eq!(out.lines_with("ok profiling pe=").len(), 2, "{out:?}");
 }
 
 #[test]

@@ -47,7 +47,24 @@ mkdir -p "$prefix/lib/pkgconfig" "$prefix/include/mpp" "$prefix/bin"
 # Copy to a temporary name, then rename: a running program keeps its old mapping.
 inst() { cp "$1" "$2.tmp.$$" && chmod "$3" "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2"; }
 inst "$libs/librshmem_c.so" "$prefix/lib/librshmem.so" 755
-if [ -f "$libs/librshmem_c.a" ]; then inst "$libs/librshmem_c.a" "$prefix/lib/librshmem.a" 644; fi
+if [ -f "$libs/librshmem_c.a" ]; then
+    # Profiling: a tool defines shmem_X and calls pshmem_X. The shared library lets the
+    # tool's definitions interpose; in the static one every routine's plain name is made
+    # weak, so the tool's strong definition wins instead of clashing.
+    a="$prefix/lib/librshmem.a.tmp.$$"
+    cp "$libs/librshmem_c.a" "$a"
+    if command -v nm >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1; then
+        weak="$a.weak"
+        nm -g --defined-only "$a" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u > "$weak.all"
+        grep -E '^p(shmem|sh|start_pes$|_my_pe$|_num_pes$)' "$weak.all" | sed 's/^p//' \
+            | sort -u | comm -12 - "$weak.all" > "$weak"
+        objcopy --weaken-symbols="$weak" "$a"
+        rm -f "$weak" "$weak.all"
+    else
+        echo "install.sh: warning: nm/objcopy not found (binutils): librshmem.a keeps strong shmem_ names, so profiling tools must link librshmem.so" >&2
+    fi
+    chmod 644 "$a" && mv -f "$a" "$prefix/lib/librshmem.a"
+fi
 for h in shmem.h shmemx.h pshmem.h mpp/shmem.h mpp/shmemx.h; do
     inst "$crate/include/$h" "$prefix/include/$h" 644
 done
