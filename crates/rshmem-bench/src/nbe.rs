@@ -662,39 +662,16 @@ fn report_overlap(r: &Report, thr: usize, piece: usize, ovl: &[(usize, bool, Vec
                 ("work_equals_inline", json!(row.at_inline)),
                 ("placement", json!(placement)),
             ];
-            r.json_with(
-                "overlap_put_nbe",
-                Some(*n),
-                "overlap",
-                row.overlap(),
-                "%",
-                &extra,
-            );
-            r.json_with(
-                "overlap_put_nbe",
-                Some(*n),
-                "hidden_of_inline",
-                row.hidden(),
-                "%",
-                &extra,
-            );
-            r.json_with(
-                "overlap_put_nbe",
-                Some(*n),
-                "total",
-                row.total,
-                "ns",
-                &extra,
-            );
-            r.json_with("overlap_put_nbe", Some(*n), "comm", row.comm, "ns", &extra);
-            r.json_with(
-                "overlap_put_nbe",
-                Some(*n),
-                "inline",
-                row.inline,
-                "ns",
-                &extra,
-            );
+            let figures = [
+                ("overlap", row.overlap(), "%"),
+                ("hidden_of_inline", row.hidden(), "%"),
+                ("total", row.total, "ns"),
+                ("comm", row.comm, "ns"),
+                ("inline", row.inline, "ns"),
+            ];
+            for (metric, value, unit) in figures {
+                r.json_with("overlap_put_nbe", Some(*n), metric, value, unit, &extra);
+            }
         }
         if *n < thr || *pinned {
             continue;
