@@ -16,8 +16,10 @@
 //!
 //! Crossovers: the smallest size from which on (every larger size included) the engine
 //! gains anything behind equal work, hides at least half the copy, and costs at most
-//! 1.1x an inline copy without work. The recommended threshold is the first, rounded up
-//! to a power of two.
+//! 1.1x an inline copy without work. The recommended default threshold is the last (the
+//! engine then never costs a program more than copying itself, work or none; rshmem's
+//! default, 128K, was set from it); programs that always compute between post and wait
+//! may go down to the first. Both are rounded up to a power of two.
 
 use rshmem_core::{order, rma};
 use serde_json::json;
@@ -246,12 +248,14 @@ pub(crate) fn run(quick: bool, min_size: usize, max_size: usize) {
                 show(half),
                 show(cheap)
             ));
-            let rec = pays.map(|p| p.next_power_of_two());
+            let rec = cheap.map(|p| p.next_power_of_two());
+            let rec_overlap = pays.map(|p| p.next_power_of_two());
             for (metric, v) in [
                 ("gain_crossover", pays),
                 ("half_hidden_crossover", half),
                 ("cost_crossover", cheap),
                 ("recommended", rec),
+                ("recommended_overlapping", rec_overlap),
             ] {
                 r.json_with(
                     "engine_threshold",
@@ -266,8 +270,9 @@ pub(crate) fn run(quick: bool, min_size: usize, max_size: usize) {
                 );
             }
             r.line(format!(
-                "recommended SHMEM_COPY_ENGINE_THRESHOLD ({placement}): {} (the gain crossover: below it a put is cheaper copied at once, even with work to overlap)",
-                show(rec)
+                "recommended SHMEM_COPY_ENGINE_THRESHOLD ({placement}): {} (the cost crossover: from it on the engine never costs more than an inline copy); {} for programs that always compute between post and wait (the gain crossover)",
+                show(rec),
+                show(rec_overlap)
             ));
         }
     }
