@@ -34,19 +34,25 @@ use crate::spmd::{
 };
 
 /// Options of the `apps` suite.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Opts {
-    /// Fewer samples, fewer iterations.
+    /// Fewer samples, smaller problems.
+    #[arg(long)]
     pub(crate) quick: bool,
-    /// Threads per PE.
+    /// Threads per PE (T).
+    #[arg(long, default_value_t = 2)]
     pub(crate) threads: usize,
-    /// Halo block edges (m^3 doubles per PE).
+    /// Halo block edges m (m^3 doubles per PE), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "64,192")]
     pub(crate) halo_sizes: Vec<usize>,
-    /// ISx keys per thread.
+    /// ISx keys (u32) per thread.
+    #[arg(long, default_value_t = 1 << 20)]
     pub(crate) isx_keys: usize,
-    /// Mandelbrot image edge.
+    /// Mandelbrot image edge in pixels.
+    #[arg(long, default_value_t = 512)]
     pub(crate) mandel_size: usize,
     /// Mandelbrot iteration limit.
+    #[arg(long, default_value_t = 512)]
     pub(crate) mandel_iters: u32,
 }
 

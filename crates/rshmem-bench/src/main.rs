@@ -85,50 +85,9 @@ enum Cmd {
         max_size: usize,
     },
     /// Halo exchange, ISx all-to-all and Mandelbrot: single vs multiple contexts (any -np).
-    Apps {
-        /// Fewer samples, smaller problems.
-        #[arg(long)]
-        quick: bool,
-        /// Threads per PE (T).
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
-        /// Halo block edges m (m^3 doubles per PE), comma separated.
-        #[arg(long, value_delimiter = ',', default_value = "64,192")]
-        halo_sizes: Vec<usize>,
-        /// ISx keys (u32) per thread.
-        #[arg(long, default_value_t = 1 << 20)]
-        isx_keys: usize,
-        /// Mandelbrot image edge in pixels.
-        #[arg(long, default_value_t = 512)]
-        mandel_size: usize,
-        /// Mandelbrot iteration limit.
-        #[arg(long, default_value_t = 512)]
-        mandel_iters: u32,
-    },
+    Apps(apps::Opts),
     /// Explicit non-blocking operations and merged requests (run under `oshrun -np 2`).
-    Nbe {
-        /// Fewer samples, shorter runs.
-        #[arg(long)]
-        quick: bool,
-        /// Threads (T); thread counts 1..=T are measured.
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
-        /// Largest put size of the message-rate and bandwidth tables (sizes go up by 4x).
-        #[arg(long, default_value_t = 4 << 20)]
-        max_size: usize,
-        /// Message sizes of the overlap measurement, comma separated.
-        #[arg(long, value_delimiter = ',', default_value = "64,6291456")]
-        overlap_sizes: Vec<usize>,
-        /// Largest broadcast size.
-        #[arg(long, default_value_t = 4 << 20)]
-        bcast_max: usize,
-        /// GUPS table words (u64) per PE (rounded up to a power of two).
-        #[arg(long, default_value_t = 1 << 22)]
-        gups_words: usize,
-        /// Sections to run, comma separated (rate, mt, bw, overlap, bcast, gups; default all).
-        #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(nbe::SECTIONS))]
-        sections: Vec<String>,
-    },
+    Nbe(nbe::Opts),
     /// Copy engine vs inline copy for put_nbi: the crossover size (run under `oshrun -np 2`).
     Threshold {
         /// Fewer samples.
@@ -179,38 +138,8 @@ fn main() {
             threads,
             max_size,
         } => threads::run(quick, threads, max_size),
-        Cmd::Apps {
-            quick,
-            threads,
-            halo_sizes,
-            isx_keys,
-            mandel_size,
-            mandel_iters,
-        } => apps::run(apps::Opts {
-            quick,
-            threads,
-            halo_sizes,
-            isx_keys,
-            mandel_size,
-            mandel_iters,
-        }),
-        Cmd::Nbe {
-            quick,
-            threads,
-            max_size,
-            overlap_sizes,
-            bcast_max,
-            gups_words,
-            sections,
-        } => nbe::run(nbe::Opts {
-            quick,
-            threads,
-            max_size,
-            overlap_sizes,
-            bcast_max,
-            gups_words,
-            sections,
-        }),
+        Cmd::Apps(o) => apps::run(o),
+        Cmd::Nbe(o) => nbe::run(o),
         Cmd::Threshold {
             quick,
             min_size,

@@ -30,21 +30,28 @@ use crate::stats::{interleaved_fixed, Body};
 use crate::threads::{check, window};
 
 /// Options of the `nbe` suite.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Opts {
     /// Fewer samples, shorter runs.
+    #[arg(long)]
     pub(crate) quick: bool,
-    /// Largest thread count (1..=threads are measured).
+    /// Threads (T); thread counts 1..=T are measured.
+    #[arg(long, default_value_t = 2)]
     pub(crate) threads: usize,
-    /// Largest size of the rate and bandwidth tables.
+    /// Largest put size of the message-rate and bandwidth tables (sizes go up by 4x).
+    #[arg(long, default_value_t = 4 << 20)]
     pub(crate) max_size: usize,
-    /// Sizes of the overlap measurement.
+    /// Message sizes of the overlap measurement, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "64,6291456")]
     pub(crate) overlap_sizes: Vec<usize>,
     /// Largest broadcast size.
+    #[arg(long, default_value_t = 4 << 20)]
     pub(crate) bcast_max: usize,
-    /// GUPS table words per PE.
+    /// GUPS table words (u64) per PE (rounded up to a power of two).
+    #[arg(long, default_value_t = 1 << 22)]
     pub(crate) gups_words: usize,
-    /// Sections to run (`rate`, `mt`, `bw`, `overlap`, `bcast`, `gups`; empty: all).
+    /// Sections to run, comma separated (rate, mt, bw, overlap, bcast, gups; default all).
+    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(SECTIONS))]
     pub(crate) sections: Vec<String>,
 }
 
