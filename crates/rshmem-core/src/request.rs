@@ -59,13 +59,7 @@ struct Done(Request);
 // between threads is sharing an immutable value.
 unsafe impl Sync for Done {}
 
-static DONE: Done = Done(Request {
-    comp: Completion::new(),
-    lane: 0,
-    merged: None,
-    next: None,
-    consumed: false,
-});
+static DONE: Done = Done(Request::empty());
 
 /// The handle of the always-complete request (see the module notes).
 #[inline(always)]
@@ -104,6 +98,17 @@ impl ReqHandle {
 }
 
 impl Request {
+    /// Nothing issued, nothing merged.
+    const fn empty() -> Request {
+        Request {
+            comp: Completion::new(),
+            lane: 0,
+            merged: None,
+            next: None,
+            consumed: false,
+        }
+    }
+
     /// Where engine transfers of this request are counted.
     #[inline(always)]
     pub(crate) fn completion(&self) -> (&Completion, usize) {
@@ -139,15 +144,7 @@ fn take(rt: &Runtime) -> Box<Request> {
         .ok()
         .flatten()
         .or_else(|| rt.requests.pop())
-        .unwrap_or_else(|| {
-            Box::new(Request {
-                comp: Completion::new(),
-                lane: 0,
-                merged: None,
-                next: None,
-                consumed: false,
-            })
-        })
+        .unwrap_or_else(|| Box::new(Request::empty()))
 }
 
 /// Keeps a released request object for reuse (this thread's cache, else the PE's pool;
@@ -302,7 +299,8 @@ pub unsafe fn free(slot: &mut Option<ReqHandle>) -> Result<()> {
 }
 
 /// `shmemx_merge_request`, one input at a time: moves `from` (and everything merged into
-/// it) into `into` (which becomes `from` when it holds no object of its own); `from` is consumed (set to `None`).
+/// it) into `into`, which becomes `from` when it holds no object of its own; `from` is
+/// consumed (set to `None`).
 ///
 /// # Safety
 /// Handles in both slots are live, and no other thread uses them during the call.
@@ -320,24 +318,22 @@ pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) 
         });
     }
     *from = None;
-    let head_h = match *into {
+    if f == done() {
         // Nothing in flight: the merged request is `into` as it is.
-        _ if f == done() => {
-            settle(into);
-            return Ok(());
-        }
+        settle(into);
+        return Ok(());
+    }
+    let head_h = match *into {
         // `into` holds no object of its own: `f` becomes the merged request.
-        None => {
+        Some(h) if h != done() => h,
+        _ => {
             *into = Some(f);
             return Ok(());
         }
-        Some(h) if h == done() => {
-            *into = Some(f);
-            return Ok(());
-        }
-        Some(h) if h == f => return Ok(()),
-        Some(h) => h,
     };
+    if head_h == f {
+        return Ok(());
+    }
     // SAFETY: live, and used by this thread only for the call.
     let fr = unsafe { f.get_mut() };
     // Splice `f`'s own merged list after `f`, then `f` at the front of the head's list.

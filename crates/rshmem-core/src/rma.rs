@@ -46,16 +46,18 @@ impl Runtime {
         Ok(())
     }
 
-    /// A non-blocking transfer counted in `comp` (on engine lane `lane`): large ones go
-    /// to the copy engine, small ones complete at once. `signal`, if any, is applied on
-    /// `pe` after the data is delivered.
+    /// A non-blocking transfer: large ones go to the copy engine, counted in the
+    /// completion (and on the engine lane) that `counter` yields, called only then; small
+    /// ones complete at once. `signal`, if any, is applied on `pe` after the data is
+    /// delivered.
     ///
     /// # Safety
-    /// `local` is valid for `len` bytes and untouched by the caller until `comp` is
-    /// complete; `comp` outlives the transfer; `signal` is a checked, aligned word.
+    /// `local` is valid for `len` bytes and untouched by the caller until the completion
+    /// is complete; the completion outlives the transfer; `signal` is a checked, aligned
+    /// word.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub(crate) unsafe fn xfer_nbi(
+    pub(crate) unsafe fn xfer_nbi<'c>(
         &self,
         routine: &'static str,
         dir: Dir,
@@ -63,11 +65,12 @@ impl Runtime {
         remote: SymAddr,
         local: *mut u8,
         len: usize,
-        (comp, lane): (&Completion, usize),
+        counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
         match self.route(routine, pe)? {
             Route::Shm if self.engine.takes(len) => {
+                let (comp, lane) = counter();
                 let r = self.shm.addr(pe, remote);
                 let (dst, src) = match dir {
                     Dir::Put => (r, local as *const u8),
@@ -132,7 +135,7 @@ unsafe fn contiguous(
                 remote,
                 local,
                 nbytes,
-                ctx.completion(),
+                || ctx.completion(),
                 None,
             ),
         }
@@ -244,8 +247,8 @@ pub unsafe fn ctx_get_nbi(
     unsafe { contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe) }
 }
 
-/// An explicit non-blocking transfer: counted in the request in `slot` (allocated when
-/// empty), completed only by its test or wait.
+/// An explicit non-blocking transfer: counted in the request in `slot` (a request
+/// object is allocated only for an engine transfer), completed only by its test or wait.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 unsafe fn nbe(
@@ -264,36 +267,20 @@ unsafe fn nbe(
         Dir::Put => "target",
         Dir::Get => "source",
     };
-    let remote = if nbytes > 0 {
-        Some(rt.sym(routine, arg, sym as usize, nbytes)?)
-    } else {
-        None
-    };
-    let Some(remote) = remote.filter(|_| rt.engine.takes(nbytes)) else {
-        // Complete before the call returns: no request object needed.
+    if nbytes == 0 {
         request::settle(slot);
-        return match remote {
-            // SAFETY: forwarded contract.
-            Some(remote) => unsafe { rt.xfer(routine, dir, pe, remote, local, nbytes) },
-            None => Ok(()),
-        };
-    };
-    // SAFETY: a handle in the slot is live (the caller's contract).
-    let req = unsafe { request::ensure(rt, slot) };
-    // SAFETY: forwarded contract; the request outlives its transfers (it is released only
-    // once complete).
-    unsafe {
-        rt.xfer_nbi(
-            routine,
-            dir,
-            pe,
-            remote,
-            local,
-            nbytes,
-            req.completion(),
-            None,
-        )
+        return Ok(());
     }
+    let remote = rt.sym(routine, arg, sym as usize, nbytes)?;
+    // SAFETY: a handle in the slot is live (the caller's contract).
+    let counter = || unsafe { request::ensure(rt, slot) }.completion();
+    // SAFETY: forwarded contract; a request object is taken only for an engine transfer,
+    // and it is released only once complete, so it outlives its transfers.
+    unsafe { rt.xfer_nbi(routine, dir, pe, remote, local, nbytes, counter, None)? };
+    // Completed at once (or joined a live request): an empty slot gets the
+    // always-complete request.
+    request::settle(slot);
+    Ok(())
 }
 
 /// `shmemx_ctx_putmem_nbe`: a put completed by the request in `slot` (allocated when

@@ -158,7 +158,7 @@ pub unsafe fn ctx_put_signal(
                 dst,
                 src as *mut u8,
                 nbytes,
-                ctx.completion(),
+                || ctx.completion(),
                 Some((sig, op)),
             )
         };

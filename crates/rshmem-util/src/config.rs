@@ -246,7 +246,7 @@ env_table! {
     virtual_hosts "VIRTUAL_HOSTS": Count(usize) = "0", "teams",
         "Split the PEs into this many virtual hosts (contiguous blocks) for HOST/LEADERS; 0 = real hosts.";
     copy_engine_threshold "COPY_ENGINE_THRESHOLD": Size(usize) = "128K", "contexts",
-        "Non-blocking (_nbi, _nbe) transfers on the node of at least this size go to the background copy engine; smaller ones complete at once. The default is where post+wait with nothing to overlap costs no more than a plain copy; programs that compute between post and wait gain from 16K (`rshmem-bench threshold`).";
+        "Non-blocking (_nbi, _nbe) transfers on the node of at least this size go to the background copy engine; smaller ones complete at once. The default is where post+wait with nothing to overlap costs no more than a plain copy; programs that compute between post and wait gain from about 8K (`rshmem-bench threshold`).";
     copy_engine_piece "COPY_ENGINE_PIECE": Size(usize) = "64K", "contexts",
         "Large engine transfers are cut into up to 16 pieces of at least this size, which a thread waiting for the transfer shares with the engine; 0 = never cut (the waiter then runs a transfer only if the engine has not started it).";
     copy_engine_lanes "COPY_ENGINE_LANES": Count(usize) = "1", "contexts",
