@@ -28,6 +28,7 @@ use rshmem_core::team::{self, Team, TeamConfig};
 use rshmem_core::{memory, setup, sync};
 
 use crate::report::{self, Goal, Report};
+use crate::spmd::pages;
 use crate::stats::{interleaved_fixed, Body, Lat};
 
 /// Ends the job on a runtime error.
@@ -75,15 +76,6 @@ const SYNC_BATCH: u64 = 16;
 /// collective batch must match), about 256 KiB of traffic, 2 to 32 operations.
 fn batch(bytes: usize) -> u64 {
     ((256usize << 10) / bytes.max(1)).clamp(2, 32) as u64
-}
-
-/// A page of private memory (page-aligned like the symmetric buffers).
-#[derive(Clone, Copy)]
-#[repr(C, align(4096))]
-struct Page([u8; 4096]);
-
-fn pages(bytes: usize, fill: u8) -> Vec<Page> {
-    vec![Page([fill; 4096]); bytes.div_ceil(4096)]
 }
 
 /// Powers of two from `from` to `max`.

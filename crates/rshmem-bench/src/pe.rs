@@ -11,6 +11,7 @@ use rshmem_core::{
 };
 
 use crate::report::{self, Goal, Report};
+use crate::spmd::pages;
 use crate::stats::{interleaved, interleaved_fixed, Body, Lat};
 
 /// Ends the job on a runtime error.
@@ -66,17 +67,6 @@ const PP_FENCE: usize = 3;
 const PP_SIG: usize = 4;
 const AMO_WORD: usize = 5;
 const CTL_LINES: usize = 6;
-
-/// A page of private memory: buffers made of pages are page aligned like the symmetric
-/// buffer, so that memcpy, put and get see the same 4 KiB aliasing between source and
-/// destination.
-#[derive(Clone, Copy)]
-#[repr(C, align(4096))]
-struct Page([u8; 4096]);
-
-fn pages(bytes: usize, fill: u8) -> Vec<Page> {
-    vec![Page([fill; 4096]); bytes.div_ceil(4096)]
-}
 
 /// Round trips (or barriers) per timed batch.
 const SYNC_BATCH: u64 = 32;

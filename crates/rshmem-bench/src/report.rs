@@ -82,7 +82,7 @@ impl Report {
         value: f64,
         unit: &str,
     ) {
-        println!("{}", self.record(bench, size, metric, value, unit, &[]));
+        self.json_with(bench, size, metric, value, unit, &[]);
     }
 
     /// One JSON record with extra keys after the documented ones (e.g. `"threads"`).

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use rshmem_core::ctx::{self, CtxHandle};
 use rshmem_core::{amo, memory, order, rma, setup, sync, AmoOp, Ctx, ThreadLevel};
+use rustix::process::Pid;
+use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 
 pub(crate) use crate::pe::ok;
 
@@ -35,46 +37,14 @@ pub(crate) fn init_multiple(cmd: &str) -> (usize, usize) {
     (ok(setup::my_pe()), ok(setup::n_pes()))
 }
 
-/// Linux `cpu_set_t`: 1024 CPUs, one bit each.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct CpuSet([u64; 16]);
-
-impl CpuSet {
-    const CPUS: usize = 1024;
-
-    fn has(&self, c: usize) -> bool {
-        c < Self::CPUS && self.0[c / 64] & (1 << (c % 64)) != 0
-    }
-
-    fn of(cpus: impl IntoIterator<Item = usize>) -> CpuSet {
-        let mut s = CpuSet([0; 16]);
-        for c in cpus.into_iter().filter(|&c| c < Self::CPUS) {
-            s.0[c / 64] |= 1 << (c % 64);
-        }
-        s
-    }
-}
-
-// The C library's affinity calls (std links it; declared here rather than adding a crate).
-extern "C" {
-    fn sched_getaffinity(pid: i32, size: usize, set: *mut CpuSet) -> i32;
-    fn sched_setaffinity(pid: i32, size: usize, set: *const CpuSet) -> i32;
-}
-
 /// The CPUs this process may run on, as found at the first call (made by
 /// [`init_multiple`], before any thread is pinned).
 fn allowed_cpus() -> &'static [usize] {
     static CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
     CPUS.get_or_init(|| {
-        let mut set = CpuSet([0; 16]);
-        // SAFETY: `set` is a writable cpu_set_t of the size passed.
-        let rc = unsafe { sched_getaffinity(0, std::mem::size_of::<CpuSet>(), &mut set) };
-        let v: Vec<usize> = if rc == 0 {
-            (0..CpuSet::CPUS).filter(|&c| set.has(c)).collect()
-        } else {
-            Vec::new()
-        };
+        let v: Vec<usize> = sched_getaffinity(None).map_or(Vec::new(), |set| {
+            (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect()
+        });
         if v.is_empty() {
             (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
         } else {
@@ -149,9 +119,11 @@ impl Effort {
 /// Restricts thread `tid` (0: the calling thread) to the CPUs in `cpus`; false if the
 /// kernel refused.
 fn set_affinity(tid: i32, cpus: impl IntoIterator<Item = usize>) -> bool {
-    let set = CpuSet::of(cpus);
-    // SAFETY: `set` is a readable cpu_set_t of the size passed.
-    unsafe { sched_setaffinity(tid, std::mem::size_of::<CpuSet>(), &set) == 0 }
+    let mut set = CpuSet::new();
+    for c in cpus.into_iter().filter(|&c| c < CpuSet::MAX_CPU) {
+        set.set(c);
+    }
+    sched_setaffinity(Pid::from_raw(tid), &set).is_ok()
 }
 
 /// Pins the calling thread to the `i`-th allowed core (modulo their number), as seed 001
@@ -222,7 +194,9 @@ pub(crate) fn start_engine() {
     sym_free(buf);
 }
 
-/// A page of private memory (buffers of pages are page aligned like symmetric ones).
+/// A page of private memory: buffers made of pages are page aligned like the symmetric
+/// ones, so that memcpy, put and get see the same 4 KiB aliasing between source and
+/// destination.
 #[derive(Clone, Copy)]
 #[repr(C, align(4096))]
 pub(crate) struct Page([u8; 4096]);
