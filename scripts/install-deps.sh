@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs, on Debian, every tool the test suite uses beyond Rust: mpich (mpiexec.hydra, the
+# second PMI-1 server the bootstrap is tested against), the C/C++ compilers, pkg-config and
+# binutils for the C ABI tests. Run it once before `cargo test --workspace`; `.ci/run` does.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+need=()
+command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v nm >/dev/null 2>&1 || need+=(binutils)
+if [ ${#need[@]} -gt 0 ]; then
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
