@@ -191,8 +191,13 @@ fn exit_code_of_failing_pe_propagates() {
 fn abort_code_propagates_and_ends_others_fast() {
     let out = probe(3, &["abort", "42", "2"]).run();
     assert_eq!(out.code(), 42, "{out:?}");
-    assert_stderr_has(&out, "oshrun: PE 2 called global_exit(42)");
-    assert_stderr_has(&out, "pmi_probe: abort requested");
+    // An abort with a message is a fatal error, not shmem_global_exit: oshrun prints the
+    // PE's message once, then its summary.
+    assert_stderr_has(
+        &out,
+        "pmi_probe: abort requested\noshrun: PE 2 aborted the job (status 42)\n",
+    );
+    assert_eq!(out.stderr.matches("abort requested").count(), 1, "{out:?}");
     assert!(out.elapsed < Duration::from_secs(2), "{:?}", out.elapsed);
     assert_all_gone(&pids(&out));
 }
@@ -385,4 +390,219 @@ fn trivial_job_starts_fast() {
     let out = probe(4, &["info"]).run();
     out.assert_ok();
     assert!(out.elapsed < Duration::from_secs(1), "{:?}", out.elapsed);
+}
+
+fn modes(np: usize, args: &[&str]) -> Job {
+    Job::new(np, "launch_modes")
+        .args(args.iter().copied())
+        .timeout(T)
+}
+
+#[test]
+fn global_exit_status_never_becomes_success() {
+    // A status whose low byte is 0 would read as success after the OS truncates it.
+    for (status, want) in [
+        (256, 255),
+        (512, 255),
+        (-256, 255),
+        (-1, 255),
+        (257, 1),
+        (3, 3),
+    ] {
+        let out = Job::new(2, "api_failure")
+            .args(["exit".to_owned(), status.to_string()])
+            .timeout(T)
+            .run();
+        assert_eq!(out.code(), want, "global_exit({status}): {out:?}");
+        assert_stderr_has(&out, &format!("oshrun: PE 1 called global_exit({status})"));
+    }
+}
+
+#[test]
+fn pe_exit_256_after_init_is_not_success() {
+    // exit(256) reaches oshrun as status 0; the missing finalize still fails the job.
+    let out = probe(2, &["exit", "256", "1"]).run();
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert_stderr_has(&out, "oshrun: PE 1 exited without calling shmem_finalize");
+    assert_all_gone(&pids(&out));
+}
+
+#[test]
+fn pe_exiting_before_init_ends_the_job() {
+    for np in [2, 3] {
+        let out = modes(np, &["early-exit", "1"]).run();
+        assert_eq!(out.code(), 1, "{out:?}");
+        assert_stderr_has(
+            &out,
+            "oshrun: PE 1 exited (status 0) before shmem_init; \
+             the other PEs wait for it in shmem_init",
+        );
+        assert!(!out.stdout.contains("passed init"), "{out:?}");
+        let p = pids(&out);
+        assert_eq!(p.len(), np, "{out:?}");
+        assert_all_gone(&p);
+    }
+}
+
+#[test]
+fn pe_closing_pmi_before_init_ends_the_job() {
+    let out = modes(3, &["close-pmi", "1"]).run();
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert_stderr_has(
+        &out,
+        "oshrun: PE 1 closed its PMI connection before shmem_init; \
+         the other PEs wait for it in shmem_init",
+    );
+    assert_eq!(out.lines_with("closed rank="), ["1"]);
+    assert!(!out.stdout.contains("survivor"), "{out:?}");
+    assert!(!out.stdout.contains("passed init"), "{out:?}");
+    let p = pids(&out);
+    assert_eq!(p.len(), 3, "{out:?}");
+    assert_all_gone(&p);
+}
+
+#[test]
+fn programs_that_never_init_may_end_at_any_time() {
+    // Not SHMEM programs: nobody waits for anybody, so an early exit is no failure.
+    let mut cmd = Command::new(bin("oshrun"));
+    cmd.args(["-np", "3", "sh", "-c"])
+        .arg("[ $PMI_RANK = 1 ] || sleep 0.3; echo done $PMI_RANK");
+    let out = run_bounded(cmd, None, T);
+    out.assert_ok();
+    assert_eq!(out.lines_with("done ").len(), 3, "{out:?}");
+    // A one-PE job whose PE never inits.
+    modes(1, &["early-exit", "0"]).run().assert_ok();
+}
+
+#[test]
+fn fatal_error_is_reported_once_with_a_summary() {
+    let out = Job::new(2, "core_errors").args(["fatal"]).timeout(T).run();
+    assert_eq!(out.code(), 1, "{out:?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "rshmem: PE 1: shmem_putmem: argument pe: PE 2 is out of range (valid PEs are 0..2)",
+            "oshrun: PE 1 aborted the job (status 1)",
+        ],
+        "{out:?}"
+    );
+}
+
+#[test]
+fn global_exit_is_reported_as_such() {
+    let out = Job::new(2, "core_errors").args(["exit3"]).timeout(T).run();
+    assert_eq!(out.code(), 3, "{out:?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines, ["oshrun: PE 1 called global_exit(3)"], "{out:?}");
+}
+
+#[test]
+fn program_started_by_a_pe_is_a_singleton() {
+    let out = modes(2, &["spawn-child"]).run();
+    out.assert_ok();
+    for r in 0..2 {
+        assert_eq!(
+            out.lines_with(&format!("ok spawn-child pe={r} child=")),
+            ["child npes=1 me=0"],
+            "{out:?}"
+        );
+    }
+}
+
+/// Pids of the `sleep 300` processes the PEs of `launch_modes grandchild` left behind.
+fn grandchildren(out: &JobOutput, np: usize) -> Vec<u32> {
+    let g: Vec<u32> = out
+        .lines_with("grandchild rank=")
+        .iter()
+        .map(|l| l.split_once(" pid=").expect("pid").1.parse().unwrap())
+        .collect();
+    assert_eq!(g.len(), 2 * np, "{out:?}");
+    g
+}
+
+/// Asserts every pid is gone once oshrun has returned; kills survivors so a failing test
+/// leaves nothing behind.
+#[track_caller]
+fn assert_grandchildren_gone(pids: &[u32], what: &str) {
+    let survivors: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    for p in &survivors {
+        let _ = Command::new("kill")
+            .args(["-KILL", &p.to_string()])
+            .status();
+    }
+    assert!(
+        survivors.is_empty(),
+        "{what}: processes {survivors:?} started by PEs outlived oshrun"
+    );
+}
+
+#[test]
+fn grandchildren_end_with_a_normal_job() {
+    let out = modes(2, &["grandchild", "ok"]).run();
+    let g = grandchildren(&out, 2);
+    assert_grandchildren_gone(&g, "normal end");
+    out.assert_ok();
+}
+
+#[test]
+fn grandchildren_end_with_a_failed_job() {
+    let out = modes(3, &["grandchild", "fail"]).run();
+    let g = grandchildren(&out, 3);
+    assert_grandchildren_gone(&g, "failure");
+    assert_eq!(out.code(), 3, "{out:?}");
+    assert_stderr_has(&out, "oshrun: PE 2 exited with status 3");
+    assert_all_gone(&pids(&out));
+}
+
+#[test]
+fn grandchildren_end_with_a_timed_out_job() {
+    let out = modes(2, &["grandchild", "hang"])
+        .launcher_args(["--timeout", "1"])
+        .run();
+    let g = grandchildren(&out, 2);
+    assert_grandchildren_gone(&g, "timeout");
+    assert_eq!(out.code(), 124, "{out:?}");
+    assert_all_gone(&pids(&out));
+}
+
+#[test]
+fn grandchildren_end_when_oshrun_is_terminated() {
+    let mut cmd = modes(2, &["grandchild", "hang"]).command();
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (mut pes, mut grand) = (0, Vec::new());
+    let start = Instant::now();
+    while pes < 2 {
+        let mut l = String::new();
+        assert!(out.read_line(&mut l).unwrap() > 0, "oshrun ended early");
+        if let Some((_, p)) = l.trim().split_once(" pid=") {
+            if l.starts_with("grandchild ") {
+                grand.push(p.parse::<u32>().unwrap());
+            } else {
+                pes += 1;
+            }
+        }
+        assert!(start.elapsed() < T, "PEs did not start");
+    }
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > T {
+            let _ = child.kill();
+            panic!("oshrun did not end after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(grand.len(), 4);
+    assert_grandchildren_gone(&grand, "SIGTERM");
+    assert_eq!(status.code(), Some(128 + 15));
 }

@@ -7,10 +7,14 @@ use std::time::Duration;
 use rshmem_tests::{bin, run_bounded, JobOutput};
 
 fn run(np: usize, args: &[&str]) -> JobOutput {
+    run_prog(np, "pmi_probe", args)
+}
+
+fn run_prog(np: usize, prog: &str, args: &[&str]) -> JobOutput {
     let mut cmd = Command::new("mpiexec.hydra");
     // fork: never try ssh, even if the host name does not resolve to this machine.
     cmd.args(["-launcher", "fork", "-n", &np.to_string()])
-        .arg(bin("pmi_probe"))
+        .arg(bin(prog))
         .args(args);
     run_bounded(cmd, None, Duration::from_secs(60))
 }
@@ -58,4 +62,50 @@ fn abort_under_hydra() {
     let out = run(2, &["abort", "5", "1"]);
     assert_eq!(out.code(), 5, "{out:?}");
     assert!(out.elapsed < Duration::from_secs(10));
+}
+
+#[test]
+#[cfg_attr(
+    not(have_hydra),
+    ignore = "mpiexec.hydra is not installed (scripts/install-deps.sh installs it)"
+)]
+fn global_exit_256_fails_under_hydra() {
+    let out = run_prog(2, "api_failure", &["exit", "256"]);
+    assert_eq!(out.code(), 255, "{out:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_hydra),
+    ignore = "mpiexec.hydra is not installed (scripts/install-deps.sh installs it)"
+)]
+fn fatal_message_printed_once_under_hydra() {
+    // hydra does not print an abort's message, so the PE prints it itself.
+    let out = run_prog(2, "core_errors", &["fatal"]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    let want = "rshmem: PE 1: shmem_putmem: argument pe: PE 2 is out of range (valid PEs are 0..2)";
+    let hits = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("shmem_putmem"))
+        .count();
+    assert_eq!(hits, 1, "{want:?} once in:\n{}", out.stderr);
+    assert!(out.stderr.contains(want), "{}", out.stderr);
+}
+
+#[test]
+#[cfg_attr(
+    not(have_hydra),
+    ignore = "mpiexec.hydra is not installed (scripts/install-deps.sh installs it)"
+)]
+fn program_started_by_a_pe_is_a_singleton_under_hydra() {
+    let out = run_prog(2, "launch_modes", &["spawn-child"]);
+    out.assert_ok();
+    for r in 0..2 {
+        assert_eq!(
+            out.lines_with(&format!("ok spawn-child pe={r} child=")),
+            ["child npes=1 me=0"],
+            "{out:?}"
+        );
+    }
 }

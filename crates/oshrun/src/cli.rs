@@ -16,8 +16,10 @@ pub const MAX_PES: usize = 4096;
     override_usage = "oshrun [OPTIONS] -np <N> [--] <PROGRAM> [ARGS]...",
     after_help = "Everything after PROGRAM is passed to the program. `-np N`, `-n N` and \
                   `--np N` are synonyms.\nExit status: the first failing PE's status \
-                  (128+signal if it was killed), the code given to shmem_global_exit, \
-                  124 on --timeout, 127 if PROGRAM cannot be executed."
+                  (128+signal if it was killed), the status given to shmem_global_exit \
+                  (its low byte; 255 when that is 0, so a failure never reads as 0), \
+                  1 for a PE that leaves early, 124 on --timeout, 127 if PROGRAM cannot \
+                  be executed. Processes the PEs leave running end with the job."
 )]
 pub struct Args {
     /// Number of PEs to start.

@@ -34,6 +34,9 @@ const GRACE_SIGNAL: Duration = Duration::from_secs(1);
 /// How long to wait for the PEs' output to drain once all PEs are gone (a PE's own
 /// children may keep the pipes open).
 const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
+/// Grace between SIGTERM and SIGKILL for processes the PEs left behind, once the PEs are
+/// gone.
+const GRACE_LEFTOVERS: Duration = Duration::from_millis(250);
 /// Fallback polling period, in case a SIGCHLD is coalesced or lost.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -87,6 +90,16 @@ enum Failure {
     NoFinalize {
         rank: usize,
     },
+    /// Left (exited with `status`, or closed its PMI connection while running: `None`)
+    /// before `shmem_init` while others wait for it in a PMI barrier.
+    LeftBeforeInit {
+        rank: usize,
+        status: Option<i32>,
+    },
+    /// Closed its PMI connection after init while still running, and others wait for it.
+    ClosedPmi {
+        rank: usize,
+    },
     Interrupted(i32),
     Timeout(Duration),
     OutputBroken,
@@ -95,9 +108,12 @@ enum Failure {
 impl Failure {
     fn exit_code(&self) -> i32 {
         match *self {
-            Failure::Abort { code, .. } | Failure::Exited { code, .. } => code,
+            Failure::Abort { code, .. } => rshmem_boot::exit_status(code),
+            Failure::Exited { code, .. } => code,
             Failure::Signaled { sig, .. } | Failure::Interrupted(sig) => 128 + sig,
-            Failure::NoFinalize { .. } => 1,
+            Failure::NoFinalize { .. }
+            | Failure::LeftBeforeInit { .. }
+            | Failure::ClosedPmi { .. } => 1,
             Failure::Timeout(_) => EXIT_TIMEOUT,
             Failure::OutputBroken => 128 + SIGPIPE,
         }
@@ -109,12 +125,19 @@ impl Failure {
                 rank,
                 code,
                 msg: None,
-            } => format!("PE {rank} called global_exit({code})"),
-            Failure::Abort {
-                rank,
-                code,
-                msg: Some(m),
-            } => format!("PE {rank} aborted the job with status {code}: {m}"),
+            } => {
+                let status = self.exit_code();
+                if status == *code {
+                    format!("PE {rank} called global_exit({code})")
+                } else {
+                    format!(
+                        "PE {rank} called global_exit({code}); the job exits with status {status}"
+                    )
+                }
+            }
+            Failure::Abort { rank, .. } => {
+                format!("PE {rank} aborted the job (status {})", self.exit_code())
+            }
             Failure::Signaled { rank, pid, sig } => format!(
                 "PE {rank} (pid {pid}) was killed by signal {sig} ({})",
                 signal_name(*sig)
@@ -123,11 +146,32 @@ impl Failure {
             Failure::NoFinalize { rank } => {
                 format!("PE {rank} exited without calling shmem_finalize")
             }
+            Failure::LeftBeforeInit { rank, status } => {
+                let what = match status {
+                    Some(s) => format!("exited (status {s})"),
+                    None => "closed its PMI connection".to_owned(),
+                };
+                format!(
+                    "PE {rank} {what} before shmem_init; the other PEs wait for it in shmem_init"
+                )
+            }
+            Failure::ClosedPmi { rank } => format!(
+                "PE {rank} closed its PMI connection without calling shmem_finalize; \
+                 the other PEs wait for it"
+            ),
             Failure::Interrupted(sig) => {
                 format!("caught {}, terminating the job", signal_name(*sig))
             }
             Failure::Timeout(t) => format!("job timed out after {} s", t.as_secs_f64()),
             Failure::OutputBroken => "output closed, terminating the job".to_owned(),
+        }
+    }
+
+    /// The PE's own report that comes before the summary (a fatal error's message).
+    fn detail(&self) -> Option<&str> {
+        match self {
+            Failure::Abort { msg: Some(m), .. } => Some(m),
+            _ => None,
         }
     }
 
@@ -227,6 +271,9 @@ pub fn run(spec: &JobSpec) -> i32 {
         return 1;
     }
 
+    // Before any child exists, so every process the PEs leave behind is adopted by us.
+    let _ = sys::become_subreaper();
+
     let kvsname = new_kvsname();
     let pmi_tx = tx.clone();
     let server = Server::new(&kvsname, spec.np, move |rank, ev| {
@@ -243,6 +290,7 @@ pub fn run(spec: &JobSpec) -> i32 {
             }
             Err(code) => {
                 drop(pes);
+                end_leftovers();
                 shm_cleanup(&kvsname);
                 return code;
             }
@@ -252,6 +300,8 @@ pub fn run(spec: &JobSpec) -> i32 {
     let code = supervise(spec, &mut pes, &rx);
     debug_assert!(pes.0.iter().all(|p| p.status.is_some()));
     drop(pes);
+    // Also lets the output drain: leftovers may hold the PEs' pipes.
+    end_leftovers();
     let drain_until = Instant::now() + OUTPUT_DRAIN;
     for h in outputs {
         while !h.is_finished() && Instant::now() < drain_until {
@@ -263,6 +313,38 @@ pub fn run(spec: &JobSpec) -> i32 {
     }
     shm_cleanup(&kvsname);
     code
+}
+
+/// Ends the processes the PEs left behind (adopted by oshrun, see `become_subreaper`):
+/// SIGTERM, SIGKILL after a grace, until none is left. Runs once every PE is reaped, so
+/// every child of oshrun is such a leftover (or a descendant of one, adopted in turn).
+fn end_leftovers() {
+    let start = Instant::now();
+    let mut termed: Vec<u32> = Vec::new();
+    loop {
+        let live: Vec<u32> = sys::children()
+            .into_iter()
+            .filter(|&p| !sys::try_reap(p))
+            .collect();
+        if live.is_empty() {
+            return;
+        }
+        let late = start.elapsed() >= GRACE_LEFTOVERS;
+        for p in live {
+            // `p` is our unreaped child, so the number is still its own.
+            if late {
+                let _ = sys::send_signal(p, SIGKILL);
+            } else if !termed.contains(&p) {
+                let _ = sys::send_signal(p, SIGTERM);
+                termed.push(p);
+            }
+        }
+        if start.elapsed() > GRACE_LEFTOVERS + Duration::from_secs(5) {
+            report("some processes started by the PEs could not be ended");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 fn shm_cleanup(kvsname: &str) {
@@ -374,6 +456,10 @@ impl Ending {
         if self.failure.is_some() {
             return;
         }
+        if let Some(d) = f.detail() {
+            // The PE's line as it wrote it (it names the PE), then oshrun's summary.
+            output::report_pe_line(d);
+        }
         report(&f.message());
         let (sig, grace) = f.termination();
         pes.signal_all(sig);
@@ -387,6 +473,9 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
     let started = Instant::now();
     let timeout_at = spec.timeout.map(|t| started + t);
     let mut end = Ending::default();
+    // A PE others wait for in a PMI barrier although its connection is gone, and when we
+    // learned it: judged once its exit is known, or after PMI_DRAIN if it keeps running.
+    let mut stranded: Option<(usize, Instant)> = None;
 
     loop {
         pes.reap();
@@ -409,6 +498,27 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
             pes.0[i].judged = true;
             if let Some(f) = verdict {
                 end.fail(f, pes);
+            }
+        }
+        if let Some((rank, at)) = stranded {
+            if let Some(pe) = pes.0.iter().find(|p| p.rank == rank) {
+                let exited = pe.status.is_some();
+                if pe.judged || (!exited && now >= at + PMI_DRAIN) {
+                    stranded = None;
+                    let code = pe.status.and_then(|st| st.code());
+                    let f = match (pe.inited, exited) {
+                        (false, _) => Some(Failure::LeftBeforeInit { rank, status: code }),
+                        (true, true) => Some(Failure::NoFinalize { rank }),
+                        (true, false) => Some(Failure::ClosedPmi { rank }),
+                    };
+                    // A PE killed by a signal was reported as such when judged.
+                    if let Some(f) = f.filter(|_| !exited || code.is_some()) {
+                        end.fail(f, pes);
+                    }
+                } else if !exited {
+                    let due = at + PMI_DRAIN;
+                    next_judgement = Some(next_judgement.map_or(due, |t| t.min(due)));
+                }
             }
         }
         if pes.0.iter().all(|p| p.judged) {
@@ -444,7 +554,7 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
             }
         };
         match ev {
-            Event::Signal(SIGCHLD) => {}
+            Event::Signal(SIGCHLD) => reap_leftovers(pes),
             Event::Signal(sig) => {
                 if end.failure.is_some() {
                     // A second interrupt: stop waiting.
@@ -461,6 +571,7 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
                     PmiEvent::Init => pe.inited = true,
                     PmiEvent::Finalize => pe.finalized = true,
                     PmiEvent::Closed => pe.pmi_closed = true,
+                    PmiEvent::Stranded => stranded = Some((rank, Instant::now())),
                     PmiEvent::Abort { code, msg } => {
                         end.fail(Failure::Abort { rank, code, msg }, pes)
                     }
@@ -470,6 +581,17 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
         }
     }
     end.failure.map_or(0, |f| f.exit_code())
+}
+
+/// Reaps the processes the PEs left behind that have ended, so they do not pile up as
+/// zombies while the job runs.
+fn reap_leftovers(pes: &Pes) {
+    for p in sys::children() {
+        // Only our other children: a PE is reaped through its `Child`.
+        if !pes.0.iter().any(|pe| pe.pid == p) {
+            sys::try_reap(p);
+        }
+    }
 }
 
 /// The failure a reaped PE's exit amounts to, if any.

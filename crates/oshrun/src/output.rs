@@ -86,3 +86,8 @@ pub fn forward(
 pub fn report(msg: &str) {
     let _ = Sink::Stderr.write_unit(format!("oshrun: {msg}\n").as_bytes());
 }
+
+/// Prints a line a PE handed to oshrun (a fatal error's report) on stderr, as it is.
+pub fn report_pe_line(line: &str) {
+    let _ = Sink::Stderr.write_unit(format!("{line}\n").as_bytes());
+}

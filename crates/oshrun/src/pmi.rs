@@ -24,15 +24,20 @@ pub enum PmiEvent {
     Init,
     /// The PE sent `cmd=finalize`.
     Finalize,
-    /// The PE sent `cmd=abort` (how `shmem_global_exit` arrives).
+    /// The PE sent `cmd=abort` (how `shmem_global_exit` and fatal errors arrive).
     Abort {
-        /// Its `exitcode`.
+        /// The status as the PE gave it (`rshmem_status`, else `exitcode`), before the
+        /// mapping of `rshmem_boot::exit_status`.
         code: i32,
-        /// Its `error_msg`/`msg`, if any.
+        /// Its `error_msg`/`msg`, if any (a fatal error's report; none for
+        /// `shmem_global_exit`).
         msg: Option<String>,
     },
     /// The PE's socket reached end of file (it exited, or closed it).
     Closed,
+    /// A PMI barrier can never complete: this PE closed its connection without entering
+    /// it while others wait there (the job would hang). Reported once per job.
+    Stranded,
 }
 
 type Notify = Arc<dyn Fn(usize, PmiEvent) + Send + Sync>;
@@ -65,6 +70,10 @@ struct State {
     writers: Vec<Option<UnixStream>>,
     in_barrier: Vec<bool>,
     barrier_count: usize,
+    /// PEs whose connection ended.
+    closed: Vec<bool>,
+    /// A [`PmiEvent::Stranded`] was reported.
+    stranded: bool,
 }
 
 impl Server {
@@ -85,6 +94,8 @@ impl Server {
                     writers: (0..size).map(|_| None).collect(),
                     in_barrier: vec![false; size],
                     barrier_count: 0,
+                    closed: vec![false; size],
+                    stranded: false,
                 }),
             }),
         }
@@ -128,8 +139,20 @@ impl Shared {
         }
         let mut st = self.lock();
         st.writers[rank] = None;
-        drop(st);
+        st.closed[rank] = true;
         (self.notify)(rank, PmiEvent::Closed);
+        self.check_stranded(&mut st);
+    }
+
+    /// Reports a barrier that waits for a PE whose connection is gone.
+    fn check_stranded(&self, st: &mut State) {
+        if st.stranded || st.barrier_count == 0 {
+            return;
+        }
+        if let Some(r) = (0..self.size).find(|&r| st.closed[r] && !st.in_barrier[r]) {
+            st.stranded = true;
+            (self.notify)(r, PmiEvent::Stranded);
+        }
     }
 
     fn handle(&self, rank: usize, m: &Message) {
@@ -144,6 +167,8 @@ impl Shared {
                     .with("pmi_version", 1)
                     .with("pmi_subversion", 1)
                     .with("rc", if ok { 0 } else { -1 })
+                    // oshrun prints an abort's message itself (in order with its summary).
+                    .with(wire::PRINTS_ABORT_MSG, 1)
             }
             "get_maxes" => Message::new("maxes")
                 .with("rc", 0)
@@ -174,6 +199,8 @@ impl Shared {
                         for r in 0..self.size {
                             self.reply(&mut st, r, &out);
                         }
+                    } else {
+                        self.check_stranded(&mut st);
                     }
                     return;
                 }
@@ -183,14 +210,11 @@ impl Shared {
                 Message::new("finalize_ack")
             }
             "abort" => {
-                let code = m
-                    .get("exitcode")
-                    .and_then(|c| c.trim().parse().ok())
+                let num = |k| m.get(k).and_then(|c: &str| c.trim().parse().ok());
+                let code = num("rshmem_status")
+                    .or_else(|| num("exitcode"))
                     .unwrap_or(1);
-                let msg = m
-                    .get("error_msg")
-                    .or_else(|| m.get("msg"))
-                    .map(str::to_owned);
+                let msg = abort_message(m);
                 (self.notify)(rank, PmiEvent::Abort { code, msg });
                 return;
             }
@@ -253,6 +277,25 @@ impl Shared {
             }
         }
     }
+}
+
+/// The free text of an abort: from `error_msg=` (or `msg=`) to the end of the line, words
+/// holding `=` included (the parser splits them into attributes). `None` if absent or blank.
+fn abort_message(m: &Message) -> Option<String> {
+    let attrs = m.attrs();
+    let start = attrs
+        .iter()
+        .position(|(k, _)| k == "error_msg")
+        .or_else(|| attrs.iter().position(|(k, _)| k == "msg"))?;
+    let mut text = attrs[start].1.clone();
+    for (k, v) in &attrs[start + 1..] {
+        text.push(' ');
+        text.push_str(k);
+        text.push('=');
+        text.push_str(v);
+    }
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
 }
 
 /// Makes free text fit in one PMI token.
@@ -342,7 +385,7 @@ mod tests {
         (&s).write_all(b"cmd=get kvsname=other key=x\n").unwrap();
         let m = wire::read_message(&mut r).unwrap().unwrap();
         assert_eq!(m.rc(), Some(Ok(-1)));
-        (&s).write_all(b"cmd=abort exitcode=7 error_msg=bad thing\n")
+        (&s).write_all(b"cmd=abort exitcode=255 rshmem_status=256 error_msg=bad x=1 thing\n")
             .unwrap();
         drop((s, r));
         assert_eq!(
@@ -350,11 +393,33 @@ mod tests {
             (
                 0,
                 PmiEvent::Abort {
-                    code: 7,
-                    msg: Some("bad thing".into())
+                    code: 256,
+                    msg: Some("bad x=1 thing".into())
                 }
             )
         );
         assert_eq!(rx.recv().unwrap(), (0, PmiEvent::Closed));
+    }
+
+    #[test]
+    fn barrier_waiting_for_a_closed_pe_is_stranded() {
+        // Closed first, then a barrier: reported when the barrier is entered.
+        let (mut socks, rx) = job(3);
+        drop(socks.remove(1));
+        assert_eq!(rx.recv().unwrap(), (1, PmiEvent::Closed));
+        (&socks[0]).write_all(b"cmd=barrier_in\n").unwrap();
+        assert_eq!(rx.recv().unwrap(), (1, PmiEvent::Stranded));
+        // Reported once.
+        (&socks[1]).write_all(b"cmd=barrier_in\n").unwrap();
+        drop(socks);
+        let rest: Vec<_> = rx.iter().take(2).collect();
+        assert!(rest.iter().all(|(_, e)| *e == PmiEvent::Closed), "{rest:?}");
+
+        // A barrier first, then a PE that is not in it leaves.
+        let (mut socks, rx) = job(2);
+        (&socks[0]).write_all(b"cmd=barrier_in\n").unwrap();
+        drop(socks.remove(1));
+        assert_eq!(rx.recv().unwrap(), (1, PmiEvent::Closed));
+        assert_eq!(rx.recv().unwrap(), (1, PmiEvent::Stranded));
     }
 }

@@ -53,6 +53,50 @@ pub fn inherit_fd_and_die_with_parent(cmd: &mut Command, fd: RawFd) {
     }
 }
 
+/// Makes oshrun the reaper of its orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`):
+/// a process a PE started and left behind becomes oshrun's child, not init's, so the job can
+/// end it. Elsewhere this does nothing.
+pub fn become_subreaper() -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with integer arguments touches no memory of ours.
+        let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The pids of this process's children, from `/proc` (empty where there is none).
+pub fn children() -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| parent_of(pid) == Some(me))
+        .collect()
+}
+
+/// The parent pid of `pid`, from `/proc/<pid>/stat` (the command name may hold `) `).
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(") ")?;
+    rest.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
+/// Reaps child `pid` if it has ended; true when it is gone (reaped now or before).
+pub fn try_reap(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    let mut status = 0;
+    // SAFETY: waitpid on one pid with a valid pointer to a local int.
+    let r = unsafe { libc::waitpid(p, &mut status, libc::WNOHANG) };
+    r == p || (r == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
+}
+
 /// `SIGKILL`-style name of a signal number, or `"signal N"` for unusual ones.
 pub fn signal_name(sig: i32) -> String {
     let name = match sig {
@@ -99,6 +143,19 @@ mod tests {
         assert_eq!(signal_name(9), "SIGKILL");
         assert_eq!(signal_name(15), "SIGTERM");
         assert_eq!(signal_name(200), "signal 200");
+    }
+
+    #[test]
+    fn children_are_listed_and_reaped() {
+        // Reaped by try_reap below, not by Child::wait.
+        #[allow(clippy::zombie_processes)]
+        let c = Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        assert!(children().contains(&pid));
+        while !try_reap(pid) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(!children().contains(&pid));
     }
 
     #[test]

@@ -5,11 +5,54 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::wire::{self, Message, WireError};
+use crate::wire::{self, Message, WireError, PRINTS_ABORT_MSG};
 use crate::{BootError, Bootstrap};
 
-/// Set once `PMI_FD` has been adopted: the descriptor must have a single owner.
+/// Set once the launcher's variables were read (and removed): `PMI_FD` must have a single
+/// owner.
 static FD_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// The variables a launcher describes this PE with; removed from the environment once read.
+const LAUNCHER_VARS: [&str; 3] = ["PMI_FD", "PMI_RANK", "PMI_SIZE"];
+
+/// Whether an earlier [`PmiClient::from_env`] took the launcher's variables.
+pub(crate) fn launcher_env_taken() -> bool {
+    FD_TAKEN.load(Ordering::SeqCst)
+}
+
+/// How long a PE that prints its own abort message waits before the abort, so that a
+/// launcher killing the job at once (hydra) still forwards the message.
+const ABORT_MSG_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The launcher's variables as read, before they are removed from the environment.
+struct LauncherEnv {
+    fd: String,
+    rank: Result<String, std::env::VarError>,
+    size: Result<String, std::env::VarError>,
+}
+
+/// Reads the launcher's variables and removes them from the environment, once per process.
+///
+/// `remove_var` is not synchronized with `getenv` calls that do not go through Rust's
+/// `std::env` (C code, another language's runtime), so it must run before this process has
+/// other threads. It does: `shmem_init` is where a program connects, OpenSHMEM requires it
+/// before any other call, and rshmem's own threads (copy engine) start after this. A
+/// program that starts threads reading the environment before `shmem_init` takes that
+/// risk with any library that sets up its environment at init.
+fn take_launcher_env() -> Result<LauncherEnv, BootError> {
+    if FD_TAKEN.swap(true, Ordering::SeqCst) {
+        return Err(BootError::AlreadyConnected);
+    }
+    let env = LauncherEnv {
+        fd: std::env::var("PMI_FD").unwrap_or_default(),
+        rank: std::env::var("PMI_RANK"),
+        size: std::env::var("PMI_SIZE"),
+    };
+    for var in LAUNCHER_VARS {
+        std::env::remove_var(var);
+    }
+    Ok(env)
+}
 
 /// A PE's connection to a PMI-1 process manager (`oshrun` or `mpiexec.hydra`).
 ///
@@ -21,6 +64,8 @@ pub struct PmiClient {
     size: usize,
     kvsname: String,
     appnum: i32,
+    /// The launcher prints an abort's message (see [`PRINTS_ABORT_MSG`]).
+    launcher_prints_abort: bool,
     keylen_max: usize,
     vallen_max: usize,
     conn: Mutex<Conn>,
@@ -88,8 +133,11 @@ impl Conn {
     }
 }
 
-fn env_usize(var: &'static str) -> Result<usize, BootError> {
-    let value = std::env::var(var).map_err(|e| BootError::Env {
+fn env_usize(
+    var: &'static str,
+    value: Result<String, std::env::VarError>,
+) -> Result<usize, BootError> {
+    let value = value.map_err(|e| BootError::Env {
         var,
         value: String::new(),
         reason: e.to_string(),
@@ -101,12 +149,12 @@ fn env_usize(var: &'static str) -> Result<usize, BootError> {
     })
 }
 
-/// Takes ownership of the inherited descriptor named by `PMI_FD`.
+/// Takes ownership of the inherited descriptor `value` (of `PMI_FD`). Called at most once
+/// per process ([`take_launcher_env`] guarantees it).
 #[allow(unsafe_code)]
-fn adopt_pmi_fd() -> Result<UnixStream, BootError> {
+fn adopt_pmi_fd(value: String) -> Result<UnixStream, BootError> {
     use std::os::fd::{FromRawFd, RawFd};
     let var = "PMI_FD";
-    let value = std::env::var(var).unwrap_or_default();
     let fd: RawFd = value.trim().parse().map_err(|_| BootError::Env {
         var,
         value: value.clone(),
@@ -140,11 +188,9 @@ fn adopt_pmi_fd() -> Result<UnixStream, BootError> {
             }
         }
     }
-    if FD_TAKEN.swap(true, Ordering::SeqCst) {
-        return Err(BootError::AlreadyConnected);
-    }
     // SAFETY: `fd` is open and a socket (checked above, on Linux), the launcher handed it to
-    // this process for PMI, and FD_TAKEN guarantees we create at most one owner for it.
+    // this process for PMI, and FD_TAKEN (set by take_launcher_env, which read this value)
+    // guarantees we create at most one owner for it.
     let inherited = unsafe { UnixStream::from_raw_fd(fd) };
     // A close-on-exec duplicate keeps the socket out of programs the PE runs; the
     // inherited number is closed when `inherited` drops.
@@ -156,10 +202,12 @@ fn adopt_pmi_fd() -> Result<UnixStream, BootError> {
 
 impl PmiClient {
     /// Connects using `PMI_FD`, `PMI_RANK` and `PMI_SIZE` and performs the PMI-1 handshake.
-    /// Can succeed once per process ([`BootError::AlreadyConnected`] afterwards).
+    /// The variables are removed from the environment (so programs this PE starts are
+    /// single PEs); a second call fails with [`BootError::AlreadyConnected`].
     pub fn from_env() -> Result<Self, BootError> {
-        let rank = env_usize("PMI_RANK")?;
-        let size = env_usize("PMI_SIZE")?;
+        let env = take_launcher_env()?;
+        let rank = env_usize("PMI_RANK", env.rank)?;
+        let size = env_usize("PMI_SIZE", env.size)?;
         if size == 0 || rank >= size {
             return Err(BootError::Env {
                 var: "PMI_RANK",
@@ -167,7 +215,7 @@ impl PmiClient {
                 reason: format!("not below PMI_SIZE={size}"),
             });
         }
-        let stream = adopt_pmi_fd()?;
+        let stream = adopt_pmi_fd(env.fd)?;
         Self::new(stream, rank, size)
     }
 
@@ -193,6 +241,7 @@ impl PmiClient {
                 reason: "process manager does not speak PMI version 1".into(),
             });
         }
+        let launcher_prints_abort = r.get(PRINTS_ABORT_MSG) == Some("1");
         let maxes = conn.call("get_maxes", &Message::new("get_maxes"), "maxes", false)?;
         let max_of = |name: &str| -> Result<usize, BootError> {
             maxes
@@ -230,6 +279,7 @@ impl PmiClient {
             size,
             kvsname,
             appnum,
+            launcher_prints_abort,
             keylen_max,
             vallen_max,
             conn: Mutex::new(conn),
@@ -317,11 +367,29 @@ impl Bootstrap for PmiClient {
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
-        crate::print_abort_msg(msg);
-        let line = Message::new("abort").with("exitcode", code).to_line();
-        // Best effort: if the launcher is gone, exiting with `code` is all that is left.
-        let _ = (&self.abort_tx).write_all(line.as_bytes());
-        std::process::exit(code)
+        let status = crate::exit_status(code);
+        // One line on the wire: the protocol is line based.
+        let one_line: String = msg
+            .trim_end()
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if !self.launcher_prints_abort && !one_line.is_empty() {
+            crate::print_abort_msg(&one_line);
+            std::thread::sleep(ABORT_MSG_GRACE);
+        }
+        // `exitcode` is what hydra ends the job with, so it is the mapped status; oshrun
+        // reports the status as given (`rshmem_status`). The message goes last: the server
+        // takes the rest of the line, so it may hold blanks and `=`.
+        let mut m = Message::new("abort")
+            .with("exitcode", status)
+            .with("rshmem_status", code);
+        if !one_line.is_empty() {
+            m = m.with("error_msg", abort_msg_on_wire(&one_line));
+        }
+        // Best effort: if the launcher is gone, exiting is all that is left.
+        let _ = (&self.abort_tx).write_all(m.to_line().as_bytes());
+        std::process::exit(status)
     }
 
     fn finalize(&self) -> Result<(), BootError> {
@@ -333,6 +401,20 @@ impl Bootstrap for PmiClient {
         c.finalized = true;
         Ok(())
     }
+}
+
+/// `msg` cut (at a character boundary) so the abort line stays within what every PMI-1
+/// server reads.
+fn abort_msg_on_wire(msg: &str) -> &str {
+    let max = wire::MAX_LINE - 100;
+    if msg.len() <= max {
+        return msg;
+    }
+    let mut end = max;
+    while !msg.is_char_boundary(end) {
+        end -= 1;
+    }
+    &msg[..end]
 }
 
 #[cfg(test)]

@@ -43,8 +43,13 @@ pub trait Bootstrap: Send + Sync + std::fmt::Debug {
     fn get(&self, rank: usize, key: &str) -> Result<String, BootError>;
     /// Collective barrier over all ranks.
     fn barrier(&self) -> Result<(), BootError>;
-    /// Asks the launcher to end the whole job with `code`, prints `msg` on stderr (unless
-    /// empty), then exits this process with `code`.
+    /// Ends the whole job with status `code` (as mapped by [`exit_status`]) and exits this
+    /// process with it.
+    ///
+    /// An empty `msg` means `shmem_global_exit(code)`. Otherwise `msg` is the one-line
+    /// report of a fatal error: it goes to the launcher with the abort, and is printed on
+    /// stderr by whichever of the launcher (`oshrun`) or this PE (other launchers, which
+    /// may not print it) reaches the user, never by both.
     fn abort(&self, code: i32, msg: &str) -> !;
     /// Tells the launcher this rank finished cleanly (PMI finalize). Idempotent.
     fn finalize(&self) -> Result<(), BootError>;
@@ -135,9 +140,28 @@ pub enum BootError {
     },
 }
 
+/// The exit status a job or PE ends with for `status` (of `shmem_global_exit`, or an
+/// abort): the OS keeps only the low 8 bits, so a non-zero status whose low byte is 0 (256,
+/// -256, ...) would read as success. It becomes 255 instead; every other status is its low
+/// byte (1..=255 unchanged, -1 becomes 255, 257 becomes 1, as `exit` itself would).
+pub fn exit_status(status: i32) -> i32 {
+    match status & 0xff {
+        0 if status != 0 => 255,
+        low => low,
+    }
+}
+
 /// Connects to the launcher named by the environment: a [`PmiClient`] when `PMI_FD` is set,
 /// else a [`Singleton`] (rank 0 of 1).
+///
+/// The launcher's variables (`PMI_FD`, `PMI_RANK`, `PMI_SIZE`) are removed from the
+/// environment once read, so a program this process starts (`system()`, `Command`) is a
+/// single-PE job of its own instead of failing on a socket it does not have. A second
+/// call after a launcher connection fails with [`BootError::AlreadyConnected`].
 pub fn from_env() -> Result<Box<dyn Bootstrap>, BootError> {
+    if client::launcher_env_taken() {
+        return Err(BootError::AlreadyConnected);
+    }
     if std::env::var_os("PMI_FD").is_some() {
         return Ok(Box::new(PmiClient::from_env()?));
     }
@@ -204,5 +228,23 @@ mod tests {
         assert!(check_key("a b").is_err());
         assert!(check_value(&"x".repeat(MAX_VALUE_LEN + 1), MAX_VALUE_LEN).is_err());
         assert!(check_rank(3, 3).is_err());
+    }
+
+    #[test]
+    fn exit_status_is_never_zero_for_a_failure() {
+        for (s, want) in [
+            (0, 0),
+            (1, 1),
+            (255, 255),
+            (256, 255),
+            (512, 255),
+            (-256, 255),
+            (i32::MIN, 255),
+            (-1, 255),
+            (257, 1),
+            (-255, 1),
+        ] {
+            assert_eq!(exit_status(s), want, "{s}");
+        }
     }
 }

@@ -82,7 +82,7 @@ impl Bootstrap for Singleton {
 
     fn abort(&self, code: i32, msg: &str) -> ! {
         crate::print_abort_msg(msg);
-        std::process::exit(code)
+        std::process::exit(crate::exit_status(code))
     }
 
     fn finalize(&self) -> Result<(), BootError> {

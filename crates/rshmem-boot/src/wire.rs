@@ -13,6 +13,10 @@ pub const MAX_READ_LINE: usize = 64 * 1024;
 /// Longest line a PMI-1 simple peer is guaranteed to accept (`PMIU_MAXLINE` in MPICH).
 pub const MAX_LINE: usize = 1024;
 
+/// Attribute of `oshrun`'s `response_to_init` (value `1`): the launcher prints the message
+/// of an `abort` itself. Other launchers (hydra) do not print it, so there the PE does.
+pub const PRINTS_ABORT_MSG: &str = "rshmem_prints_abort_msg";
+
 /// A malformed line or a failure to read one.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

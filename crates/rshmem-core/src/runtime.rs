@@ -763,7 +763,8 @@ impl Runtime {
         self.sync_all();
     }
 
-    /// Reports a fatal error and ends the whole job with a non-zero status.
+    /// Reports a fatal error and ends the whole job with a non-zero status. The report goes
+    /// with the abort: the launcher (or, under hydra, this PE) prints it once.
     #[cold]
     pub fn fatal(&self, err: &dyn std::fmt::Display) -> ! {
         let _ = std::io::stdout().flush();
@@ -774,6 +775,7 @@ impl Runtime {
     /// `shmem_global_exit`: ends every PE of the job with `status`.
     pub fn global_exit(&self, status: i32) -> ! {
         let _ = std::io::stdout().flush();
+        // No message: that is how the launcher tells global_exit from a fatal error.
         self.boot.abort(status, "")
     }
 }

@@ -73,6 +73,7 @@ pub fn info_get_name() -> &'static str {
 pub fn global_exit(status: i32) -> ! {
     match rt("shmem_global_exit") {
         Ok(rt) => rt.global_exit(status),
-        Err(_) => std::process::exit(status),
+        // Not a PE of a job yet: end this process, with the same status mapping.
+        Err(_) => std::process::exit(rshmem_boot::exit_status(status)),
     }
 }

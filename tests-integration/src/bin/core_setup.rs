@@ -43,6 +43,9 @@ fn setup_mode(requested: ThreadLevel) {
     not_initialized(memory::malloc("shmem_malloc", 8), "shmem_malloc");
     assert_eq!(setup::info_get_version(), (1, 5));
 
+    // Read before init: the bootstrap removes the launcher's variables once it has them.
+    let rank: usize = std::env::var("PMI_RANK").unwrap().parse().unwrap();
+    let size: usize = std::env::var("PMI_SIZE").unwrap().parse().unwrap();
     let provided = rshmem_core::init(requested).unwrap_or_else(|e| rshmem_core::fatal(&e));
     assert!(rshmem_core::initialized());
     assert_eq!(
@@ -54,9 +57,11 @@ fn setup_mode(requested: ThreadLevel) {
     let me = setup::my_pe().unwrap();
     let n = setup::n_pes().unwrap();
     assert!(me < n);
-    let rank: usize = std::env::var("PMI_RANK").unwrap().parse().unwrap();
-    let size: usize = std::env::var("PMI_SIZE").unwrap().parse().unwrap();
     assert_eq!((me, n), (rank, size));
+    assert!(
+        std::env::var_os("PMI_FD").is_none(),
+        "init leaves PMI_FD in the environment"
+    );
     let rt = runtime::try_runtime().expect("runtime");
     assert_eq!(
         (rt.my_pe(), rt.n_pes(), rt.thread_level()),
