@@ -109,3 +109,24 @@ fn program_started_by_a_pe_is_a_singleton_under_hydra() {
         );
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(have_hydra),
+    ignore = "mpiexec.hydra is not installed (scripts/install-deps.sh installs it)"
+)]
+fn pe_exiting_before_init_is_reported_under_hydra() {
+    // hydra keeps the others waiting in shmem_init; all a PE can do is say so. hydra's
+    // own timeout ends the job.
+    let mut cmd = Command::new("mpiexec.hydra");
+    cmd.args(["-launcher", "fork", "-n", "2"])
+        .arg(bin("launch_modes"))
+        .args(["early-exit", "1"])
+        .env("RSHMEM_BOOT_WARN_SECS", "0.5")
+        .env("MPIEXEC_TIMEOUT", "4");
+    let out = run_bounded(cmd, None, Duration::from_secs(60));
+    assert_ne!(out.code(), 0, "{out:?}");
+    let warn = "rshmem: PE 0: shmem_init has waited 0.5 s in a PMI barrier for the other PEs";
+    assert_eq!(out.stderr.matches(warn).count(), 1, "{out:?}");
+    assert!(!out.stdout.contains("passed init"), "{out:?}");
+}

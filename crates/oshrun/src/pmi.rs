@@ -169,6 +169,8 @@ impl Shared {
                     .with("rc", if ok { 0 } else { -1 })
                     // oshrun prints an abort's message itself (in order with its summary).
                     .with(wire::PRINTS_ABORT_MSG, 1)
+                    // ... and ends a job whose barrier waits for a PE that left.
+                    .with(wire::ENDS_STRANDED_JOBS, 1)
             }
             "get_maxes" => Message::new("maxes")
                 .with("rc", 0)

@@ -1,11 +1,12 @@
 //! PMI-1 simple client over the socket a launcher passes in `PMI_FD`.
 
-use std::io::{BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
-use crate::wire::{self, Message, WireError, PRINTS_ABORT_MSG};
+use crate::wire::{self, Message, WireError, ENDS_STRANDED_JOBS, PRINTS_ABORT_MSG};
 use crate::{BootError, Bootstrap};
 
 /// Set once the launcher's variables were read (and removed): `PMI_FD` must have a single
@@ -22,7 +23,7 @@ pub(crate) fn launcher_env_taken() -> bool {
 
 /// How long a PE that prints its own abort message waits before the abort, so that a
 /// launcher killing the job at once (hydra) still forwards the message.
-const ABORT_MSG_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+const ABORT_MSG_GRACE: Duration = Duration::from_millis(100);
 
 /// The launcher's variables as read, before they are removed from the environment.
 struct LauncherEnv {
@@ -79,9 +80,81 @@ struct Conn {
     reader: BufReader<UnixStream>,
     writer: UnixStream,
     finalized: bool,
+    /// Warn on stderr once a barrier has waited this long (see [`Conn::await_barrier`]).
+    barrier_warn: Option<BarrierWarn>,
+}
+
+/// When and as whom to warn about a barrier that does not complete.
+#[derive(Debug)]
+struct BarrierWarn {
+    rank: usize,
+    after: Duration,
+}
+
+/// Environment variable: seconds a PMI barrier waits before the warning of
+/// [`Conn::await_barrier`] (default [`BARRIER_WARN_DEFAULT`]; `0` = never warn).
+pub const BARRIER_WARN_VAR: &str = "RSHMEM_BOOT_WARN_SECS";
+
+/// Default of [`BARRIER_WARN_VAR`].
+const BARRIER_WARN_DEFAULT: Duration = Duration::from_secs(30);
+
+/// The warning delay from the environment (`None`: never warn).
+fn barrier_warn_after() -> Option<Duration> {
+    match std::env::var(BARRIER_WARN_VAR) {
+        Err(_) => Some(BARRIER_WARN_DEFAULT),
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+            Ok(_) => None,
+            Err(_) => {
+                eprintln!(
+                    "rshmem: {BARRIER_WARN_VAR}={v:?} is not a number of seconds; using {}",
+                    BARRIER_WARN_DEFAULT.as_secs()
+                );
+                Some(BARRIER_WARN_DEFAULT)
+            }
+        },
+    }
 }
 
 impl Conn {
+    /// Waits for the reply of a barrier, warning once on stderr if it takes longer than
+    /// `barrier_warn`. PMI-1 cannot tell a PE that a peer left: under a launcher that does
+    /// not end such a job (hydra) a PE that exited before `shmem_init` leaves the others
+    /// waiting here with no other sign. The wait itself is unchanged (a slow peer is not
+    /// an error): `fill_buf` with a receive timeout consumes nothing.
+    fn await_barrier(&mut self, cmd: &'static str) -> Result<(), BootError> {
+        let Some(w) = &self.barrier_warn else {
+            return Ok(());
+        };
+        if !self.reader.buffer().is_empty() {
+            return Ok(());
+        }
+        let io = |source| BootError::Io { cmd, source };
+        let after = w.after;
+        let rank = w.rank;
+        self.reader
+            .get_ref()
+            .set_read_timeout(Some(after))
+            .map_err(io)?;
+        // Buffers what arrives (nothing is lost on a timeout) for the read that follows.
+        let waited = self.reader.fill_buf().map(drop);
+        self.reader.get_ref().set_read_timeout(None).map_err(io)?;
+        match waited {
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                eprintln!(
+                    "rshmem: PE {}: shmem_init has waited {} s in a PMI barrier for the other \
+                     PEs; a PE that exited before calling shmem_init leaves the others \
+                     waiting, and this launcher does not end the job (oshrun does)",
+                    rank,
+                    after.as_secs_f64()
+                );
+            }
+            // Data, end of file or an error: the read that follows reports it.
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Sends `msg` and reads the reply, which must be `cmd=<expect>`; a reply with a
     /// non-zero `rc` becomes [`BootError::Failed`] unless `allow_rc` is set.
     fn call(
@@ -97,6 +170,9 @@ impl Conn {
         self.writer
             .write_all(msg.to_line().as_bytes())
             .map_err(|source| BootError::Io { cmd, source })?;
+        if expect == "barrier_out" {
+            self.await_barrier(cmd)?;
+        }
         let reply = match wire::read_message(&mut self.reader) {
             Ok(Some(m)) => m,
             Ok(None) => return Err(BootError::Closed { cmd }),
@@ -229,6 +305,7 @@ impl PmiClient {
             reader: BufReader::new(stream),
             writer,
             finalized: false,
+            barrier_warn: None,
         };
         let init = Message::new("init")
             .with("pmi_version", 1)
@@ -242,6 +319,9 @@ impl PmiClient {
             });
         }
         let launcher_prints_abort = r.get(PRINTS_ABORT_MSG) == Some("1");
+        if r.get(ENDS_STRANDED_JOBS) != Some("1") {
+            conn.barrier_warn = barrier_warn_after().map(|after| BarrierWarn { rank, after });
+        }
         let maxes = conn.call("get_maxes", &Message::new("get_maxes"), "maxes", false)?;
         let max_of = |name: &str| -> Result<usize, BootError> {
             maxes
@@ -459,7 +539,11 @@ mod tests {
                             .with("rc", -1)
                             .with("msg", "key_not_found"),
                     }),
-                    "barrier_in" => Some(Message::new("barrier_out")),
+                    "barrier_in" => {
+                        // A slow peer: long enough for a short barrier warning to fire.
+                        thread::sleep(Duration::from_millis(150));
+                        Some(Message::new("barrier_out"))
+                    }
                     "finalize" => Some(Message::new("finalize_ack")),
                     _ => None,
                 };
@@ -493,6 +577,13 @@ mod tests {
         assert!(c.put("k", &"v".repeat(crate::MAX_VALUE_LEN)).is_ok());
         assert!(c.put("k", &"v".repeat(crate::MAX_VALUE_LEN + 1)).is_err());
         c.barrier().unwrap();
+        // A barrier outliving the warning delay still completes, with nothing lost.
+        c.conn().barrier_warn = Some(BarrierWarn {
+            rank: 1,
+            after: Duration::from_millis(20),
+        });
+        c.barrier().unwrap();
+        assert_eq!(c.get(1, "addr").unwrap(), "0x1000");
         c.finalize().unwrap();
         c.finalize().unwrap();
         assert!(matches!(c.barrier(), Err(BootError::Finalized { .. })));

@@ -17,7 +17,7 @@ mod client;
 mod singleton;
 pub mod wire;
 
-pub use client::PmiClient;
+pub use client::{PmiClient, BARRIER_WARN_VAR};
 pub use singleton::Singleton;
 
 /// Longest value [`Bootstrap::put`] accepts, in bytes.

@@ -17,6 +17,11 @@ pub const MAX_LINE: usize = 1024;
 /// of an `abort` itself. Other launchers (hydra) do not print it, so there the PE does.
 pub const PRINTS_ABORT_MSG: &str = "rshmem_prints_abort_msg";
 
+/// Attribute of `oshrun`'s `response_to_init` (value `1`): the launcher ends the job when a
+/// PE leaves while others wait for it in a barrier, so the PE need not warn about a long
+/// wait (see `RSHMEM_BOOT_WARN_SECS`).
+pub const ENDS_STRANDED_JOBS: &str = "rshmem_ends_stranded_jobs";
+
 /// A malformed line or a failure to read one.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
