@@ -37,6 +37,8 @@ const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
 /// Grace between SIGTERM and SIGKILL for processes the PEs left behind, once the PEs are
 /// gone.
 const GRACE_LEFTOVERS: Duration = Duration::from_millis(250);
+/// Least time between two reaps of the processes the PEs left behind, while the job runs.
+const LEFTOVER_REAP_PERIOD: Duration = Duration::from_secs(1);
 /// Fallback polling period, in case a SIGCHLD is coalesced or lost.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -100,6 +102,10 @@ enum Failure {
     ClosedPmi {
         rank: usize,
     },
+    /// Finalized and left while others wait for it in a PMI barrier.
+    LeftBarrier {
+        rank: usize,
+    },
     Interrupted(i32),
     Timeout(Duration),
     OutputBroken,
@@ -113,7 +119,8 @@ impl Failure {
             Failure::Signaled { sig, .. } | Failure::Interrupted(sig) => 128 + sig,
             Failure::NoFinalize { .. }
             | Failure::LeftBeforeInit { .. }
-            | Failure::ClosedPmi { .. } => 1,
+            | Failure::ClosedPmi { .. }
+            | Failure::LeftBarrier { .. } => 1,
             Failure::Timeout(_) => EXIT_TIMEOUT,
             Failure::OutputBroken => 128 + SIGPIPE,
         }
@@ -158,6 +165,9 @@ impl Failure {
             Failure::ClosedPmi { rank } => format!(
                 "PE {rank} closed its PMI connection without calling shmem_finalize; \
                  the other PEs wait for it"
+            ),
+            Failure::LeftBarrier { rank } => format!(
+                "PE {rank} finalized and left while the other PEs wait for it in a PMI barrier"
             ),
             Failure::Interrupted(sig) => {
                 format!("caught {}, terminating the job", signal_name(*sig))
@@ -476,6 +486,9 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
     // A PE others wait for in a PMI barrier although its connection is gone, and when we
     // learned it: judged once its exit is known, or after PMI_DRAIN if it keeps running.
     let mut stranded: Option<(usize, Instant)> = None;
+    // Leftovers are reaped at most this often: a scan of /proc per SIGCHLD would cost
+    // O(PEs) for each PE's exit.
+    let mut leftovers_reaped = started;
 
     loop {
         pes.reap();
@@ -506,13 +519,14 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
                 if pe.judged || (!exited && now >= at + PMI_DRAIN) {
                     stranded = None;
                     let code = pe.status.and_then(|st| st.code());
-                    let f = match (pe.inited, exited) {
-                        (false, _) => Some(Failure::LeftBeforeInit { rank, status: code }),
-                        (true, true) => Some(Failure::NoFinalize { rank }),
-                        (true, false) => Some(Failure::ClosedPmi { rank }),
+                    let f = match (pe.inited, pe.finalized, exited) {
+                        (false, _, _) => Failure::LeftBeforeInit { rank, status: code },
+                        (true, true, _) => Failure::LeftBarrier { rank },
+                        (true, false, true) => Failure::NoFinalize { rank },
+                        (true, false, false) => Failure::ClosedPmi { rank },
                     };
                     // A PE killed by a signal was reported as such when judged.
-                    if let Some(f) = f.filter(|_| !exited || code.is_some()) {
+                    if !exited || code.is_some() {
                         end.fail(f, pes);
                     }
                 } else if !exited {
@@ -554,7 +568,12 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
             }
         };
         match ev {
-            Event::Signal(SIGCHLD) => reap_leftovers(pes),
+            Event::Signal(SIGCHLD) => {
+                if leftovers_reaped.elapsed() >= LEFTOVER_REAP_PERIOD {
+                    reap_leftovers(pes);
+                    leftovers_reaped = Instant::now();
+                }
+            }
             Event::Signal(sig) => {
                 if end.failure.is_some() {
                     // A second interrupt: stop waiting.
