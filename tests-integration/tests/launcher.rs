@@ -438,8 +438,10 @@ fn pe_exiting_before_init_ends_the_job() {
              the other PEs wait for it in shmem_init",
         );
         assert!(!out.stdout.contains("passed init"), "{out:?}");
+        // PE 1 and a PE that entered the barrier printed their pids; a third may have
+        // been ended before it printed.
         let p = pids(&out);
-        assert_eq!(p.len(), np, "{out:?}");
+        assert!(p.len() >= 2 && p.contains_key(&1), "{out:?}");
         assert_all_gone(&p);
     }
 }
@@ -457,7 +459,7 @@ fn pe_closing_pmi_before_init_ends_the_job() {
     assert!(!out.stdout.contains("survivor"), "{out:?}");
     assert!(!out.stdout.contains("passed init"), "{out:?}");
     let p = pids(&out);
-    assert_eq!(p.len(), 3, "{out:?}");
+    assert!(p.len() >= 2 && p.contains_key(&1), "{out:?}");
     assert_all_gone(&p);
 }
 
