@@ -447,6 +447,17 @@ fn pe_exiting_before_init_ends_the_job() {
 }
 
 #[test]
+fn pe_calling_exit_256_before_init_ends_the_job() {
+    let out = modes(2, &["early-exit", "1", "256"]).run();
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert_stderr_has(
+        &out,
+        "oshrun: PE 1 exited (status 0) before shmem_init; \
+         the other PEs wait for it in shmem_init",
+    );
+}
+
+#[test]
 fn pe_closing_pmi_before_init_ends_the_job() {
     let out = modes(3, &["close-pmi", "1"]).run();
     assert_eq!(out.code(), 1, "{out:?}");

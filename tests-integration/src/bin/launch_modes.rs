@@ -1,6 +1,7 @@
 //! PE program for the launcher's failure and cleanup paths (`launch_modes <mode> ...`):
 //!
-//! - `early-exit RANK`: RANK exits with status 0 before `shmem_init`; the others init.
+//! - `early-exit RANK [STATUS]`: RANK exits with STATUS (default 0; 256 reaches the
+//!   launcher as 0) before `shmem_init`; the others init.
 //! - `close-pmi RANK`: RANK closes its PMI socket before `shmem_init` and sleeps; the
 //!   others init.
 //! - `spawn-child`: after init, every PE runs a copy of this program (`child-report`)
@@ -60,7 +61,7 @@ fn main() {
             print_pid(rank);
             if rank == arg::<usize>(&args, 1) {
                 if mode == "early-exit" {
-                    exit(0);
+                    exit(args.get(2).map_or(0, |_| arg(&args, 2)));
                 }
                 let fd: i32 = std::env::var("PMI_FD").unwrap().parse().unwrap();
                 // SAFETY: the launcher handed this descriptor to us and nothing else in this
