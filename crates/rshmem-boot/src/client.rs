@@ -103,7 +103,8 @@ fn barrier_warn_after() -> Option<Duration> {
     match std::env::var(BARRIER_WARN_VAR) {
         Err(_) => Some(BARRIER_WARN_DEFAULT),
         Ok(v) => match v.trim().parse::<f64>() {
-            Ok(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+            // 0, negative or beyond what a Duration holds: never warn.
+            Ok(s) if s > 0.0 => Duration::try_from_secs_f64(s).ok(),
             Ok(_) => None,
             Err(_) => {
                 eprintln!(
@@ -117,7 +118,7 @@ fn barrier_warn_after() -> Option<Duration> {
 }
 
 impl Conn {
-    /// Waits for the reply of a barrier, warning once on stderr if it takes longer than
+    /// Waits for the reply of a barrier, warning on stderr (once) if it takes longer than
     /// `barrier_warn`. PMI-1 cannot tell a PE that a peer left: under a launcher that does
     /// not end such a job (hydra) a PE that exited before `shmem_init` leaves the others
     /// waiting here with no other sign. The wait itself is unchanged (a slow peer is not
