@@ -109,7 +109,7 @@ if [ ! -f "$venv/.built" ] || [ "$(cat "$venv/.built")" != "$stamp" ]; then
         tail -n 40 "$work/build.log" >&2
         die "building shmem4py failed (whole log: $work/build.log)"
     fi
-    grep -q "$prefix/bin/oshcc" "$work/build.log" || die "shmem4py was not compiled with rshmem's oshcc ($work/build.log)"
+    grep -qF "$prefix/bin/oshcc" "$work/build.log" || die "shmem4py was not compiled with rshmem's oshcc ($work/build.log)"
     echo "$stamp" > "$venv/.built"
 fi
 
