@@ -12,6 +12,11 @@ command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v nm >/dev/null 2>&1 || need+=(binutils)
+# Python with venv and headers, to build shmem4py against rshmem (scripts/test-shmem4py.sh).
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+  >/dev/null 2>&1 || need+=(python3-dev)
 if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"

@@ -9,6 +9,7 @@ use std::path::Path;
 const TOOLS: &[(&str, &str)] = &[
     ("mpiexec.hydra", "have_hydra"),
     ("pkg-config", "have_pkg_config"),
+    ("python3", "have_python3"),
 ];
 
 fn on_path(prog: &str) -> bool {

@@ -73,8 +73,11 @@ if [ -f "$build/oshrun" ]; then
 else
     echo "install.sh: warning: $build/oshrun not found (cargo build -p oshrun); bin/oshrun not installed" >&2
 fi
-sed "s|@CC@|cc|" "$here/oshcc.in" > "$prefix/bin/oshcc.tmp.$$"
-sed "s|@CC@|c++|; s|oshcc:|oshc++:|; s|OSHCC|OSHCXX|g; s|(default: cc)|(default: c++)|" \
+# The compiler comes from RSHMEM_CC / RSHMEM_CXX: OSHCC / OSHCXX conventionally name the
+# wrapper itself (see oshcc.in).
+sed "s|@NAME@|oshcc|g; s|@LANG@|C|; s|@VAR@|RSHMEM_CC|g; s|@CC@|cc|g; s|@IGNORED@|OSHCC|; s|@EXAMPLE@|gcc|" \
+    "$here/oshcc.in" > "$prefix/bin/oshcc.tmp.$$"
+sed "s|@NAME@|oshc++|g; s|@LANG@|C++|; s|@VAR@|RSHMEM_CXX|g; s|@CC@|c++|g; s|@IGNORED@|OSHCXX|; s|@EXAMPLE@|g++|" \
     "$here/oshcc.in" > "$prefix/bin/oshc++.tmp.$$"
 chmod 755 "$prefix/bin/oshcc.tmp.$$" "$prefix/bin/oshc++.tmp.$$"
 mv -f "$prefix/bin/oshcc.tmp.$$" "$prefix/bin/oshcc"
