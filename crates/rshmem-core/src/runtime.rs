@@ -4,7 +4,7 @@
 #![allow(unsafe_code)]
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rshmem_boot::Bootstrap;
@@ -255,6 +255,78 @@ pub fn enable_symmetric_data() {
 /// Nesting depth of init/finalize pairs (OpenSHMEM 1.6 allows several).
 static INIT_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static INIT_LOCK: Mutex<()> = Mutex::new(());
+/// Set once a runtime has been torn down: a later `init` is refused (see `init`).
+static ENDED: AtomicBool = AtomicBool::new(false);
+/// Set by `shmem_finalize` calls (even inner ones) and by [`finalize_at_exit_silently`]:
+/// the at-exit finalize of a runtime still up then prints no warning.
+static EXIT_QUIET: AtomicBool = AtomicBool::new(false);
+/// Set when the job is being torn down (`shmem_global_exit`, a fatal error): the
+/// at-exit hook must not run a collective finalize then.
+static TEARING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// This PE's number once `init` has connected to the launcher (for init errors).
+static INIT_PE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The number of this PE for a message about a failed `init`: the launcher's answer
+/// if `init` got that far, else what the environment announces; `None` if unknown.
+pub fn init_pe() -> Option<usize> {
+    match INIT_PE.load(Ordering::Relaxed) {
+        usize::MAX => rshmem_boot::rank_hint(),
+        pe => Some(pe),
+    }
+}
+
+/// Marks the runtime as finalized implicitly at exit (`start_pes`, whose programs never
+/// call `shmem_finalize`): the at-exit finalize prints no warning.
+pub fn finalize_at_exit_silently() {
+    EXIT_QUIET.store(true, Ordering::Relaxed);
+}
+
+/// Registers [`at_exit`] once per process (glibc's `on_exit`, which passes the exit
+/// status: a failing process must not wait in a collective finalize).
+fn register_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    ONCE.call_once(|| {
+        unsafe extern "C" {
+            // glibc: `int on_exit(void (*)(int, void *), void *)` (not in the libc crate).
+            fn on_exit(
+                f: extern "C" fn(libc::c_int, *mut libc::c_void),
+                arg: *mut libc::c_void,
+            ) -> libc::c_int;
+        }
+        // SAFETY: registers a handler with the C signature glibc calls it with; the
+        // argument is unused.
+        unsafe { on_exit(at_exit, std::ptr::null_mut()) };
+    });
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    ONCE.call_once(|| {});
+}
+
+/// The exit hook: a process that exits with status 0 while the runtime is up (a
+/// `start_pes` program; `shmem_init` without `shmem_finalize`; a Rust program that calls
+/// `std::process::exit` with a live guard; fewer finalizes than inits) is finalized here,
+/// collectively, as if `shmem_finalize` had been called last. Nothing happens for a
+/// non-zero status or while the job is torn down: the other PEs may never come to the
+/// finalize barrier, and the launcher ends the job anyway.
+extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
+    if status != 0 || TEARING_DOWN.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(rt) = try_runtime() else { return };
+    if !EXIT_QUIET.load(Ordering::Relaxed) {
+        let _ = std::io::stdout().flush();
+        eprintln!(
+            "rshmem: PE {}: warning: exiting without shmem_finalize; finalizing at exit (waits for every PE)",
+            rt.me
+        );
+    }
+    // A panic must not unwind into C's exit().
+    let _ = std::panic::catch_unwind(|| {
+        INIT_DEPTH.store(1, Ordering::Relaxed);
+        finalize();
+    });
+}
 
 /// The runtime, or `NotInitialized` naming `routine`.
 #[inline(always)]
@@ -284,17 +356,23 @@ fn os(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InitError {
 }
 
 /// `shmem_init_thread`: starts the runtime (collective over all PEs) and returns the thread
-/// level provided. Nested calls only count (OpenSHMEM 1.6).
+/// level provided. Nested calls only count (OpenSHMEM 1.6): the runtime ends with the
+/// last of as many `finalize` calls, or at exit (see [`finalize`]). Starting again after
+/// that is refused with [`InitError::Reinit`]: the launcher has released the PE.
 pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitError> {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(rt) = try_runtime() {
         INIT_DEPTH.fetch_add(1, Ordering::Relaxed);
         return Ok(rt.thread_level);
     }
+    if ENDED.load(Ordering::Relaxed) {
+        return Err(InitError::Reinit);
+    }
     let cfg = Config::from_env()?;
     let algs = Algorithms::from_config(&cfg).map_err(InitError::Algorithm)?;
     let boot = rshmem_boot::from_env()?;
     let (me, npes) = (boot.rank(), boot.size());
+    INIT_PE.store(me, Ordering::Relaxed);
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
@@ -507,16 +585,23 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     }
     RUNTIME.store(Box::into_raw(rt), Ordering::Release);
     INIT_DEPTH.store(1, Ordering::Relaxed);
+    register_at_exit();
     Ok(requested.min(ThreadLevel::Multiple))
 }
 
-/// `shmem_finalize`: collective; the last of nested calls tears the runtime down.
+/// `shmem_finalize`: collective. The last of nested calls tears the runtime down; the
+/// others are a `shmem_barrier_all` (OpenSHMEM 1.6). A program that exits (status 0)
+/// with the runtime still up is finalized at exit: silently after `start_pes` or when it
+/// called `shmem_finalize` at least once, else with a one-line warning.
 pub fn finalize() {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(rt) = try_runtime() else { return };
+    EXIT_QUIET.store(true, Ordering::Relaxed);
     if INIT_DEPTH.fetch_sub(1, Ordering::Relaxed) > 1 {
+        rt.barrier_all();
         return;
     }
+    ENDED.store(true, Ordering::Relaxed);
     // Every context's and request's transfers land before the peers may unmap.
     rt.engine.drain();
     rt.barrier_all();
@@ -766,6 +851,7 @@ impl Runtime {
     /// Reports a fatal error and ends the whole job with a non-zero status.
     #[cold]
     pub fn fatal(&self, err: &dyn std::fmt::Display) -> ! {
+        TEARING_DOWN.store(true, Ordering::Relaxed);
         let _ = std::io::stdout().flush();
         self.boot
             .abort(1, &format!("rshmem: PE {}: {err}", self.me))
@@ -773,6 +859,7 @@ impl Runtime {
 
     /// `shmem_global_exit`: ends every PE of the job with `status`.
     pub fn global_exit(&self, status: i32) -> ! {
+        TEARING_DOWN.store(true, Ordering::Relaxed);
         let _ = std::io::stdout().flush();
         self.boot.abort(status, "")
     }
