@@ -6,14 +6,17 @@
  * "nested"      two init/finalize pairs: the inner finalize keeps the library up;
  * "reinit"      shmem_init after the last shmem_finalize: a clear error;
  * "exit_fail"   PE 1 (0 alone) calls exit(3) while the others wait: status 3, no hang;
- * "calloc"      shmem_calloc whose count * size overflows gives NULL on every PE. */
+ * "calloc"      shmem_calloc whose count * size overflows gives NULL on every PE;
+ * "fork_exit"   a forked child calls exit(0): it is no PE, nothing is finalized for it. */
 #define _POSIX_C_SOURCE 200809L
 #include <shmem.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -99,6 +102,18 @@ int main(int argc, char **argv) {
         CHECK(z[(me + n - 1) % n % 4] == (me + n - 1) % n + 1);
         shmem_free(z);
         printf("ok calloc pe=%d\n", me);
+        shmem_finalize();
+        return 0;
+    }
+    if (strcmp(what, "fork_exit") == 0) {
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) exit(0);
+        int status = -1;
+        CHECK(child > 0 && waitpid(child, &status, 0) == child);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        ring_check();
+        printf("ok fork_exit pe=%d\n", me);
         shmem_finalize();
         return 0;
     }

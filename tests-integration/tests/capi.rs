@@ -374,6 +374,20 @@ fn init_after_the_last_finalize_fails_clearly() {
 }
 
 #[test]
+fn forked_child_exit_finalizes_nothing() {
+    let exe = build("lifecycle.c", &[]);
+    for np in [1, 2] {
+        let out = Job::new(np, &exe)
+            .args(["fork_exit"])
+            .timeout(Duration::from_secs(20))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok fork_exit pe=").len(), np, "{out:?}");
+        assert!(!out.stderr.contains(NO_FINALIZE_WARNING), "{out:?}");
+    }
+}
+
+#[test]
 fn failing_exit_is_not_finalized_at_exit() {
     // A non-zero exit while the others wait must end the job with that status, at once.
     let exe = build("lifecycle.c", &[]);

@@ -282,9 +282,13 @@ pub fn finalize_at_exit_silently() {
     EXIT_QUIET.store(true, Ordering::Relaxed);
 }
 
+/// The process that initialized (the exit hook ignores forked children).
+static INIT_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Registers [`at_exit`] once per process (glibc's `on_exit`, which passes the exit
 /// status: a failing process must not wait in a collective finalize).
 fn register_at_exit() {
+    INIT_PID.store(std::process::id(), Ordering::Relaxed);
     static ONCE: std::sync::Once = std::sync::Once::new();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     ONCE.call_once(|| {
@@ -311,6 +315,10 @@ fn register_at_exit() {
 /// finalize barrier, and the launcher ends the job anyway.
 extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
     if status != 0 || TEARING_DOWN.load(Ordering::Relaxed) {
+        return;
+    }
+    // A forked child inherits the hook and the mappings, but it is not the PE.
+    if INIT_PID.load(Ordering::Relaxed) != std::process::id() {
         return;
     }
     let Some(rt) = try_runtime() else { return };
