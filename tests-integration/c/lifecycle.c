@@ -7,7 +7,9 @@
  * "reinit"      shmem_init after the last shmem_finalize: a clear error;
  * "exit_fail"   PE 1 (0 alone) calls exit(3) while the others wait: status 3, no hang;
  * "calloc"      shmem_calloc whose count * size overflows gives NULL on every PE;
- * "fork_exit"   a forked child calls exit(0): it is no PE, nothing is finalized for it. */
+ * "fork_exit"   a forked child calls exit(0): it is no PE, nothing is finalized for it;
+ * "global_exit0" PE 1 (0 alone) calls shmem_global_exit(0) while the others wait: the
+ *               job ends 0 at once (no finalize at exit while the job is torn down). */
 #define _POSIX_C_SOURCE 200809L
 #include <shmem.h>
 #include <stdint.h>
@@ -82,10 +84,13 @@ int main(int argc, char **argv) {
         printf("reinitialized pe=%d\n", me);
         return 0;
     }
-    if (strcmp(what, "exit_fail") == 0) {
+    if (strcmp(what, "exit_fail") == 0 || strcmp(what, "global_exit0") == 0) {
         static long never;
         shmem_barrier_all();
-        if (me == (n > 1 ? 1 : 0)) exit(3);
+        if (me == (n > 1 ? 1 : 0)) {
+            if (what[0] == 'g') shmem_global_exit(0);
+            exit(3);
+        }
         shmem_long_wait_until(&never, SHMEM_CMP_NE, 0);
         return 0;
     }

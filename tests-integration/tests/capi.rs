@@ -395,6 +395,13 @@ fn failing_exit_is_not_finalized_at_exit() {
         let out = run_mode(np, &exe, "exit_fail", &[]);
         assert_eq!(out.code(), 3, "{out:?}");
         assert!(!out.stderr.contains(NO_FINALIZE_WARNING), "{out:?}");
+        // shmem_global_exit(0) exits with status 0, but the job is being torn down.
+        let out = Job::new(np, &exe)
+            .args(["global_exit0"])
+            .timeout(Duration::from_secs(20))
+            .run();
+        assert_eq!(out.code(), 0, "{out:?}");
+        assert!(!out.stderr.contains(NO_FINALIZE_WARNING), "{out:?}");
     }
 }
 
