@@ -255,8 +255,12 @@ pub fn enable_symmetric_data() {
 /// Nesting depth of init/finalize pairs (OpenSHMEM 1.6 allows several).
 static INIT_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static INIT_LOCK: Mutex<()> = Mutex::new(());
-/// Set once a runtime has been torn down: a later `init` is refused (see `init`).
+/// Set when a runtime that cannot be started again is torn down: one that ran under a
+/// launcher (which releases the PE at finalize) or moved the executable's globals. A
+/// later `init` is refused (see `init`); a single PE without globals may start again.
 static ENDED: AtomicBool = AtomicBool::new(false);
+/// Whether the current runtime's bootstrap is a launcher connection.
+static LAUNCHED: AtomicBool = AtomicBool::new(false);
 /// Set by `shmem_finalize` calls (even inner ones) and by [`finalize_at_exit_silently`]:
 /// the at-exit finalize of a runtime still up then prints no warning.
 static EXIT_QUIET: AtomicBool = AtomicBool::new(false);
@@ -366,7 +370,8 @@ fn os(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InitError {
 /// `shmem_init_thread`: starts the runtime (collective over all PEs) and returns the thread
 /// level provided. Nested calls only count (OpenSHMEM 1.6): the runtime ends with the
 /// last of as many `finalize` calls, or at exit (see [`finalize`]). Starting again after
-/// that is refused with [`InitError::Reinit`]: the launcher has released the PE.
+/// that works for a single PE started without a launcher and without shared globals;
+/// otherwise it is refused with [`InitError::Reinit`] (the launcher has released the PE).
 pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitError> {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(rt) = try_runtime() {
@@ -378,6 +383,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     }
     let cfg = Config::from_env()?;
     let algs = Algorithms::from_config(&cfg).map_err(InitError::Algorithm)?;
+    LAUNCHED.store(rshmem_boot::launched(), Ordering::Relaxed);
     let boot = rshmem_boot::from_env()?;
     let (me, npes) = (boot.rank(), boot.size());
     INIT_PE.store(me, Ordering::Relaxed);
@@ -609,7 +615,9 @@ pub fn finalize() {
         rt.barrier_all();
         return;
     }
-    ENDED.store(true, Ordering::Relaxed);
+    if LAUNCHED.load(Ordering::Relaxed) || rt.data_len > 0 {
+        ENDED.store(true, Ordering::Relaxed);
+    }
     // Every context's and request's transfers land before the peers may unmap.
     rt.engine.drain();
     rt.barrier_all();
