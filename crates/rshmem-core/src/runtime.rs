@@ -290,9 +290,12 @@ pub fn finalize_at_exit_silently() {
 static INIT_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// Registers [`at_exit`] once per process (glibc's `on_exit`, which passes the exit
-/// status: a failing process must not wait in a collective finalize).
+/// status: a failing process must not wait in a collective finalize). Elsewhere there is
+/// no hook, and a program must finalize.
 fn register_at_exit() {
     INIT_PID.store(std::process::id(), Ordering::Relaxed);
+    EXIT_QUIET.store(false, Ordering::Relaxed);
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     static ONCE: std::sync::Once = std::sync::Once::new();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     ONCE.call_once(|| {
@@ -307,8 +310,6 @@ fn register_at_exit() {
         // argument is unused.
         unsafe { on_exit(at_exit, std::ptr::null_mut()) };
     });
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    ONCE.call_once(|| {});
 }
 
 /// The exit hook: a process that exits with status 0 while the runtime is up (a
@@ -317,6 +318,7 @@ fn register_at_exit() {
 /// collectively, as if `shmem_finalize` had been called last. Nothing happens for a
 /// non-zero status or while the job is torn down: the other PEs may never come to the
 /// finalize barrier, and the launcher ends the job anyway.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
     if status != 0 || TEARING_DOWN.load(Ordering::Relaxed) {
         return;
