@@ -452,7 +452,10 @@ fn setup(g: &mut Gen) {
     );
     g.hand("void shmem_pcontrol(const int level, ...);");
     g.section("Deprecated setup (OpenSHMEM 1.5 deprecation table)");
-    g.f("void start_pes(int npes)", "{ let _ = npes; imp::init(R) }");
+    g.f(
+        "void start_pes(int npes)",
+        "{ let _ = npes; imp::start_pes(R) }",
+    );
     g.f(
         "int _my_pe(void)",
         "imp::ok(rshmem_core::setup::my_pe()) as core::ffi::c_int",
@@ -1036,6 +1039,92 @@ fn nbe(g: &mut Gen) {
     );
 }
 
+/// Sandia OpenSHMEM's `shmemx_` names of routines that are standard here (OpenSHMEM
+/// 1.6), so programs and tests written for SOS build unchanged. Each is a routine of its
+/// own (with its `pshmemx_` twin) running the standard one's body.
+fn sos_aliases(g: &mut Gen) {
+    g.xsection("Sandia OpenSHMEM names: block-strided RMA (shmem_ibput/ibget of OpenSHMEM 1.6)");
+    for (op, is_put) in [("ibput", true), ("ibget", false)] {
+        let params = "TYPE *target, const TYPE *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe";
+        let body = format!(
+            "imp::blocked(R, @CTX@, {is_put}, target.cast(), source.cast(), tst, sst, bsize, nblocks, ESIZE, pe)"
+        );
+        for (tn, _) in RMA {
+            g.fc(
+                &sub(&format!("void shmemx_TN_{op}({params})"), tn),
+                &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
+            );
+        }
+        let vparams = params
+            .replace("const TYPE", "const void")
+            .replace("TYPE", "void");
+        for bits in SIZES {
+            g.fc(
+                &format!("void shmemx_{op}{bits}({vparams})"),
+                &body.replace("ESIZE", &(bits / 8).to_string()),
+            );
+        }
+    }
+    g.xsection("Sandia OpenSHMEM names: signals (shmem_signal_set/add)");
+    for (op, sop) in [("set", "Set"), ("add", "Add")] {
+        g.fc(
+            &format!("void shmemx_signal_{op}(uint64_t *sig_addr, uint64_t signal, int pe)"),
+            &format!("imp::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::{sop}, pe.into()))"),
+        );
+    }
+    g.xsection("Sandia OpenSHMEM names: scans (shmem_TYPENAME_sum_inscan/exscan)");
+    for (kind, inclusive) in [("inscan", true), ("exscan", false)] {
+        for tn in reduce_types("sum") {
+            g.f(
+                &sub(
+                    &format!("int shmemx_TN_sum_{kind}(shmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems)"),
+                    tn,
+                ),
+                &format!("imp::sum_scan(R, team, dest, source, nelems, {inclusive})"),
+            );
+        }
+    }
+}
+
+/// C11 generic selections of the Sandia OpenSHMEM names (`shmemx.h`).
+fn sos_generics() -> String {
+    let mut s = String::new();
+    let rma: Vec<&str> = RMA.iter().map(|(n, _)| *n).collect();
+    for op in ["ibput", "ibget"] {
+        generic_macro(
+            &mut s,
+            &format!("shmemx_{op}"),
+            &format!("shmemx_TN_{op}"),
+            Some(&format!("shmemx_ctx_TN_{op}")),
+            &rma,
+        );
+    }
+    for op in ["set", "add"] {
+        writeln!(
+            s,
+            "#define shmemx_signal_{op}(__rshmem_a, ...) _Generic((__rshmem_a), \\\n    \
+             shmem_ctx_t: shmemx_ctx_signal_{op}, default: shmemx_signal_{op})(__rshmem_a, __VA_ARGS__)"
+        )
+        .unwrap();
+    }
+    let types = reduce_types("sum");
+    for kind in ["inscan", "exscan"] {
+        let mut rows = Vec::new();
+        for b in BASE {
+            if let Some(tn) = types.iter().find(|tn| base_of(ctype(tn)) == *b) {
+                rows.push(format!("    {b}: shmemx_{tn}_sum_{kind}"));
+            }
+        }
+        writeln!(
+            s,
+            "#define shmemx_sum_{kind}(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \\\n{})(__rshmem_t, __rshmem_d, __VA_ARGS__)",
+            rows.join(", \\\n")
+        )
+        .unwrap();
+    }
+    s
+}
+
 /// The reduction TYPENAMEs of an operator, in the spec's order.
 fn reduce_types(op: &str) -> Vec<&'static str> {
     match op {
@@ -1580,6 +1669,7 @@ fn main() {
     collectives(&mut g);
     active_set(&mut g);
     nbe(&mut g);
+    sos_aliases(&mut g);
     g.flush_ctx();
 
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -1613,6 +1703,12 @@ fn main() {
          /* Predefined teams: the PEs of this host, and the first PE of each host\n \
          * (SHMEM_TEAM_INVALID on the PEs that lead no host). */\n\
          extern shmem_team_t SHMEMX_TEAM_HOST;\nextern shmem_team_t SHMEMX_TEAM_LEADERS;\n\n\
+         /* Sandia OpenSHMEM names: its node team is SHMEM_TEAM_SHARED (the same handle),\n \
+         * shmemx_wtime exists, and shmem_malloc_with_hints may skip its barrier (the call\n \
+         * stays collective: synchronize before another PE touches the block). */\n\
+         extern shmem_team_t SHMEMX_TEAM_NODE;\n\
+         #define HAVE_SHMEMX_WTIME 1\n\
+         #define SHMEMX_MALLOC_NO_BARRIER (1L << 2)\n\n\
          /* Explicit non-blocking operations (seed 002): a request handle, NULL when empty. */\n\
          typedef struct shmemx_request *shmemx_request_h;\n\
          typedef struct {\n    long hints; /* none defined yet: zero for the defaults */\n} shmemx_request_params_t;\n\n",
@@ -1626,6 +1722,7 @@ fn main() {
          #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)\n",
     );
     x.push_str(&nbe_generics());
+    x.push_str(&sos_generics());
     x.push_str("#endif /* C11 */\n\n#endif /* _RSHMEM_SHMEMX_H */\n");
     std::fs::write(out.join("shmemx.h"), x).expect("write shmemx.h");
 

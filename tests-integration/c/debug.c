@@ -4,7 +4,9 @@
  * "ctx_destroyed", "ctx_team" (a shareable context destroyed with its team),
  * "ctx_default" (destroying SHMEM_CTX_DEFAULT), "team_pe" (a PE outside a context's
  * team), "ctx_fake" and "ctx_private" (need SHMEM_DEBUG=1: a handle never created, a
- * private context used by another thread); requests: "req_null", "merge_null". */
+ * private context used by another thread); requests: "req_null", "merge_null"; teams:
+ * "team_destroy_twice", "team_use_destroyed", "team_garbage" (a value never made by a
+ * split), "team_destroy_world", "team_destroy_shared", "team_parent_destroyed". */
 #include <pthread.h>
 #include <shmem.h>
 #include <shmemx.h>
@@ -52,6 +54,28 @@ int main(int argc, char **argv) {
         if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &c) == 0 &&
             pthread_create(&th, NULL, use_ctx, (void *)c) == 0)
             pthread_join(th, NULL);
+    }
+    if (strncmp(what, "team_", 5) == 0 && strcmp(what, "team_pe") != 0) {
+        shmem_team_t t = SHMEM_TEAM_INVALID, u = SHMEM_TEAM_INVALID;
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, shmem_n_pes(), NULL, 0, &t);
+        if (strcmp(what, "team_destroy_twice") == 0) {
+            shmem_team_destroy(t);
+            shmem_team_destroy(t);
+        }
+        if (strcmp(what, "team_use_destroyed") == 0) {
+            shmem_team_destroy(t);
+            shmem_team_sync(t);
+        }
+        if (strcmp(what, "team_parent_destroyed") == 0) {
+            shmem_team_destroy(t);
+            shmem_team_split_strided(t, 0, 1, 1, NULL, 0, &u);
+        }
+        if (strcmp(what, "team_garbage") == 0) {
+            static long junk[4];
+            shmem_team_n_pes((shmem_team_t)(void *)junk);
+        }
+        if (strcmp(what, "team_destroy_world") == 0) shmem_team_destroy(SHMEM_TEAM_WORLD);
+        if (strcmp(what, "team_destroy_shared") == 0) shmem_team_destroy(SHMEM_TEAM_SHARED);
     }
     if (strcmp(what, "req_null") == 0) shmemx_putmem_nbe(sym, local, 4, 0, NULL);
     if (strcmp(what, "merge_null") == 0) {

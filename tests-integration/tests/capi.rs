@@ -300,6 +300,191 @@ fn pkg_config_file() {
     );
 }
 
+/// Runs `exe mode` on `np` PEs with `env`.
+fn run_mode(np: usize, exe: &str, mode: &str, env: &[(&str, &str)]) -> JobOutput {
+    let mut job = Job::new(np, exe)
+        .args([mode])
+        .timeout(Duration::from_secs(60));
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    job.run()
+}
+
+const NO_FINALIZE_WARNING: &str = "warning: exiting without shmem_finalize";
+
+#[test]
+fn start_pes_programs_finalize_at_exit_silently() {
+    let exe = build("lifecycle.c", &[]);
+    for np in [1, 3] {
+        let out = run_mode(np, &exe, "start_pes", &[]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok start_pes pe=").len(), np, "{out:?}");
+        assert!(!out.stderr.contains("shmem_finalize"), "{out:?}");
+    }
+}
+
+#[test]
+fn init_without_finalize_is_finalized_at_exit_with_a_warning() {
+    // PE 0 returns from main while the others still work: its exit waits for them.
+    let exe = build("lifecycle.c", &[]);
+    for np in [1, 2, 3] {
+        let out = run_mode(np, &exe, "no_finalize", &[]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok no_finalize pe=").len(), np, "{out:?}");
+        let warnings: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains(NO_FINALIZE_WARNING))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{out:?}");
+        assert!(warnings[0].starts_with("rshmem: PE 0: "), "{out:?}");
+    }
+}
+
+#[test]
+fn repeated_init_and_nested_finalize() {
+    let exe = build("lifecycle.c", &[]);
+    for np in [1, 3] {
+        // Two inits, one finalize: the at-exit finalize ends it, silently.
+        let out = run_mode(np, &exe, "init_twice", &[]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok init_twice pe=").len(), np, "{out:?}");
+        assert!(!out.stderr.contains(NO_FINALIZE_WARNING), "{out:?}");
+        // Matched pairs: the inner finalize keeps the library up.
+        let out = run_mode(np, &exe, "nested", &[]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok nested pe=").len(), np, "{out:?}");
+    }
+}
+
+#[test]
+fn init_after_the_last_finalize_fails_clearly() {
+    let exe = build("lifecycle.c", &[]);
+    let out = run_mode(2, &exe, "reinit", &[]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    // The first PE to fail ends the job: the others may not get to print.
+    assert!(!out.lines_with("finalized pe=").is_empty(), "{out:?}");
+    assert!(out.lines_with("reinitialized").is_empty(), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("shmem_init: OpenSHMEM was already finalized in this process"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn forked_child_exit_finalizes_nothing() {
+    let exe = build("lifecycle.c", &[]);
+    for np in [1, 2] {
+        let out = Job::new(np, &exe)
+            .args(["fork_exit"])
+            .timeout(Duration::from_secs(20))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok fork_exit pe=").len(), np, "{out:?}");
+        assert!(!out.stderr.contains(NO_FINALIZE_WARNING), "{out:?}");
+    }
+}
+
+#[test]
+fn failing_exit_is_not_finalized_at_exit() {
+    // A non-zero exit while the others wait must end the job with that status, at once.
+    let exe = build("lifecycle.c", &[]);
+    for np in [1, 3] {
+        let out = run_mode(np, &exe, "exit_fail", &[]);
+        assert_eq!(out.code(), 3, "{out:?}");
+        assert!(!out.stderr.contains(NO_FINALIZE_WARNING), "{out:?}");
+        // shmem_global_exit(0) exits with status 0, but the job is being torn down.
+        let out = Job::new(np, &exe)
+            .args(["global_exit0"])
+            .timeout(Duration::from_secs(20))
+            .run();
+        assert_eq!(out.code(), 0, "{out:?}");
+        assert!(!out.stderr.contains(NO_FINALIZE_WARNING), "{out:?}");
+    }
+}
+
+#[test]
+fn init_errors_name_shmem_init_once_the_pe_and_the_variable() {
+    let exe = build("lifecycle.c", &[]);
+    for (size, var) in [
+        ("garbage", "SHMEM_SYMMETRIC_SIZE=\"garbage\""),
+        ("100T", "SHMEM_SYMMETRIC_SIZE=100T"),
+    ] {
+        let out = run_mode(2, &exe, "init_twice", &[("SHMEM_SYMMETRIC_SIZE", size)]);
+        assert_ne!(out.code(), 0, "{out:?}");
+        let lines: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains("shmem_init"))
+            .collect();
+        assert!(!lines.is_empty(), "{out:?}");
+        for l in &lines {
+            assert_eq!(l.matches("shmem_init").count(), 1, "{l}\n{out:?}");
+            assert!(
+                l.starts_with("rshmem: PE 0: shmem_init: ")
+                    || l.starts_with("rshmem: PE 1: shmem_init: "),
+                "{l}\n{out:?}"
+            );
+            assert!(l.contains(var), "{l}\n{out:?}");
+        }
+    }
+}
+
+#[test]
+fn calloc_overflow_returns_null_on_every_pe() {
+    let exe = build("lifecycle.c", &[]);
+    for np in [1, 2, 3] {
+        let out = run_mode(np, &exe, "calloc", &[]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok calloc pe=").len(), np, "{out:?}");
+    }
+}
+
+#[test]
+fn team_handles_are_validated() {
+    let exe = build("debug.c", &["-pthread"]);
+    for (what, msg) in [
+        (
+            "team_destroy_twice",
+            "shmem_team_destroy: argument team: was destroyed",
+        ),
+        (
+            "team_use_destroyed",
+            "shmem_team_sync: argument team: was destroyed",
+        ),
+        (
+            "team_parent_destroyed",
+            "shmem_team_split_strided: argument parent_team: was destroyed",
+        ),
+        (
+            "team_garbage",
+            "shmem_team_n_pes: argument team: is not a team handle",
+        ),
+        (
+            "team_destroy_world",
+            "shmem_team_destroy: argument team: is SHMEM_TEAM_WORLD, a predefined team",
+        ),
+        (
+            "team_destroy_shared",
+            "shmem_team_destroy: argument team: is SHMEM_TEAM_SHARED",
+        ),
+    ] {
+        for np in [2, 3] {
+            let out = run_mode(np, &exe, what, &[]);
+            assert_ne!(out.code(), 0, "{what}: {out:?}");
+            assert!(out.code() < 128, "{what}: a PE died of a signal: {out:?}");
+            assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+        }
+    }
+}
+
+#[test]
+fn sandia_openshmem_names() {
+    all_ok("sos.c", "sos", &[1, 2, 3]);
+}
+
 #[test]
 fn global_exit_status_reaches_the_launcher() {
     let exe = build("exit.c", &[]);

@@ -175,6 +175,22 @@ pub fn from_env() -> Result<Box<dyn Bootstrap>, BootError> {
     Ok(Box::new(Singleton::new()))
 }
 
+/// Whether [`from_env`] connects to a launcher (rather than making a single PE).
+pub fn launched() -> bool {
+    std::env::var_os("PMI_FD").is_some()
+}
+
+/// This process's rank as its launcher announced it, without connecting: `PMI_RANK`
+/// under a launcher, 0 alone, `None` when unknown. For messages about a failure before
+/// or while connecting.
+pub fn rank_hint() -> Option<usize> {
+    if std::env::var_os("PMI_FD").is_some() {
+        std::env::var("PMI_RANK").ok()?.parse().ok()
+    } else {
+        Some(0)
+    }
+}
+
 /// Checks a user key and value against the crate's rules.
 fn check_key(key: &str) -> Result<(), BootError> {
     Ok(wire::check_token("key", key, MAX_KEY_LEN)?)

@@ -15,6 +15,13 @@ extern "C" {
 extern shmem_team_t SHMEMX_TEAM_HOST;
 extern shmem_team_t SHMEMX_TEAM_LEADERS;
 
+/* Sandia OpenSHMEM names: its node team is SHMEM_TEAM_SHARED (the same handle),
+ * shmemx_wtime exists, and shmem_malloc_with_hints may skip its barrier (the call
+ * stays collective: synchronize before another PE touches the block). */
+extern shmem_team_t SHMEMX_TEAM_NODE;
+#define HAVE_SHMEMX_WTIME 1
+#define SHMEMX_MALLOC_NO_BARRIER (1L << 2)
+
 /* Explicit non-blocking operations (seed 002): a request handle, NULL when empty. */
 typedef struct shmemx_request *shmemx_request_h;
 typedef struct {
@@ -327,6 +334,184 @@ int shmemx_request_alloc(shmemx_request_params_t params, shmemx_request_h *req);
 int shmemx_request_free(shmemx_request_h *req);
 int shmemx_merge_request(size_t count, shmemx_request_h **requests, shmemx_request_h *merged);
 
+/* Sandia OpenSHMEM names: block-strided RMA (shmem_ibput/ibget of OpenSHMEM 1.6) */
+void shmemx_float_ibput(float *target, const float *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_double_ibput(double *target, const double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_longdouble_ibput(long double *target, const long double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_char_ibput(char *target, const char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_schar_ibput(signed char *target, const signed char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_short_ibput(short *target, const short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int_ibput(int *target, const int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_long_ibput(long *target, const long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_longlong_ibput(long long *target, const long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uchar_ibput(unsigned char *target, const unsigned char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ushort_ibput(unsigned short *target, const unsigned short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint_ibput(unsigned int *target, const unsigned int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ulong_ibput(unsigned long *target, const unsigned long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ulonglong_ibput(unsigned long long *target, const unsigned long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int8_ibput(int8_t *target, const int8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int16_ibput(int16_t *target, const int16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int32_ibput(int32_t *target, const int32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int64_ibput(int64_t *target, const int64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint8_ibput(uint8_t *target, const uint8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint16_ibput(uint16_t *target, const uint16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint32_ibput(uint32_t *target, const uint32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint64_ibput(uint64_t *target, const uint64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_size_ibput(size_t *target, const size_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ptrdiff_ibput(ptrdiff_t *target, const ptrdiff_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibput8(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibput16(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibput32(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibput64(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibput128(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_float_ibget(float *target, const float *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_double_ibget(double *target, const double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_longdouble_ibget(long double *target, const long double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_char_ibget(char *target, const char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_schar_ibget(signed char *target, const signed char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_short_ibget(short *target, const short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int_ibget(int *target, const int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_long_ibget(long *target, const long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_longlong_ibget(long long *target, const long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uchar_ibget(unsigned char *target, const unsigned char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ushort_ibget(unsigned short *target, const unsigned short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint_ibget(unsigned int *target, const unsigned int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ulong_ibget(unsigned long *target, const unsigned long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ulonglong_ibget(unsigned long long *target, const unsigned long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int8_ibget(int8_t *target, const int8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int16_ibget(int16_t *target, const int16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int32_ibget(int32_t *target, const int32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_int64_ibget(int64_t *target, const int64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint8_ibget(uint8_t *target, const uint8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint16_ibget(uint16_t *target, const uint16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint32_ibget(uint32_t *target, const uint32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_uint64_ibget(uint64_t *target, const uint64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_size_ibget(size_t *target, const size_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ptrdiff_ibget(ptrdiff_t *target, const ptrdiff_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibget8(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibget16(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibget32(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibget64(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ibget128(void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_float_ibput(shmem_ctx_t ctx, float *target, const float *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_double_ibput(shmem_ctx_t ctx, double *target, const double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *target, const long double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_char_ibput(shmem_ctx_t ctx, char *target, const char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_schar_ibput(shmem_ctx_t ctx, signed char *target, const signed char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_short_ibput(shmem_ctx_t ctx, short *target, const short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int_ibput(shmem_ctx_t ctx, int *target, const int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_long_ibput(shmem_ctx_t ctx, long *target, const long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_longlong_ibput(shmem_ctx_t ctx, long long *target, const long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *target, const unsigned char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *target, const unsigned short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *target, const unsigned int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *target, const unsigned long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *target, const unsigned long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *target, const int8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *target, const int16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *target, const int32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *target, const int64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *target, const uint8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *target, const uint16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *target, const uint32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *target, const uint64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_size_ibput(shmem_ctx_t ctx, size_t *target, const size_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *target, const ptrdiff_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibput8(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibput16(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibput32(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibput64(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibput128(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_float_ibget(shmem_ctx_t ctx, float *target, const float *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_double_ibget(shmem_ctx_t ctx, double *target, const double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *target, const long double *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_char_ibget(shmem_ctx_t ctx, char *target, const char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_schar_ibget(shmem_ctx_t ctx, signed char *target, const signed char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_short_ibget(shmem_ctx_t ctx, short *target, const short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int_ibget(shmem_ctx_t ctx, int *target, const int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_long_ibget(shmem_ctx_t ctx, long *target, const long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_longlong_ibget(shmem_ctx_t ctx, long long *target, const long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *target, const unsigned char *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *target, const unsigned short *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *target, const unsigned int *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *target, const unsigned long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *target, const unsigned long long *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *target, const int8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *target, const int16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *target, const int32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *target, const int64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *target, const uint8_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *target, const uint16_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *target, const uint32_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *target, const uint64_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_size_ibget(shmem_ctx_t ctx, size_t *target, const size_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *target, const ptrdiff_t *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibget8(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibget16(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibget32(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibget64(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+void shmemx_ctx_ibget128(shmem_ctx_t ctx, void *target, const void *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+
+/* Sandia OpenSHMEM names: signals (shmem_signal_set/add) */
+void shmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmemx_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmemx_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+
+/* Sandia OpenSHMEM names: scans (shmem_TYPENAME_sum_inscan/exscan) */
+int shmemx_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
+int shmemx_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
+int shmemx_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nelems);
+int shmemx_int_sum_inscan(shmem_team_t team, int *dest, const int *source, size_t nelems);
+int shmemx_long_sum_inscan(shmem_team_t team, long *dest, const long *source, size_t nelems);
+int shmemx_longlong_sum_inscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems);
+int shmemx_ptrdiff_sum_inscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems);
+int shmemx_uchar_sum_inscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems);
+int shmemx_ushort_sum_inscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems);
+int shmemx_uint_sum_inscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems);
+int shmemx_ulong_sum_inscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems);
+int shmemx_ulonglong_sum_inscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems);
+int shmemx_int8_sum_inscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems);
+int shmemx_int16_sum_inscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems);
+int shmemx_int32_sum_inscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems);
+int shmemx_int64_sum_inscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems);
+int shmemx_uint8_sum_inscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems);
+int shmemx_uint16_sum_inscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems);
+int shmemx_uint32_sum_inscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems);
+int shmemx_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems);
+int shmemx_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
+int shmemx_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
+int shmemx_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int shmemx_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
+int shmemx_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
+int shmemx_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+int shmemx_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
+int shmemx_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
+int shmemx_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nelems);
+int shmemx_int_sum_exscan(shmem_team_t team, int *dest, const int *source, size_t nelems);
+int shmemx_long_sum_exscan(shmem_team_t team, long *dest, const long *source, size_t nelems);
+int shmemx_longlong_sum_exscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems);
+int shmemx_ptrdiff_sum_exscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems);
+int shmemx_uchar_sum_exscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems);
+int shmemx_ushort_sum_exscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems);
+int shmemx_uint_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems);
+int shmemx_ulong_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems);
+int shmemx_ulonglong_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems);
+int shmemx_int8_sum_exscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems);
+int shmemx_int16_sum_exscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems);
+int shmemx_int32_sum_exscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems);
+int shmemx_int64_sum_exscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems);
+int shmemx_uint8_sum_exscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems);
+int shmemx_uint16_sum_exscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems);
+int shmemx_uint32_sum_exscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems);
+int shmemx_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems);
+int shmemx_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
+int shmemx_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
+int shmemx_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+int shmemx_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
+int shmemx_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
+int shmemx_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -517,6 +702,106 @@ int shmemx_merge_request(size_t count, shmemx_request_h **requests, shmemx_reque
         unsigned int: shmemx_uint_fetch_xor_nbe, \
         unsigned long: shmemx_ulong_fetch_xor_nbe, \
         unsigned long long: shmemx_ulonglong_fetch_xor_nbe))(__rshmem_a, __VA_ARGS__)
+#define shmemx_ibput(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_ctx_float_ibput, \
+        double: shmemx_ctx_double_ibput, \
+        long double: shmemx_ctx_longdouble_ibput, \
+        char: shmemx_ctx_char_ibput, \
+        signed char: shmemx_ctx_schar_ibput, \
+        short: shmemx_ctx_short_ibput, \
+        int: shmemx_ctx_int_ibput, \
+        long: shmemx_ctx_long_ibput, \
+        long long: shmemx_ctx_longlong_ibput, \
+        unsigned char: shmemx_ctx_uchar_ibput, \
+        unsigned short: shmemx_ctx_ushort_ibput, \
+        unsigned int: shmemx_ctx_uint_ibput, \
+        unsigned long: shmemx_ctx_ulong_ibput, \
+        unsigned long long: shmemx_ctx_ulonglong_ibput), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_float_ibput, \
+        double: shmemx_double_ibput, \
+        long double: shmemx_longdouble_ibput, \
+        char: shmemx_char_ibput, \
+        signed char: shmemx_schar_ibput, \
+        short: shmemx_short_ibput, \
+        int: shmemx_int_ibput, \
+        long: shmemx_long_ibput, \
+        long long: shmemx_longlong_ibput, \
+        unsigned char: shmemx_uchar_ibput, \
+        unsigned short: shmemx_ushort_ibput, \
+        unsigned int: shmemx_uint_ibput, \
+        unsigned long: shmemx_ulong_ibput, \
+        unsigned long long: shmemx_ulonglong_ibput))(__rshmem_a, __VA_ARGS__)
+#define shmemx_ibget(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_ctx_float_ibget, \
+        double: shmemx_ctx_double_ibget, \
+        long double: shmemx_ctx_longdouble_ibget, \
+        char: shmemx_ctx_char_ibget, \
+        signed char: shmemx_ctx_schar_ibget, \
+        short: shmemx_ctx_short_ibget, \
+        int: shmemx_ctx_int_ibget, \
+        long: shmemx_ctx_long_ibget, \
+        long long: shmemx_ctx_longlong_ibget, \
+        unsigned char: shmemx_ctx_uchar_ibget, \
+        unsigned short: shmemx_ctx_ushort_ibget, \
+        unsigned int: shmemx_ctx_uint_ibget, \
+        unsigned long: shmemx_ctx_ulong_ibget, \
+        unsigned long long: shmemx_ctx_ulonglong_ibget), \
+    default: _Generic(*__rshmem_dsel(__rshmem_a, __VA_ARGS__), \
+        float: shmemx_float_ibget, \
+        double: shmemx_double_ibget, \
+        long double: shmemx_longdouble_ibget, \
+        char: shmemx_char_ibget, \
+        signed char: shmemx_schar_ibget, \
+        short: shmemx_short_ibget, \
+        int: shmemx_int_ibget, \
+        long: shmemx_long_ibget, \
+        long long: shmemx_longlong_ibget, \
+        unsigned char: shmemx_uchar_ibget, \
+        unsigned short: shmemx_ushort_ibget, \
+        unsigned int: shmemx_uint_ibget, \
+        unsigned long: shmemx_ulong_ibget, \
+        unsigned long long: shmemx_ulonglong_ibget))(__rshmem_a, __VA_ARGS__)
+#define shmemx_signal_set(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: shmemx_ctx_signal_set, default: shmemx_signal_set)(__rshmem_a, __VA_ARGS__)
+#define shmemx_signal_add(__rshmem_a, ...) _Generic((__rshmem_a), \
+    shmem_ctx_t: shmemx_ctx_signal_add, default: shmemx_signal_add)(__rshmem_a, __VA_ARGS__)
+#define shmemx_sum_inscan(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
+    float: shmemx_float_sum_inscan, \
+    double: shmemx_double_sum_inscan, \
+    long double: shmemx_longdouble_sum_inscan, \
+    char: shmemx_char_sum_inscan, \
+    signed char: shmemx_schar_sum_inscan, \
+    short: shmemx_short_sum_inscan, \
+    int: shmemx_int_sum_inscan, \
+    long: shmemx_long_sum_inscan, \
+    long long: shmemx_longlong_sum_inscan, \
+    unsigned char: shmemx_uchar_sum_inscan, \
+    unsigned short: shmemx_ushort_sum_inscan, \
+    unsigned int: shmemx_uint_sum_inscan, \
+    unsigned long: shmemx_ulong_sum_inscan, \
+    unsigned long long: shmemx_ulonglong_sum_inscan, \
+    float _Complex: shmemx_complexf_sum_inscan, \
+    double _Complex: shmemx_complexd_sum_inscan)(__rshmem_t, __rshmem_d, __VA_ARGS__)
+#define shmemx_sum_exscan(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \
+    float: shmemx_float_sum_exscan, \
+    double: shmemx_double_sum_exscan, \
+    long double: shmemx_longdouble_sum_exscan, \
+    char: shmemx_char_sum_exscan, \
+    signed char: shmemx_schar_sum_exscan, \
+    short: shmemx_short_sum_exscan, \
+    int: shmemx_int_sum_exscan, \
+    long: shmemx_long_sum_exscan, \
+    long long: shmemx_longlong_sum_exscan, \
+    unsigned char: shmemx_uchar_sum_exscan, \
+    unsigned short: shmemx_ushort_sum_exscan, \
+    unsigned int: shmemx_uint_sum_exscan, \
+    unsigned long: shmemx_ulong_sum_exscan, \
+    unsigned long long: shmemx_ulonglong_sum_exscan, \
+    float _Complex: shmemx_complexf_sum_exscan, \
+    double _Complex: shmemx_complexd_sum_exscan)(__rshmem_t, __rshmem_d, __VA_ARGS__)
 #endif /* C11 */
 
 #endif /* _RSHMEM_SHMEMX_H */

@@ -57,7 +57,7 @@ impl Elem for LongDouble {
 }
 
 /// `shmem_team_t`: null (`SHMEM_TEAM_INVALID`), one of the predefined handles below, or
-/// a leaked `Box<Arc<Team>>` made by a split.
+/// a number standing for a team made by a split (see `Teams`; never dereferenced).
 pub type TeamHandle = *mut c_void;
 /// `shmem_team_config_t`.
 #[derive(Debug, Clone, Copy)]
@@ -84,8 +84,6 @@ pub(crate) const H_WORLD: usize = 1;
 pub(crate) const H_SHARED: usize = 2;
 pub(crate) const H_HOST: usize = 3;
 pub(crate) const H_LEADERS: usize = 4;
-/// Handles below this are predefined (never freed).
-const H_PREDEFINED_END: usize = 16;
 
 /// Runs an entry point's body; a panic ends the job cleanly, naming the routine.
 #[inline(always)]
@@ -174,9 +172,29 @@ pub(crate) fn init(routine: &'static str) {
     // C's globals and statics are symmetric (OpenSHMEM memory model).
     rshmem_core::runtime::enable_symmetric_data();
     if let Err(e) = rshmem_core::init(ThreadLevel::Single) {
-        fatal(&format!("{routine}: {e}"));
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        eprintln!("{}", init_message(routine, &e));
+        std::process::exit(1);
     }
     ok(crate::active::setup(routine));
+}
+
+/// `start_pes`: `shmem_init`, and finalization at exit without a warning (its programs
+/// never call `shmem_finalize`).
+pub(crate) fn start_pes(routine: &'static str) {
+    init(routine);
+    rshmem_core::runtime::finalize_at_exit_silently();
+}
+
+/// An init error naming the PE (when known) and `routine` once (the core's message
+/// starts with `shmem_init:`, which `routine` replaces).
+fn init_message(routine: &'static str, e: &rshmem_core::InitError) -> String {
+    let msg = e.to_string();
+    let body = msg.strip_prefix("shmem_init: ").unwrap_or(&msg);
+    match rshmem_core::runtime::init_pe() {
+        Some(pe) => format!("rshmem: PE {pe}: {routine}: {body}"),
+        None => format!("rshmem: {routine}: {body}"),
+    }
 }
 
 pub(crate) unsafe fn init_thread(
@@ -202,7 +220,7 @@ pub(crate) unsafe fn init_thread(
             0
         }
         Err(e) => {
-            eprintln!("rshmem: {routine}: {e}");
+            eprintln!("{}", init_message(routine, &e));
             -1
         }
     }
@@ -637,7 +655,7 @@ pub(crate) unsafe fn team_create_ctx(
     // SAFETY: forwarded contract on `out`.
     unsafe {
         make_ctx(routine, out, h as usize, options, || match t {
-            Some(t) => rshmem_core::ctx::team_create(t, options),
+            Some(t) => rshmem_core::ctx::team_create(&t, options),
             None => Err(Error::InvalidArgument {
                 routine,
                 arg: "team",
@@ -926,24 +944,73 @@ pub(crate) unsafe fn merge_request(
 
 // ---------------------------------------------------------------- teams
 
+/// Handles of the teams made by splits: never dereferenced, never reused. Each is
+/// `TEAM_BASE + 16 * n` for the n-th team made, so a handle below the next one that is
+/// not live names a destroyed team, and anything else is not a team handle at all.
+struct Teams {
+    live: BTreeMap<usize, Arc<Team>>,
+    next: usize,
+}
+
+/// The first split team's handle (above the predefined ones, 16-aligned like a pointer).
+const TEAM_BASE: usize = 0x1000;
+const _: () = assert!(H_LEADERS < TEAM_BASE);
+const TEAM_STEP: usize = 16;
+
+static TEAMS: Mutex<Teams> = Mutex::new(Teams {
+    live: BTreeMap::new(),
+    next: TEAM_BASE,
+});
+
+fn teams() -> MutexGuard<'static, Teams> {
+    TEAMS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The C name of a predefined team handle.
+fn predefined_name(h: usize) -> Option<&'static str> {
+    match h {
+        H_WORLD => Some("SHMEM_TEAM_WORLD"),
+        H_SHARED => Some("SHMEM_TEAM_SHARED (SHMEMX_TEAM_NODE)"),
+        H_HOST => Some("SHMEMX_TEAM_HOST"),
+        H_LEADERS => Some("SHMEMX_TEAM_LEADERS"),
+        _ => None,
+    }
+}
+
 /// The team behind a handle; `None` for `SHMEM_TEAM_INVALID` (and LEADERS on PEs that
-/// lead no host).
-fn team(routine: &'static str, h: TeamHandle) -> Option<&'static Arc<Team>> {
+/// lead no host). A destroyed team or a value that is no team handle ends the job
+/// naming `arg` (always checked: team routines are not on a hot path, and the handle is
+/// looked up, never dereferenced).
+fn team_arg(routine: &'static str, arg: &'static str, h: TeamHandle) -> Option<Arc<Team>> {
     let rt = match try_runtime() {
         Some(rt) => rt,
         None => fatal(&Error::NotInitialized { routine }),
     };
     match h as usize {
         0 => None,
-        H_WORLD => Some(rt.world()),
-        H_SHARED => Some(rt.shared()),
-        H_HOST => Some(rt.host()),
-        H_LEADERS => rt.leaders(),
-        x if x < H_PREDEFINED_END => invalid(routine, "team", "is not a team handle"),
-        // SAFETY: other handles are leaked `Box<Arc<Team>>`s made by `new_handle` and
-        // alive until `team_destroy` (spec: no use after destroy).
-        _ => Some(unsafe { &*(h as *const Arc<Team>) }),
+        H_WORLD => Some(rt.world().clone()),
+        H_SHARED => Some(rt.shared().clone()),
+        H_HOST => Some(rt.host().clone()),
+        H_LEADERS => rt.leaders().cloned(),
+        x => {
+            let reg = teams();
+            if let Some(t) = reg.live.get(&x) {
+                return Some(t.clone());
+            }
+            let issued =
+                x >= TEAM_BASE && x < reg.next && (x - TEAM_BASE).is_multiple_of(TEAM_STEP);
+            drop(reg);
+            if issued {
+                invalid(routine, arg, "was destroyed (by shmem_team_destroy)")
+            }
+            invalid(routine, arg, "is not a team handle")
+        }
     }
+}
+
+/// [`team_arg`] for an argument named `team`.
+fn team(routine: &'static str, h: TeamHandle) -> Option<Arc<Team>> {
+    team_arg(routine, "team", h)
 }
 
 /// `shmem_team_ptr` (OpenSHMEM 1.6): NULL for `SHMEM_TEAM_INVALID`, a rank outside the
@@ -955,13 +1022,20 @@ pub(crate) fn team_ptr(
     pe: c_int,
 ) -> *mut c_void {
     match team(routine, h) {
-        Some(t) => ok(rshmem_core::setup::team_ptr(t, dest as usize, pe.into())).cast(),
+        Some(t) => ok(rshmem_core::setup::team_ptr(&t, dest as usize, pe.into())).cast(),
         None => std::ptr::null_mut(),
     }
 }
 
 fn new_handle(t: Option<Arc<Team>>) -> TeamHandle {
-    t.map_or(std::ptr::null_mut(), |t| Box::into_raw(Box::new(t)).cast())
+    let Some(t) = t else {
+        return std::ptr::null_mut();
+    };
+    let mut reg = teams();
+    let h = reg.next;
+    reg.next += TEAM_STEP;
+    reg.live.insert(h, t);
+    h as TeamHandle
 }
 
 fn config(c: *const TeamConfigC, mask: c_long) -> TeamConfig {
@@ -1024,9 +1098,12 @@ pub(crate) fn team_translate_pe(
     src_pe: c_int,
     dest: TeamHandle,
 ) -> c_int {
-    match (team(routine, src), team(routine, dest)) {
+    match (
+        team_arg(routine, "src_team", src),
+        team_arg(routine, "dest_team", dest),
+    ) {
         (Some(s), Some(d)) if src_pe >= 0 => {
-            s.translate(src_pe as usize, d).map_or(-1, |r| r as c_int)
+            s.translate(src_pe as usize, &d).map_or(-1, |r| r as c_int)
         }
         _ => -1,
     }
@@ -1042,9 +1119,9 @@ pub(crate) unsafe fn team_split_strided(
     mask: c_long,
     out: *mut TeamHandle,
 ) -> c_int {
-    let r = match team(routine, parent) {
+    let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => rshmem_core::team::split_strided(
-            p,
+            &p,
             start.into(),
             stride.into(),
             size.into(),
@@ -1071,9 +1148,9 @@ pub(crate) unsafe fn team_split_2d(
     ymask: c_long,
     yout: *mut TeamHandle,
 ) -> c_int {
-    let r = match team(routine, parent) {
+    let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => {
-            rshmem_core::team::split_2d(p, xrange.into(), config(xcfg, xmask), config(ycfg, ymask))
+            rshmem_core::team::split_2d(&p, xrange.into(), config(xcfg, xmask), config(ycfg, ymask))
         }
         None => Err(Error::InvalidArgument {
             routine,
@@ -1109,8 +1186,8 @@ pub(crate) unsafe fn team_split_color(
     mask: c_long,
     out: *mut TeamHandle,
 ) -> c_int {
-    let r = match team(routine, parent) {
-        Some(p) => rshmem_core::team::split_color(p, color, key, config(cfg, mask)),
+    let r = match team_arg(routine, "parent_team", parent) {
+        Some(p) => rshmem_core::team::split_color(&p, color, key, config(cfg, mask)),
         None => Err(Error::InvalidArgument {
             routine,
             arg: "parent_team",
@@ -1122,22 +1199,21 @@ pub(crate) unsafe fn team_split_color(
 }
 
 pub(crate) fn team_destroy(routine: &'static str, h: TeamHandle) {
-    let Some(t) = team(routine, h) else { return };
-    if (h as usize) < H_PREDEFINED_END {
-        if debug() {
-            invalid(routine, "team", "a predefined team cannot be destroyed");
-        }
-        return;
+    if let Some(name) = predefined_name(h as usize) {
+        fatal(&format!(
+            "{routine}: argument team: is {name}, a predefined team, which cannot be destroyed"
+        ));
     }
-    ok(rshmem_core::team::destroy(t));
-    // SAFETY: `h` came from `new_handle` (checked above) and is dead after destroy.
-    drop(unsafe { Box::from_raw(h as *mut Arc<Team>) });
+    let Some(t) = team(routine, h) else { return };
+    // Unregistered first: a second destroy, or a use after this one, is reported.
+    teams().live.remove(&(h as usize));
+    ok(rshmem_core::team::destroy(&t));
 }
 
 pub(crate) fn team_sync(routine: &'static str, h: TeamHandle) -> c_int {
     match team(routine, h) {
         Some(t) => {
-            ok(rshmem_core::team::sync(t));
+            ok(rshmem_core::team::sync(&t));
             0
         }
         None => -1,
@@ -1148,7 +1224,7 @@ pub(crate) fn team_sync(routine: &'static str, h: TeamHandle) -> c_int {
 
 /// The team of a collective; `None` (the routine returns nonzero) for
 /// `SHMEM_TEAM_INVALID`.
-fn coll_team(routine: &'static str, h: TeamHandle) -> Option<&'static Arc<Team>> {
+fn coll_team(routine: &'static str, h: TeamHandle) -> Option<Arc<Team>> {
     team(routine, h)
 }
 
@@ -1167,7 +1243,7 @@ pub(crate) unsafe fn broadcast(
     };
     let nb = nbytes(routine, nelems, esize);
     // SAFETY: the core checks that both buffers are symmetric and large enough.
-    ok(unsafe { coll::broadcast(routine, t, dest.cast(), source.cast(), nb, root.into()) });
+    ok(unsafe { coll::broadcast(routine, &t, dest.cast(), source.cast(), nb, root.into()) });
     0
 }
 
@@ -1185,7 +1261,7 @@ pub(crate) unsafe fn collect(
     };
     let nb = nbytes(routine, nelems, esize);
     // SAFETY: as `broadcast`; C does not pass the size of `dest`.
-    ok(unsafe { coll::collect(routine, t, dest.cast(), source.cast(), nb, usize::MAX) });
+    ok(unsafe { coll::collect(routine, &t, dest.cast(), source.cast(), nb, usize::MAX) });
     0
 }
 
@@ -1203,7 +1279,7 @@ pub(crate) unsafe fn fcollect(
     };
     let nb = nbytes(routine, nelems, esize);
     // SAFETY: as `broadcast`.
-    ok(unsafe { coll::fcollect(routine, t, dest.cast(), source.cast(), nb) });
+    ok(unsafe { coll::fcollect(routine, &t, dest.cast(), source.cast(), nb) });
     0
 }
 
@@ -1221,7 +1297,7 @@ pub(crate) unsafe fn alltoall(
     };
     let nb = nbytes(routine, nelems, esize);
     // SAFETY: as `broadcast`.
-    ok(unsafe { coll::alltoall(routine, t, dest.cast(), source.cast(), nb) });
+    ok(unsafe { coll::alltoall(routine, &t, dest.cast(), source.cast(), nb) });
     0
 }
 
@@ -1243,7 +1319,7 @@ pub(crate) unsafe fn alltoalls(
     ok(unsafe {
         coll::alltoalls(
             routine,
-            t,
+            &t,
             dest.cast(),
             source.cast(),
             dst,
@@ -1269,7 +1345,7 @@ pub(crate) unsafe fn reduce<T: Elem>(
     };
     nbytes(routine, nreduce, size_of::<T>());
     // SAFETY: as `broadcast`.
-    ok(unsafe { coll::reduce(routine, t, dest, source, nreduce, op) });
+    ok(unsafe { coll::reduce(routine, &t, dest, source, nreduce, op) });
     0
 }
 
@@ -1287,6 +1363,6 @@ pub(crate) unsafe fn sum_scan<T: Elem + Default>(
     };
     nbytes(routine, nelems, size_of::<T>());
     // SAFETY: as `broadcast`.
-    ok(unsafe { coll::sum_scan(routine, t, dest, source, nelems, inclusive) });
+    ok(unsafe { coll::sum_scan(routine, &t, dest, source, nelems, inclusive) });
     0
 }

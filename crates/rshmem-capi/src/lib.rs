@@ -27,6 +27,9 @@ pub static SHMEM_TEAM_WORLD: usize = imp::H_WORLD;
 /// `SHMEM_TEAM_SHARED`.
 #[no_mangle]
 pub static SHMEM_TEAM_SHARED: usize = imp::H_SHARED;
+/// `SHMEMX_TEAM_NODE`, Sandia OpenSHMEM's name of `SHMEM_TEAM_SHARED` (the same handle).
+#[no_mangle]
+pub static SHMEMX_TEAM_NODE: usize = imp::H_SHARED;
 /// `SHMEMX_TEAM_HOST`.
 #[no_mangle]
 pub static SHMEMX_TEAM_HOST: usize = imp::H_HOST;

@@ -95,6 +95,12 @@ int main(void) {
     (void)shmemx_request_wait(&req);
     (void)shmemx_request_alloc(params, &req);
     (void)shmemx_request_free(&req);
+    shmem_free(shmem_malloc_with_hints(8, SHMEMX_MALLOC_NO_BARRIER));
+    shmemx_ibput64(y, y, 1, 1, 1, 1, 0);
+#ifdef HAVE_SHMEMX_WTIME
+    (void)shmemx_wtime();
+#endif
+    (void)shmem_team_n_pes(SHMEMX_TEAM_NODE);
     shmem_barrier_all();
     shmem_finalize();
     return (int)x + done;
@@ -167,6 +173,12 @@ int main(void) {
         shmemx_finc_nbe(&u, &u, 0, &rq); shmemx_fetch_and_nbe(&u32, &u32, 1, 0, &rq);
         shmemx_fetch_or_nbe(cx, &ful, &u, 1, 0, &rq); shmemx_fetch_xor_nbe(&ul, &ul, 1, 0, &rq);
         (void)shmemx_request_wait(&rq);
+    }
+    {
+        shmem_ctx_t cx = SHMEM_CTX_DEFAULT;
+        shmemx_ibput(&sz, &sz, 1, 1, 1, 1, 0); shmemx_ibget(cx, &ld, &ld, 1, 1, 1, 1, 0);
+        shmemx_signal_set(&sig, 1, 0); shmemx_signal_add(cx, &sig, 1, 0);
+        shmemx_sum_inscan(SHMEM_TEAM_WORLD, &i, &i, 1); shmemx_sum_exscan(SHMEMX_TEAM_NODE, &z, &z, 1);
     }
     shmem_finalize();
     return 0;

@@ -153,4 +153,8 @@ pub enum InitError {
     /// Another PE could not be reached.
     #[error("shmem_init: {0}")]
     Topology(String),
+    /// `init` after the runtime was finalized under a launcher (which has released this
+    /// PE) or with shared globals.
+    #[error("shmem_init: OpenSHMEM was already finalized in this process; it cannot be initialized again under a launcher or with symmetric global variables (finalize only once, at the end)")]
+    Reinit,
 }

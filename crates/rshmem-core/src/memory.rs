@@ -25,6 +25,12 @@ enum Op {
 pub const HINT_ATOMICS_REMOTE: i64 = 1;
 /// See [`HINT_ATOMICS_REMOTE`].
 pub const HINT_SIGNAL_REMOTE: i64 = 2;
+/// `SHMEMX_MALLOC_NO_BARRIER` (Sandia OpenSHMEM's extension): `shmem_malloc_with_hints`
+/// returns without its barrier. Every PE must still make the call, with the same
+/// arguments, so the block is symmetric; the program synchronizes before another PE
+/// accesses it (a `shmem_free` of an earlier block barriers before the space can be
+/// reused, so skipping this barrier never hands out memory a peer still uses).
+pub const HINT_NO_BARRIER: i64 = 4;
 
 impl Runtime {
     /// `SHMEM_DEBUG` check that every PE passed the same arguments to a collective call.
@@ -122,13 +128,24 @@ pub fn malloc(routine: &'static str, size: usize) -> Result<*mut u8> {
     align(routine, 0, size)
 }
 
-/// `shmem_malloc_with_hints`.
-pub fn malloc_with_hints(routine: &'static str, size: usize, _hints: i64) -> Result<*mut u8> {
-    align(routine, 0, size)
+/// `shmem_malloc_with_hints`. With [`HINT_NO_BARRIER`] the allocation skips its closing
+/// barrier; it is still collective (same arguments on every PE, so the same offset).
+pub fn malloc_with_hints(routine: &'static str, size: usize, hints: i64) -> Result<*mut u8> {
+    allocate(routine, 0, size, hints & HINT_NO_BARRIER == 0)
 }
 
 /// `shmem_align`: like malloc, aligned to `alignment` (a power of two; 0 = default).
 pub fn align(routine: &'static str, alignment: usize, size: usize) -> Result<*mut u8> {
+    allocate(routine, alignment, size, true)
+}
+
+/// `shmem_align`, ending with a barrier or not.
+fn allocate(
+    routine: &'static str,
+    alignment: usize,
+    size: usize,
+    barrier: bool,
+) -> Result<*mut u8> {
     let rt = rt(routine)?;
     if alignment != 0 && !alignment.is_power_of_two() {
         return Err(Error::InvalidArgument {
@@ -145,25 +162,27 @@ pub fn align(routine: &'static str, alignment: usize, size: usize) -> Result<*mu
     } else {
         Op::Align
     };
-    rt.check_collective(
-        routine,
-        op,
-        [("size", size as u64), ("alignment", alignment as u64)],
-    )?;
+    // The SHMEM_DEBUG check synchronizes: a call that promises no barrier skips it.
+    if barrier {
+        rt.check_collective(
+            routine,
+            op,
+            [("size", size as u64), ("alignment", alignment as u64)],
+        )?;
+    }
     let r = rt.alloc(routine, size, alignment.max(1));
-    rt.barrier_all();
+    if barrier {
+        rt.barrier_all();
+    }
     r
 }
 
-/// `shmem_calloc`: `count * size` zeroed bytes.
+/// `shmem_calloc`: `count * size` zeroed bytes. A product that overflows cannot be
+/// allocated, like any size larger than the heap: [`Error::HeapExhausted`] on every PE
+/// (the same arguments everywhere give the same verdict), after the usual barrier.
 pub fn calloc(routine: &'static str, count: usize, size: usize) -> Result<*mut u8> {
     let rt = rt(routine)?;
-    let total = count.checked_mul(size).ok_or(Error::InvalidArgument {
-        routine,
-        arg: "count",
-        reason: "count * size overflows",
-    })?;
-    if total == 0 {
+    if count == 0 || size == 0 {
         return Ok(std::ptr::null_mut());
     }
     rt.check_collective(
@@ -171,6 +190,8 @@ pub fn calloc(routine: &'static str, count: usize, size: usize) -> Result<*mut u
         Op::Calloc,
         [("count", count as u64), ("size", size as u64)],
     )?;
+    // An overflowing product asks for more than any heap holds.
+    let total = count.saturating_mul(size);
     let r = rt.alloc(routine, total, 1);
     if let Ok(p) = r {
         // SAFETY: `p` is a fresh block of `total` bytes in our own mapped segment, not yet

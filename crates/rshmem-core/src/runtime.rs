@@ -4,7 +4,7 @@
 #![allow(unsafe_code)]
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rshmem_boot::Bootstrap;
@@ -255,6 +255,92 @@ pub fn enable_symmetric_data() {
 /// Nesting depth of init/finalize pairs (OpenSHMEM 1.6 allows several).
 static INIT_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static INIT_LOCK: Mutex<()> = Mutex::new(());
+/// Set when a runtime that cannot be started again is torn down: one that ran under a
+/// launcher (which releases the PE at finalize) or moved the executable's globals. A
+/// later `init` is refused (see `init`); a single PE without globals may start again.
+static ENDED: AtomicBool = AtomicBool::new(false);
+/// Whether the current runtime's bootstrap is a launcher connection.
+static LAUNCHED: AtomicBool = AtomicBool::new(false);
+/// Set by `shmem_finalize` calls (even inner ones) and by [`finalize_at_exit_silently`]:
+/// the at-exit finalize of a runtime still up then prints no warning.
+static EXIT_QUIET: AtomicBool = AtomicBool::new(false);
+/// Set when the job is being torn down (`shmem_global_exit`, a fatal error): the
+/// at-exit hook must not run a collective finalize then.
+static TEARING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// This PE's number once `init` has connected to the launcher (for init errors).
+static INIT_PE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The number of this PE for a message about a failed `init`: the launcher's answer
+/// if `init` got that far, else what the environment announces; `None` if unknown.
+pub fn init_pe() -> Option<usize> {
+    match INIT_PE.load(Ordering::Relaxed) {
+        usize::MAX => rshmem_boot::rank_hint(),
+        pe => Some(pe),
+    }
+}
+
+/// Marks the runtime as finalized implicitly at exit (`start_pes`, whose programs never
+/// call `shmem_finalize`): the at-exit finalize prints no warning.
+pub fn finalize_at_exit_silently() {
+    EXIT_QUIET.store(true, Ordering::Relaxed);
+}
+
+/// The process that initialized (the exit hook ignores forked children).
+static INIT_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Registers [`at_exit`] once per process (glibc's `on_exit`, which passes the exit
+/// status: a failing process must not wait in a collective finalize). Elsewhere there is
+/// no hook, and a program must finalize.
+fn register_at_exit() {
+    INIT_PID.store(std::process::id(), Ordering::Relaxed);
+    EXIT_QUIET.store(false, Ordering::Relaxed);
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    ONCE.call_once(|| {
+        unsafe extern "C" {
+            // glibc: `int on_exit(void (*)(int, void *), void *)` (not in the libc crate).
+            fn on_exit(
+                f: extern "C" fn(libc::c_int, *mut libc::c_void),
+                arg: *mut libc::c_void,
+            ) -> libc::c_int;
+        }
+        // SAFETY: registers a handler with the C signature glibc calls it with; the
+        // argument is unused.
+        unsafe { on_exit(at_exit, std::ptr::null_mut()) };
+    });
+}
+
+/// The exit hook: a process that exits with status 0 while the runtime is up (a
+/// `start_pes` program; `shmem_init` without `shmem_finalize`; a Rust program that calls
+/// `std::process::exit` with a live guard; fewer finalizes than inits) is finalized here,
+/// collectively, as if `shmem_finalize` had been called last. Nothing happens for a
+/// non-zero status or while the job is torn down: the other PEs may never come to the
+/// finalize barrier, and the launcher ends the job anyway.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
+    if status != 0 || TEARING_DOWN.load(Ordering::Relaxed) {
+        return;
+    }
+    // A forked child inherits the hook and the mappings, but it is not the PE.
+    if INIT_PID.load(Ordering::Relaxed) != std::process::id() {
+        return;
+    }
+    let Some(rt) = try_runtime() else { return };
+    if !EXIT_QUIET.load(Ordering::Relaxed) {
+        let _ = std::io::stdout().flush();
+        eprintln!(
+            "rshmem: PE {}: warning: exiting without shmem_finalize; finalizing at exit (waits for every PE)",
+            rt.me
+        );
+    }
+    // A panic must not unwind into C's exit().
+    let _ = std::panic::catch_unwind(|| {
+        INIT_DEPTH.store(1, Ordering::Relaxed);
+        finalize();
+    });
+}
 
 /// The runtime, or `NotInitialized` naming `routine`.
 #[inline(always)]
@@ -284,17 +370,25 @@ fn os(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InitError {
 }
 
 /// `shmem_init_thread`: starts the runtime (collective over all PEs) and returns the thread
-/// level provided. Nested calls only count (OpenSHMEM 1.6).
+/// level provided. Nested calls only count (OpenSHMEM 1.6): the runtime ends with the
+/// last of as many `finalize` calls, or at exit (see [`finalize`]). Starting again after
+/// that works for a single PE started without a launcher and without shared globals;
+/// otherwise it is refused with [`InitError::Reinit`] (the launcher has released the PE).
 pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitError> {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(rt) = try_runtime() {
         INIT_DEPTH.fetch_add(1, Ordering::Relaxed);
         return Ok(rt.thread_level);
     }
+    if ENDED.load(Ordering::Relaxed) {
+        return Err(InitError::Reinit);
+    }
     let cfg = Config::from_env()?;
     let algs = Algorithms::from_config(&cfg).map_err(InitError::Algorithm)?;
+    LAUNCHED.store(rshmem_boot::launched(), Ordering::Relaxed);
     let boot = rshmem_boot::from_env()?;
     let (me, npes) = (boot.rank(), boot.size());
+    INIT_PE.store(me, Ordering::Relaxed);
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
@@ -507,15 +601,24 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     }
     RUNTIME.store(Box::into_raw(rt), Ordering::Release);
     INIT_DEPTH.store(1, Ordering::Relaxed);
+    register_at_exit();
     Ok(requested.min(ThreadLevel::Multiple))
 }
 
-/// `shmem_finalize`: collective; the last of nested calls tears the runtime down.
+/// `shmem_finalize`: collective. The last of nested calls tears the runtime down; the
+/// others are a `shmem_barrier_all` (OpenSHMEM 1.6). A program that exits (status 0)
+/// with the runtime still up is finalized at exit: silently after `start_pes` or when it
+/// called `shmem_finalize` at least once, else with a one-line warning.
 pub fn finalize() {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(rt) = try_runtime() else { return };
+    EXIT_QUIET.store(true, Ordering::Relaxed);
     if INIT_DEPTH.fetch_sub(1, Ordering::Relaxed) > 1 {
+        rt.barrier_all();
         return;
+    }
+    if LAUNCHED.load(Ordering::Relaxed) || rt.data_len > 0 {
+        ENDED.store(true, Ordering::Relaxed);
     }
     // Every context's and request's transfers land before the peers may unmap.
     rt.engine.drain();
@@ -767,6 +870,7 @@ impl Runtime {
     /// with the abort: the launcher (or, under hydra, this PE) prints it once.
     #[cold]
     pub fn fatal(&self, err: &dyn std::fmt::Display) -> ! {
+        TEARING_DOWN.store(true, Ordering::Relaxed);
         let _ = std::io::stdout().flush();
         self.boot
             .abort(1, &format!("rshmem: PE {}: {err}", self.me))
@@ -774,6 +878,7 @@ impl Runtime {
 
     /// `shmem_global_exit`: ends every PE of the job with `status`.
     pub fn global_exit(&self, status: i32) -> ! {
+        TEARING_DOWN.store(true, Ordering::Relaxed);
         let _ = std::io::stdout().flush();
         // No message: that is how the launcher tells global_exit from a fatal error.
         self.boot.abort(status, "")

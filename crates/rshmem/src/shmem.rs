@@ -29,6 +29,9 @@ pub(crate) fn on_init_thread() -> bool {
 /// Everything it hands out — symmetric memory, locks, non-blocking scopes — borrows it,
 /// so nothing can outlive finalization. Dropping it finalizes (collective, with an
 /// implicit barrier); [`finalize`](Self::finalize) does the same and reports errors.
+/// `std::process::exit(0)` with a live guard (which skips destructors) finalizes at
+/// exit instead, with a warning; a non-zero status or a panic does not wait for the
+/// other PEs.
 ///
 /// Operations on it use the *default context*: issued in program order from this PE,
 /// ordered by [`fence`](Self::fence), completed by [`quiet`](Self::quiet).

@@ -261,11 +261,12 @@ fn heap_mode(me: usize, n: usize) {
         ),
         "{e:?}"
     );
+    // An overflowing count * size is an allocation that cannot succeed (NULL in C).
     let e = memory::calloc("shmem_calloc", usize::MAX, 2).unwrap_err();
     assert!(
         matches!(
             e,
-            Error::InvalidArgument {
+            Error::HeapExhausted {
                 routine: "shmem_calloc",
                 ..
             }
