@@ -107,6 +107,26 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A PE that this PE waits for inside a collective has entered `shmem_finalize`: it
+    /// skipped the collective, or finalized while the others were still in it.
+    #[error("{routine}: PE {pe} called shmem_finalize while PE {waiter} waits for it in this collective (every member must make the same collective calls before finalizing)")]
+    PeerFinalized {
+        /// The routine waiting.
+        routine: &'static str,
+        /// The finalized PE (world number).
+        pe: usize,
+        /// This PE.
+        waiter: usize,
+    },
+    /// A point-to-point wait that no PE can satisfy any more: every other PE has called
+    /// `shmem_finalize`.
+    #[error("{routine}: PE {waiter} waits for a symmetric variable that no PE can change any more: every other PE has called shmem_finalize")]
+    WaitAfterFinalize {
+        /// The routine waiting.
+        routine: &'static str,
+        /// This PE.
+        waiter: usize,
+    },
     /// A PE that cannot be reached by any transport.
     #[error("{routine}: PE {pe} is not reachable: it runs on another host and this build has no network transport")]
     Unreachable {

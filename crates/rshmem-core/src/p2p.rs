@@ -4,6 +4,8 @@
 
 use rshmem_util::Waiter;
 
+use crate::sync::user_wait_check;
+
 use crate::error::Result;
 use crate::runtime::rt;
 use crate::word::{Cmp, Word};
@@ -126,6 +128,7 @@ pub unsafe fn wait_until<W: Word>(
     let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
     let mut w = Waiter::new();
     while !s.satisfied(0) {
+        user_wait_check(routine, &mut w, || s.satisfied(0))?;
         w.snooze();
     }
     Ok(())
@@ -165,6 +168,7 @@ pub unsafe fn wait_until_all<W: Word>(
     for i in (0..n).filter(|&i| s.included(i)) {
         let mut w = Waiter::new();
         while !s.satisfied(i) {
+            user_wait_check(routine, &mut w, || s.satisfied(i))?;
             w.snooze();
         }
     }
@@ -194,6 +198,7 @@ pub unsafe fn wait_until_any<W: Word>(
         if let Some(i) = s.find_one() {
             return Ok(Some(i));
         }
+        user_wait_check(routine, &mut w, || false)?;
         w.snooze();
     }
 }
@@ -225,6 +230,7 @@ pub unsafe fn wait_until_some<W: Word>(
         if k > 0 {
             return Ok(k);
         }
+        user_wait_check(routine, &mut w, || false)?;
         w.snooze();
     }
 }

@@ -63,6 +63,19 @@ pub const SPEC_VERSION: (i32, i32) = (1, 5);
 pub(crate) struct Internal {
     /// `SHMEM_DEBUG` collective check: routine id and arguments of the current call.
     pub(crate) check: CachePadded<[AtomicU64; 4]>,
+    /// [`PeState`] of this PE, read by peers whose waits on it have gone on too long.
+    pub(crate) state: CachePadded<AtomicU64>,
+}
+
+/// What a PE's `Internal::state` word says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub(crate) enum PeState {
+    /// Between init and finalize (the word starts at zero).
+    Running = 0,
+    /// Entered `shmem_finalize`: it takes part in no collective any more, and writes
+    /// nothing to its peers (its transfers completed before it set this state).
+    Finalizing = 1,
 }
 
 /// Where the runtime's symmetric words live in a segment: the [`Internal`] header, then
@@ -181,8 +194,8 @@ const WORLD_SLOT: usize = 0;
 const SHARED_SLOT: usize = 1;
 const HOST_SLOT: usize = 2;
 const LEADERS_SLOT: usize = 3;
-/// Slots taken by predefined teams on every PE.
-const PREDEFINED_SLOTS: usize = 4;
+/// Slots taken by predefined teams on every PE (the config refuses fewer team slots).
+const PREDEFINED_SLOTS: usize = rshmem_util::config::TEAMS_MIN;
 
 /// Thread support levels (`SHMEM_THREAD_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -298,14 +311,15 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
-    let max_teams = cfg.teams_max.max(PREDEFINED_SLOTS);
+    let max_teams = cfg.teams_max;
     let layout = Layout::new(max_teams);
     let slot_len = layout.size + heap_len;
     let stride = slot_len.next_multiple_of(SLOT_ALIGN);
     let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len).map_err(
         os(format!(
-            "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={}",
-            show_size(cfg.symmetric_size)
+            "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={} (plus a runtime area of {} for SHMEM_TEAMS_MAX={max_teams})",
+            show_size(cfg.symmetric_size),
+            show_size(layout.size),
         )),
     )?;
     let host = sys::hostname();
@@ -343,13 +357,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 
     let total = stride.checked_mul(npes).ok_or_else(|| {
         InitError::Topology(format!(
-            "{npes} PEs x {stride} bytes overflows the address space"
+            "{npes} PEs x {stride} bytes (SHMEM_SYMMETRIC_SIZE plus the runtime area sized by SHMEM_TEAMS_MAX={max_teams}) overflows the address space"
         ))
     })?;
     let resv = sys::Reservation::new(total, SLOT_ALIGN).map_err(os(format!(
-        "cannot reserve {} of address space for {npes} symmetric heaps of SHMEM_SYMMETRIC_SIZE={}",
+        "cannot reserve {} of address space for {npes} symmetric heaps of SHMEM_SYMMETRIC_SIZE={} and {npes} runtime areas of {} (sized by SHMEM_TEAMS_MAX={max_teams}; lower either variable)",
         show_size(total),
-        show_size(cfg.symmetric_size)
+        show_size(cfg.symmetric_size),
+        show_size(layout.size),
     )))?;
     let mut routes = Vec::with_capacity(npes);
     let mut hosts = Vec::with_capacity(npes);
@@ -519,7 +534,20 @@ pub fn finalize() {
     }
     // Every context's and request's transfers land before the peers may unmap.
     rt.engine.drain();
-    rt.barrier_all();
+    rt.quiet_all();
+    // Tell the peers (release: whatever this PE wrote before, e.g. its last collective's
+    // flags, is visible to a peer that sees the state) that it takes part in no more
+    // collectives, so a peer still waiting for it in one ends with an error; then wait
+    // until every PE says the same. Finalize's barrier is made of these words alone, so
+    // it never matches a collective's sync that a PE skipped.
+    let state = Runtime::internal_addr(std::mem::offset_of!(Internal, state));
+    let _ = rt.amo(
+        "shmem_finalize",
+        rt.me,
+        state,
+        AmoOp::Set(PeState::Finalizing as u64),
+    );
+    rt.finalize_barrier();
     let _ = rt.boot.finalize();
     let p = RUNTIME.swap(std::ptr::null_mut(), Ordering::AcqRel);
     // SAFETY: `p` came from `Box::into_raw` in `init`; it is unpublished now, and the
@@ -749,7 +777,7 @@ impl Runtime {
 
     /// `shmem_sync_all`: synchronizes all PEs (completes nothing).
     pub fn sync_all(&self) {
-        self.team_sync(&self.world);
+        self.sync_in("shmem_sync_all", &self.world);
     }
 
     /// Completes this PE's outstanding operations on the default context.
@@ -760,7 +788,7 @@ impl Runtime {
     /// `shmem_barrier_all`: quiet, then a world synchronization.
     pub fn barrier_all(&self) {
         self.quiet_all();
-        self.sync_all();
+        self.sync_in("shmem_barrier_all", &self.world);
     }
 
     /// Reports a fatal error and ends the whole job with a non-zero status.

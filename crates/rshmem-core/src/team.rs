@@ -9,8 +9,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rshmem_util::Waiter;
-
 use crate::algo::SyncAlg;
 use crate::error::{Error, Result};
 use crate::runtime::{Layout, Runtime};
@@ -221,10 +219,16 @@ impl Runtime {
     /// `shmem_team_sync`: dissemination barrier over the team's members, on the team's
     /// slot. Epochs only grow while the slot belongs to the team; `destroy` zeroes them.
     pub fn team_sync(&self, team: &Team) {
+        self.sync_in("shmem_team_sync", team);
+    }
+
+    /// [`Runtime::team_sync`] as a step of collective `routine`, which a failure names
+    /// (a member that finalized instead of joining ends the job).
+    pub(crate) fn sync_in(&self, routine: &'static str, team: &Team) {
         let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
         if let Err(e) = match self.algs.barrier {
-            SyncAlg::Dissemination => self.sync_dissemination(team, epoch),
-            SyncAlg::Linear => self.sync_linear(team, epoch),
+            SyncAlg::Dissemination => self.sync_dissemination(routine, team, epoch),
+            SyncAlg::Linear => self.sync_linear(routine, team, epoch),
         } {
             self.fatal(&e);
         }
@@ -232,9 +236,10 @@ impl Runtime {
 
     /// Gather-release through rank 0: members add one to rank 0's arrival counter and wait
     /// for their release word to reach the epoch; rank 0 waits for `(n-1) * epoch`
-    /// arrivals and releases everyone. Both words only grow while the team lives.
-    fn sync_linear(&self, team: &Team, epoch: u64) -> Result<()> {
-        const R: &str = "shmem_team_sync";
+    /// arrivals and releases everyone. Both words only grow while the team lives. (No
+    /// member can leave before rank 0 has all arrivals, so a finalizing member seen by a
+    /// waiting rank 0 skipped the sync.)
+    fn sync_linear(&self, routine: &'static str, team: &Team, epoch: u64) -> Result<()> {
         let n = team.n_pes();
         if n == 1 {
             return Ok(());
@@ -242,36 +247,34 @@ impl Runtime {
         let arrivals = self.layout.coll_word(team.slot, 1);
         let release = self.layout.coll_word(team.slot, 2);
         let root = team.members.pe(0);
-        let mut w = Waiter::new();
         if team.my_rank == 0 {
-            while self.load_local::<u64>(arrivals) < (n as u64 - 1) * epoch {
-                w.snooze();
-            }
+            self.wait_peers(
+                routine,
+                crate::sync::Quorum::Any,
+                || (1..n).map(|r| team.members.pe(r)),
+                || self.load_local::<u64>(arrivals) >= (n as u64 - 1) * epoch,
+            )?;
             for r in 1..n {
-                self.amo::<u64>(R, team.members.pe(r), release, AmoOp::Set(epoch))?;
+                self.amo::<u64>(routine, team.members.pe(r), release, AmoOp::Set(epoch))?;
             }
         } else {
-            self.amo::<u64>(R, root, arrivals, AmoOp::Add(1))?;
-            while self.load_local::<u64>(release) < epoch {
-                w.snooze();
-            }
+            self.amo::<u64>(routine, root, arrivals, AmoOp::Add(1))?;
+            self.wait_peer(routine, root, || self.load_local::<u64>(release) >= epoch)?;
         }
         Ok(())
     }
 
     /// Dissemination: in round k, rank r raises rank r + 2^k's round-k flag to the epoch
-    /// and waits for its own to reach it.
-    fn sync_dissemination(&self, team: &Team, epoch: u64) -> Result<()> {
+    /// and waits for its own (raised by rank r - 2^k) to reach it.
+    fn sync_dissemination(&self, routine: &'static str, team: &Team, epoch: u64) -> Result<()> {
         let n = team.n_pes();
         let (mut dist, mut round) = (1, 0);
         while dist < n {
             let to = team.members.pe((team.my_rank + dist) % n);
+            let from = team.members.pe((team.my_rank + n - dist) % n);
             let flag = self.layout.sync_flag(team.slot, round);
-            self.amo::<u64>("shmem_team_sync", to, flag, AmoOp::Set(epoch))?;
-            let mut w = Waiter::new();
-            while self.load_local::<u64>(flag) < epoch {
-                w.snooze();
-            }
+            self.amo::<u64>(routine, to, flag, AmoOp::Set(epoch))?;
+            self.wait_peer(routine, from, || self.load_local::<u64>(flag) >= epoch)?;
             dist <<= 1;
             round += 1;
         }
@@ -296,7 +299,7 @@ impl Runtime {
                 AmoOp::Set(*v),
             )?;
         }
-        self.team_sync(parent);
+        self.sync_in(routine, parent);
         let mut all = mine;
         for r in (0..parent.n_pes()).filter(|&r| r != parent.my_rank) {
             let pe = parent.members.pe(r);
@@ -310,7 +313,7 @@ impl Runtime {
             }
         }
         // Nobody may overwrite the scratch for the next split before all have read it.
-        self.team_sync(parent);
+        self.sync_in(routine, parent);
         Ok(all
             .iter()
             .enumerate()
@@ -440,7 +443,7 @@ impl Runtime {
             self.layout.slot_bits(parent.slot, 0),
             AmoOp::Set(pack(color, key)),
         )?;
-        self.team_sync(parent);
+        self.sync_in(R, parent);
         let mut mine: Vec<(i32, usize)> = Vec::new();
         for r in 0..parent.n_pes() {
             let v: u64 = self.amo(
@@ -454,7 +457,7 @@ impl Runtime {
                 mine.push((k, r));
             }
         }
-        self.team_sync(parent);
+        self.sync_in(R, parent);
         mine.sort();
         let members = Members::List(mine.iter().map(|&(_, r)| parent.members.pe(r)).collect());
         if color < 0 {
@@ -475,7 +478,7 @@ impl Runtime {
             });
         }
         crate::ctx::destroy_team_contexts(self, team);
-        self.team_sync(team);
+        self.sync_in("shmem_team_destroy", team);
         // After the last sync nobody signals our flags for this slot again: reset them so
         // the slot's next owner starts from epoch 0.
         // Only the rounds and channels this team used can hold non-zero counts.

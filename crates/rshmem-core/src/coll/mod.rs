@@ -15,8 +15,6 @@ use std::cell::RefCell;
 mod algos;
 pub(crate) mod msg;
 
-use rshmem_util::Waiter;
-
 use crate::algo::DataAlg;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
@@ -235,7 +233,7 @@ pub unsafe fn broadcast_with(
         // SAFETY: forwarded; both buffers were checked above.
         return unsafe { tree_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     if alg != DataAlg::Linear {
         let from = rt.at(routine, team, root as usize, &s, 0)?;
         // SAFETY: `from` is the root's source, mapped and not written during the
@@ -250,7 +248,7 @@ pub unsafe fn broadcast_with(
             unsafe { std::ptr::copy(src, to, nbytes) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -300,10 +298,9 @@ unsafe fn tree_broadcast(
         let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
         let base = team.tree_ready.load(Relaxed);
         for c in 0..chunks {
-            let mut w = Waiter::new();
-            while rt.load_local::<u64>(ready) < base + c as u64 + 1 {
-                w.snooze();
-            }
+            rt.wait_peer(routine, team.members().pe(parent), || {
+                rt.load_local::<u64>(ready) > base + c as u64
+            })?;
             let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(nbytes));
             let from = rt.at(routine, team, parent, &d, lo)?;
             // SAFETY: the parent announced chunk `c` of its destination complete, and it
@@ -316,10 +313,12 @@ unsafe fn tree_broadcast(
     }
     // Our destination must stay as it is until every child has copied it.
     let want = team.tree_done.load(Relaxed) + (chunks * children().len()) as u64;
-    let mut w = Waiter::new();
-    while rt.load_local::<u64>(done) < want {
-        w.snooze();
-    }
+    rt.wait_peers(
+        routine,
+        crate::sync::Quorum::All,
+        || children().map(|c| team.members().pe(c)),
+        || rt.load_local::<u64>(done) >= want,
+    )?;
     team.tree_done.store(want, Relaxed);
     Ok(())
 }
@@ -343,7 +342,7 @@ pub unsafe fn fcollect(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.fcollect != DataAlg::Linear {
@@ -357,7 +356,7 @@ pub unsafe fn fcollect(
             unsafe { std::ptr::copy(src, to, nbytes) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -381,7 +380,7 @@ pub unsafe fn collect(
     // Publish our size in the team's scratch line, then read everyone's.
     let size_word = rt.layout.coll_word(team.slot(), 0);
     rt.amo(routine, rt.me, size_word, AmoOp::Set(nbytes as u64))?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     let mut off = 0usize;
     let mut sizes = Vec::with_capacity(n);
     for r in 0..n {
@@ -392,7 +391,7 @@ pub unsafe fn collect(
     if off > dest_cap {
         // Every member computed the same total, so every member fails alike; the sync
         // keeps the size words stable until all have read them.
-        rt.team_sync(team);
+        rt.sync_in(routine, team);
         return Err(Error::InvalidArgument {
             routine,
             arg: "dest",
@@ -400,7 +399,7 @@ pub unsafe fn collect(
         });
     }
     if off == 0 {
-        rt.team_sync(team);
+        rt.sync_in(routine, team);
         return Ok(());
     }
     let d = rt.coll_buf(routine, "dest", dest, off)?;
@@ -421,7 +420,7 @@ pub unsafe fn collect(
             _ => {}
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -444,7 +443,7 @@ pub unsafe fn alltoall(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes * n)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.alltoall != DataAlg::Linear {
@@ -459,7 +458,7 @@ pub unsafe fn alltoall(
             unsafe { std::ptr::copy(src.add(r * nbytes), to, nbytes) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -495,7 +494,7 @@ pub unsafe fn alltoalls(
     let span = |stride: usize| ((n * nelems - 1) * stride + 1) * size;
     let s = rt.coll_buf(routine, "source", src, span(sst))?;
     rt.coll_buf(routine, "dest", dest, span(dst))?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     let me = team.my_pe();
     for r in 0..n {
         for k in 0..nelems {
@@ -504,7 +503,7 @@ pub unsafe fn alltoalls(
             unsafe { std::ptr::copy(from, dest.add((r * nelems + k) * dst * size), size) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -573,7 +572,7 @@ pub unsafe fn reduce_with<T: Elem>(
             return unsafe { algos::reduce_hierarchical(rt, routine, team, dest, src, n, op) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     // Reduce-scatter: rank r folds chunk r of every source.
     let me = team.my_pe();
     let (lo, hi) = match alg {
@@ -611,7 +610,7 @@ pub unsafe fn reduce_with<T: Elem>(
             let acc = unsafe { std::slice::from_raw_parts_mut(dest.add(lo), len) };
             fold_into(acc)?;
             scatter(acc.as_ptr())?;
-            rt.team_sync(team);
+            rt.sync_in(routine, team);
         } else {
             SCRATCH.with(|cell| -> Result<()> {
                 let mut buf = cell.borrow_mut();
@@ -626,17 +625,17 @@ pub unsafe fn reduce_with<T: Elem>(
                     unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
                 fold_into(acc)?;
                 // In place: nobody may still be reading a source we are about to overwrite.
-                rt.team_sync(team);
+                rt.sync_in(routine, team);
                 scatter(acc.as_ptr())?;
                 Ok(())
             })?;
-            rt.team_sync(team);
+            rt.sync_in(routine, team);
         }
     } else {
         if !disjoint {
-            rt.team_sync(team);
+            rt.sync_in(routine, team);
         }
-        rt.team_sync(team);
+        rt.sync_in(routine, team);
     }
     Ok(())
 }
@@ -669,7 +668,7 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     }
     let s = rt.coll_buf(routine, "source", src.cast(), bytes)?;
     rt.coll_buf(routine, "dest", dest.cast(), bytes)?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     // SAFETY: our dest holds `n` elements (checked) and is ours alone.
     let acc = unsafe { std::slice::from_raw_parts_mut(dest, n) };
     acc.fill(T::default());
@@ -684,7 +683,7 @@ pub unsafe fn sum_scan<T: Elem + Default>(
         let part = unsafe { std::slice::from_raw_parts(p, n) };
         T::fold(ReduceOp::Sum, acc, part).expect("every element type sums");
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
