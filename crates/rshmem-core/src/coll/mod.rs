@@ -642,9 +642,10 @@ pub unsafe fn reduce_with<T: Elem>(
 
 /// `shmem_sum_inscan` / `shmem_sum_exscan` (OpenSHMEM 1.6): `dest` on rank r gets the sum
 /// of `src` over ranks `0..=r` (inclusive) or `0..r` (exclusive; zero on rank 0).
+/// `dest` and `src` are identical (in place) or disjoint.
 ///
 /// # Safety
-/// As [`reduce`]; `dest` and `src` must be disjoint.
+/// As [`reduce`].
 pub unsafe fn sum_scan<T: Elem + Default>(
     routine: &'static str,
     team: &Team,
@@ -659,29 +660,47 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     }
     let sz = std::mem::size_of::<T>();
     let bytes = n * sz;
-    if !disjoint_or_same(routine, dest as usize, src as usize, bytes)? {
-        return Err(Error::InvalidArgument {
-            routine,
-            arg: "dest",
-            reason: "scans need disjoint dest and source",
-        });
-    }
+    let disjoint = disjoint_or_same(routine, dest as usize, src as usize, bytes)?;
     let s = rt.coll_buf(routine, "source", src.cast(), bytes)?;
     rt.coll_buf(routine, "dest", dest.cast(), bytes)?;
     rt.sync_in(routine, team);
-    // SAFETY: our dest holds `n` elements (checked) and is ours alone.
-    let acc = unsafe { std::slice::from_raw_parts_mut(dest, n) };
-    acc.fill(T::default());
     let upto = if inclusive {
         team.my_pe() + 1
     } else {
         team.my_pe()
     };
-    for r in 0..upto {
-        let p = rt.at(routine, team, r, &s, 0)?.cast::<T>();
-        // SAFETY: rank r's source is checked and stable during the collective.
-        let part = unsafe { std::slice::from_raw_parts(p, n) };
-        T::fold(ReduceOp::Sum, acc, part).expect("every element type sums");
+    let fold_into = |acc: &mut [T]| -> Result<()> {
+        acc.fill(T::default());
+        for r in 0..upto {
+            let p = rt.at(routine, team, r, &s, 0)?.cast::<T>();
+            // SAFETY: rank r's source is checked and not written until every member has
+            // folded it (the sync after the fold, in place).
+            let part = unsafe { std::slice::from_raw_parts(p, n) };
+            T::fold(ReduceOp::Sum, acc, part).expect("every element type sums");
+        }
+        Ok(())
+    };
+    if disjoint {
+        // SAFETY: our dest holds `n` elements (checked) and is ours alone.
+        fold_into(unsafe { std::slice::from_raw_parts_mut(dest, n) })?;
+    } else {
+        // In place: our source is other ranks' input until they have all folded it, so
+        // fold into scratch and write only after a sync.
+        SCRATCH.with(|cell| -> Result<()> {
+            let mut buf = cell.borrow_mut();
+            let words = bytes.div_ceil(8);
+            if buf.len() < words {
+                buf.resize(words, 0);
+            }
+            // SAFETY: `buf` holds at least `bytes` bytes, 8-byte aligned; element types
+            // need no more alignment and have no invalid bit patterns.
+            let acc = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), n) };
+            fold_into(acc)?;
+            rt.sync_in(routine, team);
+            // SAFETY: our dest holds `n` elements (checked); nobody reads it any more.
+            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest, n) };
+            Ok(())
+        })?;
     }
     rt.sync_in(routine, team);
     Ok(())
