@@ -359,3 +359,17 @@ fn bad_arguments_name_routine_and_argument() {
         assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
     }
 }
+
+/// Issue 10, item 1: zero-length calls with null pointers, for every routine with a count
+/// (collect with some PEs contributing nothing from NULL among others that contribute).
+#[test]
+fn c_zero_length_calls_with_null_pointers() {
+    all_ok("zero_len.c", "zero_len", &[1, 2, 3, 4]);
+    all_ok_with(
+        "zero_len.c",
+        "zero_len",
+        &[3, 4],
+        &[],
+        &[("SHMEM_COLLECT_ALGORITHM", "linear"), ("SHMEM_DEBUG", "1")],
+    );
+}

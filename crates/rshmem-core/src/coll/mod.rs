@@ -376,10 +376,21 @@ pub unsafe fn collect(
 ) -> Result<()> {
     let rt = rt(routine)?;
     let n = team.n_pes();
-    let s = rt.coll_buf(routine, "source", src, nbytes)?;
-    // Publish our size in the team's scratch line, then read everyone's.
+    // A member contributing nothing may pass any pointer (NULL from C): its source is
+    // never read, and peers find each source through the location its owner publishes.
+    let s = if nbytes == 0 {
+        None
+    } else {
+        Some(rt.coll_buf(routine, "source", src, nbytes)?)
+    };
+    // Publish our size and source in the team's scratch line, then read everyone's.
     let size_word = rt.layout.coll_word(team.slot(), 0);
+    let src_word = rt.layout.coll_word(team.slot(), 5);
+    let src_loc = s.as_ref().map_or(u64::MAX, |b| {
+        ((b.addr.seg as u64) << 63) | b.addr.off as u64
+    });
     rt.amo(routine, rt.me, size_word, AmoOp::Set(nbytes as u64))?;
+    rt.amo(routine, rt.me, src_word, AmoOp::Set(src_loc))?;
     rt.sync_in(routine, team);
     let mut off = 0usize;
     let mut sizes = Vec::with_capacity(n);
@@ -413,8 +424,20 @@ pub unsafe fn collect(
             }
             DataAlg::Linear => {}
             _ if len > 0 => {
-                let from = rt.at(routine, team, r, &s, 0)?;
-                // SAFETY: peer sources are stable; `dest` holds the total, checked above.
+                let pe = team.members().pe(r);
+                let loc = rt.amo::<u64>(routine, pe, src_word, AmoOp::Fetch)?;
+                let seg = if loc >> 63 == 0 {
+                    crate::transport::Seg::Heap
+                } else {
+                    crate::transport::Seg::Data
+                };
+                let a = SymAddr {
+                    seg,
+                    off: (loc & !(1 << 63)) as usize,
+                };
+                let from = rt.peer_ptr(routine, pe, a)?;
+                // SAFETY: rank r checked its source for `len` bytes and published it; it
+                // is stable during the collective; `dest` holds the total, checked above.
                 unsafe { std::ptr::copy(from, dest.add(at), len) };
             }
             _ => {}
