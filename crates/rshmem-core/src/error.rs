@@ -97,6 +97,23 @@ pub enum Error {
         /// That PE's value.
         other_value: u64,
     },
+    /// PEs passed different arguments to a collective routine, or called different
+    /// collectives (`SHMEM_DEBUG=1` check), for arguments shown by name.
+    #[error("{routine}: collective arguments differ between PEs: PE {pe} passed {arg}={value} but PE {other_pe} passed {arg}={other_value}")]
+    CollectiveMismatchNamed {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument that differs (`routine called` for different routines).
+        arg: &'static str,
+        /// This PE.
+        pe: usize,
+        /// Its value.
+        value: &'static str,
+        /// The PE compared against.
+        other_pe: usize,
+        /// That PE's value.
+        other_value: &'static str,
+    },
     /// Any other invalid argument.
     #[error("{routine}: argument {arg}: {reason}")]
     InvalidArgument {

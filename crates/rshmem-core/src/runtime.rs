@@ -61,8 +61,6 @@ pub const SPEC_VERSION: (i32, i32) = (1, 5);
 /// transports. Each word another PE writes sits on its own cache line.
 #[repr(C)]
 pub(crate) struct Internal {
-    /// `SHMEM_DEBUG` collective check: routine id and arguments of the current call.
-    pub(crate) check: CachePadded<[AtomicU64; 4]>,
     /// [`PeState`] of this PE, read by peers whose waits on it have gone on too long.
     pub(crate) state: CachePadded<AtomicU64>,
 }
@@ -89,6 +87,7 @@ pub(crate) struct Layout {
     coll_off: usize,
     msg_off: usize,
     ack_off: usize,
+    check_off: usize,
     buf_off: usize,
     /// Bytes before the user heap.
     pub(crate) size: usize,
@@ -107,7 +106,8 @@ impl Layout {
         let coll_off = bits_off + max_teams * bits_stride;
         let msg_off = coll_off + max_teams * Self::LINE;
         let ack_off = msg_off + max_teams * Self::CHANNELS * Self::LINE;
-        let buf_off = (ack_off + max_teams * Self::CHANNELS * Self::LINE).next_multiple_of(4096);
+        let check_off = ack_off + max_teams * Self::CHANNELS * Self::LINE;
+        let buf_off = (check_off + max_teams * Self::LINE).next_multiple_of(4096);
         let size = (buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES)
             .next_multiple_of(SLOT_ALIGN);
         Layout {
@@ -117,6 +117,7 @@ impl Layout {
             coll_off,
             msg_off,
             ack_off,
+            check_off,
             buf_off,
             size,
         }
@@ -171,6 +172,16 @@ impl Layout {
         SymAddr {
             seg: Seg::Heap,
             off: self.coll_off + slot * Self::LINE + w * 8,
+        }
+    }
+
+    /// Word `w` (< 8) of the `SHMEM_DEBUG` collective check of team `slot` (one line).
+    #[inline]
+    pub(crate) fn check_word(&self, slot: usize, w: usize) -> SymAddr {
+        debug_assert!(w < Self::LINE / 8);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.check_off + slot * Self::LINE + w * 8,
         }
     }
 
@@ -235,8 +246,6 @@ pub struct Runtime {
     pub(crate) layout: Layout,
     /// The collective algorithms in force.
     pub(crate) algs: Algorithms,
-    /// `SHMEM_DEBUG` collective checks made so far (same count on every PE).
-    pub(crate) check_seq: AtomicU64,
     /// Team slots free on this PE.
     pub(crate) slots: Mutex<SlotMap>,
     /// `SHMEM_TEAM_WORLD`.
@@ -463,7 +472,6 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         routes: routes.into_boxed_slice(),
         layout,
         algs,
-        check_seq: AtomicU64::new(0),
         slots: Mutex::new(SlotMap::new(max_teams, PREDEFINED_SLOTS)),
         world: Arc::new(Team::new(
             world,

@@ -5,6 +5,7 @@ use std::mem::offset_of;
 
 use rshmem_util::Waiter;
 
+use crate::coll::check::Kind;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Internal, PeState, Runtime};
 use crate::transport::Route;
@@ -24,13 +25,19 @@ pub(crate) enum Quorum {
 
 /// `shmem_barrier_all`: completes this PE's outstanding operations, then waits for all PEs.
 pub fn barrier_all() -> Result<()> {
-    rt("shmem_barrier_all")?.barrier_all();
+    const R: &str = "shmem_barrier_all";
+    let rt = rt(R)?;
+    rt.check_coll(R, &rt.world, Kind::BarrierAll, &[])?;
+    rt.barrier_all();
     Ok(())
 }
 
 /// `shmem_sync_all`: waits for all PEs (does not complete outstanding operations).
 pub fn sync_all() -> Result<()> {
-    rt("shmem_sync_all")?.sync_all();
+    const R: &str = "shmem_sync_all";
+    let rt = rt(R)?;
+    rt.check_coll(R, &rt.world, Kind::SyncAll, &[])?;
+    rt.sync_all();
     Ok(())
 }
 

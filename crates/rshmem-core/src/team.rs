@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::algo::SyncAlg;
+use crate::coll::check::{Kind, Show};
 use crate::error::{Error, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::word::AmoOp;
@@ -360,6 +361,16 @@ impl Runtime {
         config: TeamConfig,
     ) -> Result<Option<Arc<Team>>> {
         const R: &str = "shmem_team_split_strided";
+        self.check_coll(
+            R,
+            parent,
+            Kind::SplitStrided,
+            &[
+                ("start", start as u64, Show::Num),
+                ("stride", stride as u64, Show::Num),
+                ("size", size as u64, Show::Num),
+            ],
+        )?;
         let members =
             parent
                 .members
@@ -381,6 +392,12 @@ impl Runtime {
         yconfig: TeamConfig,
     ) -> Result<TeamPair> {
         const R: &str = "shmem_team_split_2d";
+        self.check_coll(
+            R,
+            parent,
+            Kind::Split2d,
+            &[("xrange", xrange as u64, Show::Num)],
+        )?;
         if xrange < 1 {
             return Err(Error::InvalidArgument {
                 routine: R,
@@ -435,6 +452,7 @@ impl Runtime {
         config: TeamConfig,
     ) -> Result<Option<Arc<Team>>> {
         const R: &str = "shmemx_team_split_color";
+        self.check_coll(R, parent, Kind::SplitColor, &[])?;
         // Exchange (color, key) through the parent's slot scratch.
         let pack = |c: i32, k: i32| ((c as u32 as u64) << 32) | k as u32 as u64;
         self.amo(
@@ -477,6 +495,7 @@ impl Runtime {
                 reason: "predefined teams (WORLD, SHARED) cannot be destroyed",
             });
         }
+        self.check_coll("shmem_team_destroy", team, Kind::TeamDestroy, &[])?;
         crate::ctx::destroy_team_contexts(self, team);
         self.sync_in("shmem_team_destroy", team);
         // After the last sync nobody signals our flags for this slot again: reset them so
@@ -489,6 +508,8 @@ impl Runtime {
         }
         for w in 0..8 {
             let word = self.layout.coll_word(team.slot, w);
+            self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
+            let word = self.layout.check_word(team.slot, w);
             self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
         }
         for ch in 0..Layout::CHANNELS {
@@ -563,7 +584,9 @@ pub fn split_color(
 
 /// `shmem_team_sync` (collective over `team`).
 pub fn sync(team: &Team) -> Result<()> {
-    crate::runtime::rt("shmem_team_sync")?.team_sync(team);
+    let rt = crate::runtime::rt("shmem_team_sync")?;
+    rt.check_coll("shmem_team_sync", team, Kind::TeamSync, &[])?;
+    rt.team_sync(team);
     Ok(())
 }
 

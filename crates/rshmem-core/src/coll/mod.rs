@@ -13,7 +13,10 @@
 use std::cell::RefCell;
 
 mod algos;
+pub(crate) mod check;
 pub(crate) mod msg;
+
+use check::{Kind, Show};
 
 use crate::algo::DataAlg;
 use crate::error::{Error, Result};
@@ -67,6 +70,9 @@ pub struct Complex<F> {
 
 /// An element type of reductions: folds a source slice into an accumulator.
 pub trait Elem: Copy + Send + Sync + 'static {
+    /// The type's name in `SHMEM_DEBUG` reports (`i64`, `complex f64`...); types of the
+    /// faces' own (C `long double`) share the default.
+    const TYPE: &'static str = "a type of the C face";
     /// `acc[i] = acc[i] op src[i]`; `Err` names why `op` does not apply to this type.
     fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str>;
 }
@@ -81,6 +87,7 @@ fn zip<T: Copy>(acc: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
 macro_rules! int_elem {
     ($($t:ty),*) => {$(
         impl Elem for $t {
+            const TYPE: &'static str = stringify!($t);
             fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
                 match op {
                     ReduceOp::And => zip(acc, src, |a, b| a & b),
@@ -101,6 +108,7 @@ int_elem!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 macro_rules! float_elem {
     ($($t:ty),*) => {$(
         impl Elem for $t {
+            const TYPE: &'static str = stringify!($t);
             fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
                 match op {
                     ReduceOp::Min => zip(acc, src, |a, b| if b < a { b } else { a }),
@@ -113,6 +121,7 @@ macro_rules! float_elem {
             }
         }
         impl Elem for Complex<$t> {
+            const TYPE: &'static str = concat!("complex ", stringify!($t));
             fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
                 match op {
                     ReduceOp::Sum => zip(acc, src, |a, b| Complex { re: a.re + b.re, im: a.im + b.im }),
@@ -197,7 +206,17 @@ pub unsafe fn broadcast(
     nbytes: usize,
     root: i64,
 ) -> Result<()> {
-    let alg = rt(routine)?.algs.bcast;
+    let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Broadcast,
+        &[
+            ("PE_root", root as u64, Show::Num),
+            ("size in bytes", nbytes as u64, Show::Num),
+        ],
+    )?;
+    let alg = rt.algs.bcast;
     // SAFETY: forwarded contract.
     unsafe { broadcast_with(routine, team, dest, src, nbytes, root, alg) }
 }
@@ -336,6 +355,12 @@ pub unsafe fn fcollect(
     nbytes: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Fcollect,
+        &[("size in bytes", nbytes as u64, Show::Num)],
+    )?;
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
@@ -375,6 +400,8 @@ pub unsafe fn collect(
     dest_cap: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    // Contributions may differ in size: only the routine is compared.
+    rt.check_coll(routine, team, Kind::Collect, &[])?;
     let n = team.n_pes();
     // A member contributing nothing may pass any pointer (NULL from C): its source is
     // never read, and peers find each source through the location its owner publishes.
@@ -460,6 +487,12 @@ pub unsafe fn alltoall(
     nbytes: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Alltoall,
+        &[("size in bytes", nbytes as u64, Show::Num)],
+    )?;
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
@@ -502,6 +535,17 @@ pub unsafe fn alltoalls(
     size: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Alltoalls,
+        &[
+            ("nelems", nelems as u64, Show::Num),
+            ("element size", size as u64, Show::Num),
+            ("dst", dst as u64, Show::Num),
+            ("sst", sst as u64, Show::Num),
+        ],
+    )?;
     if dst < 1 || sst < 1 {
         return Err(Error::InvalidArgument {
             routine,
@@ -543,7 +587,18 @@ pub unsafe fn reduce<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
-    let alg = rt(routine)?
+    let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Reduce,
+        &[
+            ("nreduce", n as u64, Show::Num),
+            ("op", op as u64, Show::Op),
+            ("type", check::type_code(T::TYPE), Show::Type),
+        ],
+    )?;
+    let alg = rt
         .algs
         .reduce_for(n * std::mem::size_of::<T>(), team.n_pes());
     // SAFETY: forwarded contract.
@@ -678,6 +733,20 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     inclusive: bool,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Scan,
+        &[
+            ("nelems", n as u64, Show::Num),
+            (
+                "inclusive (inscan=1, exscan=0)",
+                inclusive as u64,
+                Show::Num,
+            ),
+            ("type", check::type_code(T::TYPE), Show::Type),
+        ],
+    )?;
     if n == 0 {
         return Ok(());
     }
