@@ -1,7 +1,9 @@
 /* Zero-length calls with null pointers (OpenSHMEM allows them for every routine with a
  * count): team collectives (collect with some PEs contributing nothing from NULL, others
  * contributing data; every other collective with NULL everywhere), scans, RMA in every
- * form, put-with-signal (the signal still arrives), and the active-set collectives. */
+ * form, put-with-signal (the signal still arrives), and the active-set collectives.
+ * With the argument `skip_active` the last PE skips an active-set barrier and finalizes
+ * instead: the others must fail naming the routine and that PE (issue 10, item 10). */
 #include "check.h"
 #include <shmemx.h>
 #include <stdint.h>
@@ -10,9 +12,17 @@
 static long psync[SHMEM_COLLECT_SYNC_SIZE];
 static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 
-int main(void) {
+int main(int argc, char **argv) {
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
+    if (argc > 1 && strcmp(argv[1], "skip_active") == 0) {
+        if (me != n - 1) {
+            shmem_barrier(0, 0, n, psync);
+            printf("passed pe=%d\n", me);
+        }
+        shmem_finalize();
+        return 0;
+    }
     long *src = shmem_calloc(4, sizeof(long));
     long *dst = shmem_calloc(4 * (size_t)n, sizeof(long));
     uint64_t *sig = shmem_calloc(1, sizeof(uint64_t));

@@ -109,9 +109,16 @@ impl Set {
                 seen[from] += 1;
                 seen[from]
             };
-            // SAFETY: as above; the word is ours.
+            // SAFETY: as above; the word is ours. A member that finalizes instead of
+            // raising it ends the wait with an error naming it.
             unsafe {
-                rshmem_core::p2p::wait_until(routine, self.scratch.add(from), Cmp::Ge, want)?;
+                rshmem_core::p2p::wait_until_from(
+                    routine,
+                    self.scratch.add(from),
+                    Cmp::Ge,
+                    want,
+                    from,
+                )?;
             }
             dist <<= 1;
         }

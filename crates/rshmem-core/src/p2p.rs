@@ -134,6 +134,26 @@ pub unsafe fn wait_until<W: Word>(
     Ok(())
 }
 
+/// A wait inside a collective built on point-to-point words (the C face's active-set
+/// collectives): waits until `*ivar cmp value`, where PE `from` is the one that raises
+/// the word; fails naming `routine` and `from` if `from` finalizes without satisfying it.
+///
+/// # Safety
+/// `ivar` is a raw address (checked here).
+pub unsafe fn wait_until_from<W: Word>(
+    routine: &'static str,
+    ivar: *const W,
+    cmp: Cmp,
+    value: W,
+    from: usize,
+) -> Result<()> {
+    // SAFETY: forwarded; `Set::new` checks the word.
+    let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
+    let rt = rt(routine)?;
+    let from = rt.pe(routine, from as i64)?;
+    rt.wait_peer(routine, from, || s.satisfied(0))
+}
+
 /// `shmem_test`: whether `*ivar cmp value` holds now.
 ///
 /// # Safety
