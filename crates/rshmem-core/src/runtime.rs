@@ -63,6 +63,9 @@ pub const SPEC_VERSION: (i32, i32) = (1, 5);
 pub(crate) struct Internal {
     /// [`PeState`] of this PE, read by peers whose waits on it have gone on too long.
     pub(crate) state: CachePadded<AtomicU64>,
+    /// Non-zero once this PE found a peer that finalized while it waited for it, and is
+    /// about to end the job: peers in finalize's barrier stop waiting for it.
+    pub(crate) failing: CachePadded<AtomicU64>,
 }
 
 /// What a PE's `Internal::state` word says about it.

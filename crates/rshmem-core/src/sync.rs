@@ -11,6 +11,10 @@ use crate::runtime::{rt, Internal, PeState, Runtime};
 use crate::transport::Route;
 use crate::word::AmoOp;
 
+/// How long a PE that found a finalized peer waits before it reports (see
+/// `announce_failing`).
+const FAIL_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
+
 /// Which finalized peers make a wait fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Quorum {
@@ -82,6 +86,7 @@ impl Runtime {
                     if ready() {
                         break;
                     }
+                    self.announce_failing(true);
                     return Err(Error::PeerFinalized {
                         routine,
                         pe,
@@ -120,18 +125,47 @@ impl Runtime {
         }
     }
 
+    /// Marks this PE as about to end the job over a peer that finalized while it waited
+    /// for it, so that PEs in finalize's barrier stop waiting for it. With `grace`, gives
+    /// them a moment first: a PE that finalized on its way out of a failed `main` can then
+    /// report its own error, which says more than ours (the first report ends the job).
+    #[cold]
+    fn announce_failing(&self, grace: bool) {
+        let w = Runtime::internal_addr(offset_of!(Internal, failing));
+        let _ = self.amo::<u64>("", self.me, w, AmoOp::Set(1));
+        if grace {
+            std::thread::sleep(FAIL_GRACE);
+        }
+    }
+
+    /// Whether some peer announced that it is ending the job.
+    #[cold]
+    fn any_failing(&self) -> bool {
+        let w = Runtime::internal_addr(offset_of!(Internal, failing));
+        (0..self.npes)
+            .any(|pe| pe != self.me && self.amo::<u64>("", pe, w, AmoOp::Fetch).unwrap_or(0) != 0)
+    }
+
     /// Finalize's barrier: waits until every PE has set its state to `Finalizing` (this
     /// PE's is already). It never fails: a peer that does not come is stuck in a wait of
-    /// its own that will fail (collectives, user waits once all others finalized), or
-    /// dead, which the launcher reports. Without a mapping of every PE (another host) it
-    /// is the world sync.
+    /// its own that will fail (collectives, user waits once all others finalized) and end
+    /// the job, or dead, which the launcher reports. Once a peer announces that it ends the
+    /// job (it waited for this PE in a collective), the barrier is left at once, so this
+    /// PE's program goes on to exit (and to report its own error, if it has one). Without a
+    /// mapping of every PE (another host) it is the world sync.
     pub(crate) fn finalize_barrier(&self) {
         if self.routes.iter().any(|r| *r != Route::Shm) {
             self.sync_in("shmem_finalize", &self.world);
             return;
         }
         for pe in (0..self.npes).filter(|&pe| pe != self.me) {
-            Waiter::wait_for(|| self.is_finalizing(pe));
+            let mut w = Waiter::new();
+            while !self.is_finalizing(pe) {
+                if w.overdue() && self.any_failing() {
+                    return;
+                }
+                w.snooze();
+            }
         }
     }
 
@@ -160,6 +194,7 @@ pub(crate) fn user_wait_check(
     if w.overdue() {
         if let Ok(rt) = rt(routine) {
             if rt.all_others_finalizing() && !ready() {
+                rt.announce_failing(false);
                 return Err(Error::WaitAfterFinalize {
                     routine,
                     waiter: rt.me,
