@@ -81,7 +81,9 @@ pub(crate) enum PeState {
 
 /// Where the runtime's symmetric words live in a segment: the [`Internal`] header, then
 /// one barrier flag per (team slot, round), then one availability bitmap per team slot
-/// (scratch of the slot agreement), then the user heap.
+/// (scratch of the slot agreement), then per slot the collective scratch line, the message
+/// channels' counters, the `SHMEM_DEBUG` check line and the channels' buffers, then the
+/// user heap.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
     sync_off: usize,
