@@ -545,3 +545,39 @@ fn bad_arguments_name_routine_and_argument() {
         assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
     }
 }
+
+/// Issue 10, item 1: zero-length calls with null pointers, for every routine with a count
+/// (collect with some PEs contributing nothing from NULL among others that contribute).
+#[test]
+fn c_zero_length_calls_with_null_pointers() {
+    all_ok("zero_len.c", "zero_len", &[1, 2, 3, 4]);
+    all_ok_with(
+        "zero_len.c",
+        "zero_len",
+        &[3, 4],
+        &[],
+        &[("SHMEM_COLLECT_ALGORITHM", "linear"), ("SHMEM_DEBUG", "1")],
+    );
+}
+
+/// Issue 10, item 10, for the C face's active-set collectives (point-to-point waits of
+/// their own): a PE that skips `shmem_barrier` and finalizes ends the job with an error
+/// naming the routine and the PE.
+#[test]
+fn c_active_set_skipped_by_a_finalizing_pe_fails() {
+    let exe = build("zero_len.c", &[]);
+    for np in [2, 3, 4] {
+        let out = Job::new(np, &exe)
+            .args(["skip_active"])
+            .timeout(Duration::from_secs(30))
+            .run();
+        assert!(out.status.is_some(), "hung at {np}: {out:?}");
+        assert_ne!(out.code(), 0, "{out:?}");
+        let want = format!(
+            "shmem_barrier: PE {} called shmem_finalize while PE ",
+            np - 1
+        );
+        assert!(out.stderr.contains(&want), "want {want:?} in {out:?}");
+        assert!(out.lines_with("passed").is_empty(), "{out:?}");
+    }
+}

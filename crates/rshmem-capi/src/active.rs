@@ -109,9 +109,16 @@ impl Set {
                 seen[from] += 1;
                 seen[from]
             };
-            // SAFETY: as above; the word is ours.
+            // SAFETY: as above; the word is ours. A member that finalizes instead of
+            // raising it ends the wait with an error naming it.
             unsafe {
-                rshmem_core::p2p::wait_until(routine, self.scratch.add(from), Cmp::Ge, want)?;
+                rshmem_core::p2p::wait_until_from(
+                    routine,
+                    self.scratch.add(from),
+                    Cmp::Ge,
+                    want,
+                    from,
+                )?;
             }
             dist <<= 1;
         }
@@ -247,11 +254,13 @@ pub(crate) unsafe fn data(
                 }
             }
             Data::Collect => {
+                // Each PE pushes its own block (a PE contributing nothing may pass a null
+                // source, so nobody may read another PE's `source` through its own).
                 let n = crate::imp::ok(rshmem_core::setup::n_pes());
                 let mut at = 0usize;
-                for r in 0..s.size {
+                for r in 0..s.rank {
                     // SAFETY: the scratch word n of every PE is symmetric.
-                    let len = unsafe {
+                    at += unsafe {
                         rshmem_core::amo::atomic::<u64>(
                             routine,
                             s.scratch.add(n),
@@ -259,9 +268,14 @@ pub(crate) unsafe fn data(
                             s.pe(r) as i64,
                         )?
                     } as usize;
-                    // SAFETY: `dest` holds the sum of all contributions (spec).
-                    unsafe { s.get(routine, d.add(at), src, len, r)? };
-                    at += len;
+                }
+                if nb > 0 {
+                    for r in 0..s.size {
+                        // SAFETY: every `dest` holds the sum of all contributions (spec);
+                        // ours starts at `at`; `src` holds `nb` bytes.
+                        unsafe { rma::put(routine, d.add(at), src, nb, s.pe(r) as i64)? };
+                    }
+                    rshmem_core::order::quiet()?;
                 }
             }
             Data::Alltoall => {

@@ -97,6 +97,23 @@ pub enum Error {
         /// That PE's value.
         other_value: u64,
     },
+    /// PEs passed different arguments to a collective routine, or called different
+    /// collectives (`SHMEM_DEBUG=1` check), for arguments shown by name.
+    #[error("{routine}: collective arguments differ between PEs: PE {pe} passed {arg}={value} but PE {other_pe} passed {arg}={other_value}")]
+    CollectiveMismatchNamed {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument that differs (`routine called` for different routines).
+        arg: &'static str,
+        /// This PE.
+        pe: usize,
+        /// Its value.
+        value: &'static str,
+        /// The PE compared against.
+        other_pe: usize,
+        /// That PE's value.
+        other_value: &'static str,
+    },
     /// Any other invalid argument.
     #[error("{routine}: argument {arg}: {reason}")]
     InvalidArgument {
@@ -106,6 +123,26 @@ pub enum Error {
         arg: &'static str,
         /// What is wrong with it.
         reason: &'static str,
+    },
+    /// A PE that this PE waits for inside a collective has entered `shmem_finalize`: it
+    /// skipped the collective, or finalized while the others were still in it.
+    #[error("{routine}: PE {pe} called shmem_finalize while PE {waiter} waits for it in this collective (every member must make the same collective calls before finalizing)")]
+    PeerFinalized {
+        /// The routine waiting.
+        routine: &'static str,
+        /// The finalized PE (world number).
+        pe: usize,
+        /// This PE.
+        waiter: usize,
+    },
+    /// A point-to-point wait that no PE can satisfy any more: every other PE has called
+    /// `shmem_finalize`.
+    #[error("{routine}: PE {waiter} waits for a symmetric variable that no PE can change any more: every other PE has called shmem_finalize")]
+    WaitAfterFinalize {
+        /// The routine waiting.
+        routine: &'static str,
+        /// This PE.
+        waiter: usize,
     },
     /// A PE that cannot be reached by any transport.
     #[error("{routine}: PE {pe} is not reachable: it runs on another host and this build has no network transport")]

@@ -3,12 +3,8 @@
 //! it does anything. With `SHMEM_DEBUG=1` the arguments are compared across PEs first.
 #![allow(unsafe_code)]
 
-use std::mem::offset_of;
-use std::sync::atomic::AtomicU64;
-
 use crate::error::{Error, Result};
-use crate::runtime::{rt, Internal, Runtime};
-use crate::word::AmoOp;
+use crate::runtime::{rt, Runtime};
 
 /// Routine ids for the collective check.
 #[derive(Debug, Clone, Copy)]
@@ -41,52 +37,21 @@ impl Runtime {
         op: Op,
         args: [(&'static str, u64); 2],
     ) -> Result<()> {
-        if !self.cfg.debug || self.npes == 1 {
-            return Ok(());
-        }
-        let word = |i: usize| {
-            Self::internal_addr(offset_of!(Internal, check) + i * std::mem::size_of::<AtomicU64>())
+        use crate::coll::check::{Kind, Show};
+        let kind = match op {
+            Op::Malloc => Kind::Malloc,
+            Op::Align => Kind::Align,
+            Op::Calloc => Kind::Calloc,
+            Op::Realloc => Kind::Realloc,
+            Op::Free => Kind::Free,
         };
-        let mine = [op as u64, args[0].1, args[1].1];
-        for (i, v) in mine.iter().enumerate() {
-            self.amo(routine, self.me, word(i), AmoOp::Set(*v))?;
-        }
-        self.sync_all();
-        let theirs: Vec<u64> = (0..3)
-            .map(|i| self.amo(routine, 0, word(i), AmoOp::Fetch))
-            .collect::<Result<_>>()?;
-        let names = ["routine", args[0].0, args[1].0];
-        let mismatch = (0..3)
-            .find(|&i| mine[i] != theirs[i])
-            .map(|i| Error::CollectiveMismatch {
-                routine,
-                arg: if i == 0 { "(routine called)" } else { names[i] },
-                pe: self.me,
-                value: mine[i],
-                other_pe: 0,
-                other_value: theirs[i],
-            });
-        // The verdict must be collective, or matching PEs would go on and wait forever in
-        // the allocation's barrier: mismatching PEs stamp this check's number on PE 0.
-        let seq = self
-            .check_seq
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1;
-        if mismatch.is_some() {
-            self.amo(routine, 0, word(3), AmoOp::Set(seq))?;
-        }
-        self.sync_all();
-        if let Some(e) = mismatch {
-            return Err(e);
-        }
-        if self.amo::<u64>(routine, 0, word(3), AmoOp::Fetch)? == seq {
-            return Err(Error::InvalidArgument {
-                routine,
-                arg: "(collective arguments)",
-                reason: "another PE passed different arguments to this collective call (SHMEM_DEBUG check; see that PE's error)",
-            });
-        }
-        Ok(())
+        // The same check as every collective's (on WORLD), so an allocation on one PE
+        // and another collective on the next are reported too.
+        let a = [
+            (args[0].0, args[0].1, Show::Num),
+            (args[1].0, args[1].1, Show::Num),
+        ];
+        self.check_coll(routine, &self.world, kind, &a)
     }
 
     fn addr_of(&self, off: usize) -> *mut u8 {

@@ -4,6 +4,8 @@
 
 use rshmem_util::Waiter;
 
+use crate::sync::user_wait_check;
+
 use crate::error::Result;
 use crate::runtime::rt;
 use crate::word::{Cmp, Word};
@@ -126,9 +128,30 @@ pub unsafe fn wait_until<W: Word>(
     let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
     let mut w = Waiter::new();
     while !s.satisfied(0) {
+        user_wait_check(routine, &mut w, || s.satisfied(0))?;
         w.snooze();
     }
     Ok(())
+}
+
+/// A wait inside a collective built on point-to-point words (the C face's active-set
+/// collectives): waits until `*ivar cmp value`, where PE `from` is the one that raises
+/// the word; fails naming `routine` and `from` if `from` finalizes without satisfying it.
+///
+/// # Safety
+/// `ivar` is a raw address (checked here).
+pub unsafe fn wait_until_from<W: Word>(
+    routine: &'static str,
+    ivar: *const W,
+    cmp: Cmp,
+    value: W,
+    from: usize,
+) -> Result<()> {
+    // SAFETY: forwarded; `Set::new` checks the word.
+    let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
+    let rt = rt(routine)?;
+    let from = rt.pe(routine, from as i64)?;
+    rt.wait_peer(routine, from, || s.satisfied(0))
 }
 
 /// `shmem_test`: whether `*ivar cmp value` holds now.
@@ -165,6 +188,7 @@ pub unsafe fn wait_until_all<W: Word>(
     for i in (0..n).filter(|&i| s.included(i)) {
         let mut w = Waiter::new();
         while !s.satisfied(i) {
+            user_wait_check(routine, &mut w, || s.satisfied(i))?;
             w.snooze();
         }
     }
@@ -194,6 +218,7 @@ pub unsafe fn wait_until_any<W: Word>(
         if let Some(i) = s.find_one() {
             return Ok(Some(i));
         }
+        user_wait_check(routine, &mut w, || false)?;
         w.snooze();
     }
 }
@@ -225,6 +250,7 @@ pub unsafe fn wait_until_some<W: Word>(
         if k > 0 {
             return Ok(k);
         }
+        user_wait_check(routine, &mut w, || false)?;
         w.snooze();
     }
 }

@@ -61,13 +61,29 @@ pub const SPEC_VERSION: (i32, i32) = (1, 5);
 /// transports. Each word another PE writes sits on its own cache line.
 #[repr(C)]
 pub(crate) struct Internal {
-    /// `SHMEM_DEBUG` collective check: routine id and arguments of the current call.
-    pub(crate) check: CachePadded<[AtomicU64; 4]>,
+    /// [`PeState`] of this PE, read by peers whose waits on it have gone on too long.
+    pub(crate) state: CachePadded<AtomicU64>,
+    /// Non-zero once this PE found a peer that finalized while it waited for it, and is
+    /// about to end the job: peers in finalize's barrier stop waiting for it.
+    pub(crate) failing: CachePadded<AtomicU64>,
+}
+
+/// What a PE's `Internal::state` word says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub(crate) enum PeState {
+    /// Between init and finalize (the word starts at zero).
+    Running = 0,
+    /// Entered `shmem_finalize`: it takes part in no collective any more, and writes
+    /// nothing to its peers (its transfers completed before it set this state).
+    Finalizing = 1,
 }
 
 /// Where the runtime's symmetric words live in a segment: the [`Internal`] header, then
 /// one barrier flag per (team slot, round), then one availability bitmap per team slot
-/// (scratch of the slot agreement), then the user heap.
+/// (scratch of the slot agreement), then per slot the collective scratch line, the message
+/// channels' counters, the `SHMEM_DEBUG` check line and the channels' buffers, then the
+/// user heap.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
     sync_off: usize,
@@ -76,6 +92,7 @@ pub(crate) struct Layout {
     coll_off: usize,
     msg_off: usize,
     ack_off: usize,
+    check_off: usize,
     buf_off: usize,
     /// Bytes before the user heap.
     pub(crate) size: usize,
@@ -94,7 +111,8 @@ impl Layout {
         let coll_off = bits_off + max_teams * bits_stride;
         let msg_off = coll_off + max_teams * Self::LINE;
         let ack_off = msg_off + max_teams * Self::CHANNELS * Self::LINE;
-        let buf_off = (ack_off + max_teams * Self::CHANNELS * Self::LINE).next_multiple_of(4096);
+        let check_off = ack_off + max_teams * Self::CHANNELS * Self::LINE;
+        let buf_off = (check_off + max_teams * Self::LINE).next_multiple_of(4096);
         let size = (buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES)
             .next_multiple_of(SLOT_ALIGN);
         Layout {
@@ -104,6 +122,7 @@ impl Layout {
             coll_off,
             msg_off,
             ack_off,
+            check_off,
             buf_off,
             size,
         }
@@ -161,6 +180,16 @@ impl Layout {
         }
     }
 
+    /// Word `w` (< 8) of the `SHMEM_DEBUG` collective check of team `slot` (one line).
+    #[inline]
+    pub(crate) fn check_word(&self, slot: usize, w: usize) -> SymAddr {
+        debug_assert!(w < Self::LINE / 8);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.check_off + slot * Self::LINE + w * 8,
+        }
+    }
+
     /// Word `w` of the availability bitmap scratch of team `slot`.
     #[inline]
     pub(crate) fn slot_bits(&self, slot: usize, w: usize) -> SymAddr {
@@ -181,8 +210,8 @@ const WORLD_SLOT: usize = 0;
 const SHARED_SLOT: usize = 1;
 const HOST_SLOT: usize = 2;
 const LEADERS_SLOT: usize = 3;
-/// Slots taken by predefined teams on every PE.
-const PREDEFINED_SLOTS: usize = 4;
+/// Slots taken by predefined teams on every PE (the config refuses fewer team slots).
+const PREDEFINED_SLOTS: usize = rshmem_util::config::TEAMS_MIN;
 
 /// Thread support levels (`SHMEM_THREAD_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -222,8 +251,6 @@ pub struct Runtime {
     pub(crate) layout: Layout,
     /// The collective algorithms in force.
     pub(crate) algs: Algorithms,
-    /// `SHMEM_DEBUG` collective checks made so far (same count on every PE).
-    pub(crate) check_seq: AtomicU64,
     /// Team slots free on this PE.
     pub(crate) slots: Mutex<SlotMap>,
     /// `SHMEM_TEAM_WORLD`.
@@ -392,14 +419,15 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
-    let max_teams = cfg.teams_max.max(PREDEFINED_SLOTS);
+    let max_teams = cfg.teams_max;
     let layout = Layout::new(max_teams);
     let slot_len = layout.size + heap_len;
     let stride = slot_len.next_multiple_of(SLOT_ALIGN);
     let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len).map_err(
         os(format!(
-            "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={}",
-            show_size(cfg.symmetric_size)
+            "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={} (plus a runtime area of {} for SHMEM_TEAMS_MAX={max_teams})",
+            show_size(cfg.symmetric_size),
+            show_size(layout.size),
         )),
     )?;
     let host = sys::hostname();
@@ -437,13 +465,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 
     let total = stride.checked_mul(npes).ok_or_else(|| {
         InitError::Topology(format!(
-            "{npes} PEs x {stride} bytes overflows the address space"
+            "{npes} PEs x {stride} bytes (SHMEM_SYMMETRIC_SIZE plus the runtime area sized by SHMEM_TEAMS_MAX={max_teams}) overflows the address space"
         ))
     })?;
     let resv = sys::Reservation::new(total, SLOT_ALIGN).map_err(os(format!(
-        "cannot reserve {} of address space for {npes} symmetric heaps of SHMEM_SYMMETRIC_SIZE={}",
+        "cannot reserve {} of address space for {npes} symmetric heaps of SHMEM_SYMMETRIC_SIZE={} and {npes} runtime areas of {} (sized by SHMEM_TEAMS_MAX={max_teams}; lower either variable)",
         show_size(total),
-        show_size(cfg.symmetric_size)
+        show_size(cfg.symmetric_size),
+        show_size(layout.size),
     )))?;
     let mut routes = Vec::with_capacity(npes);
     let mut hosts = Vec::with_capacity(npes);
@@ -542,7 +571,6 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         routes: routes.into_boxed_slice(),
         layout,
         algs,
-        check_seq: AtomicU64::new(0),
         slots: Mutex::new(SlotMap::new(max_teams, PREDEFINED_SLOTS)),
         world: Arc::new(Team::new(
             world,
@@ -622,7 +650,20 @@ pub fn finalize() {
     }
     // Every context's and request's transfers land before the peers may unmap.
     rt.engine.drain();
-    rt.barrier_all();
+    rt.quiet_all();
+    // Tell the peers (release: whatever this PE wrote before, e.g. its last collective's
+    // flags, is visible to a peer that sees the state) that it takes part in no more
+    // collectives, so a peer still waiting for it in one ends with an error; then wait
+    // until every PE says the same. Finalize's barrier is made of these words alone, so
+    // it never matches a collective's sync that a PE skipped.
+    let state = Runtime::internal_addr(std::mem::offset_of!(Internal, state));
+    let _ = rt.amo(
+        "shmem_finalize",
+        rt.me,
+        state,
+        AmoOp::Set(PeState::Finalizing as u64),
+    );
+    rt.finalize_barrier();
     let _ = rt.boot.finalize();
     let p = RUNTIME.swap(std::ptr::null_mut(), Ordering::AcqRel);
     // SAFETY: `p` came from `Box::into_raw` in `init`; it is unpublished now, and the
@@ -852,7 +893,7 @@ impl Runtime {
 
     /// `shmem_sync_all`: synchronizes all PEs (completes nothing).
     pub fn sync_all(&self) {
-        self.team_sync(&self.world);
+        self.sync_in("shmem_sync_all", &self.world);
     }
 
     /// Completes this PE's outstanding operations on the default context.
@@ -863,7 +904,7 @@ impl Runtime {
     /// `shmem_barrier_all`: quiet, then a world synchronization.
     pub fn barrier_all(&self) {
         self.quiet_all();
-        self.sync_all();
+        self.sync_in("shmem_barrier_all", &self.world);
     }
 
     /// Reports a fatal error and ends the whole job with a non-zero status. The report goes

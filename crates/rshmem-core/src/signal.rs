@@ -4,6 +4,8 @@
 
 use rshmem_util::Waiter;
 
+use crate::sync::user_wait_check;
+
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::rma::Dir;
@@ -195,6 +197,11 @@ pub unsafe fn signal_wait_until(
     let mut v = unsafe { signal_fetch(routine, sig_addr)? };
     let mut w = Waiter::new();
     while !cmp.holds(v, value) {
+        user_wait_check(routine, &mut w, || {
+            // SAFETY: validated above.
+            let now = unsafe { u64::load(sig_addr) };
+            cmp.holds(now, value)
+        })?;
         w.snooze();
         // SAFETY: validated above.
         v = unsafe { u64::load(sig_addr) };

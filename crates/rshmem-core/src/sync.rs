@@ -1,16 +1,206 @@
-//! World synchronization: `shmem_sync_all` (and, with a quiet first, `shmem_barrier_all`).
+//! World synchronization: `shmem_sync_all` (and, with a quiet first, `shmem_barrier_all`),
+//! and the runtime's waits on peers, which end with an error when the peer has finalized.
 
-use crate::error::Result;
-use crate::runtime::rt;
+use std::mem::offset_of;
+
+use rshmem_util::Waiter;
+
+use crate::coll::check::Kind;
+use crate::error::{Error, Result};
+use crate::runtime::{rt, Internal, PeState, Runtime};
+use crate::transport::Route;
+use crate::word::AmoOp;
+
+/// How long a PE that found a finalized peer waits before it reports (see
+/// `announce_failing`).
+const FAIL_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// Which finalized peers make a wait fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quorum {
+    /// Any: each peer's part of the condition is written before that peer can leave the
+    /// collective (a flag it raises for us, or a count it cannot outrun: it waits for us
+    /// afterwards), so a finalizing peer with the condition still false skipped the call.
+    Any,
+    /// All: a count several peers raise and each may leave after its own part, so only
+    /// when every one of them has finalized is the condition known to stay false.
+    All,
+}
 
 /// `shmem_barrier_all`: completes this PE's outstanding operations, then waits for all PEs.
 pub fn barrier_all() -> Result<()> {
-    rt("shmem_barrier_all")?.barrier_all();
+    const R: &str = "shmem_barrier_all";
+    let rt = rt(R)?;
+    rt.check_coll(R, &rt.world, Kind::BarrierAll, &[])?;
+    rt.barrier_all();
     Ok(())
 }
 
 /// `shmem_sync_all`: waits for all PEs (does not complete outstanding operations).
 pub fn sync_all() -> Result<()> {
-    rt("shmem_sync_all")?.sync_all();
+    const R: &str = "shmem_sync_all";
+    let rt = rt(R)?;
+    rt.check_coll(R, &rt.world, Kind::SyncAll, &[])?;
+    rt.sync_all();
+    Ok(())
+}
+
+impl Runtime {
+    /// The [`PeState`] word of `pe`'s segment.
+    fn state_word() -> crate::transport::SymAddr {
+        Runtime::internal_addr(offset_of!(Internal, state))
+    }
+
+    /// The [`PeState`] of `pe` as a number (`Running` for a PE we cannot reach: the
+    /// launcher reports dead PEs on its own). An acquire load.
+    fn state_of(&self, pe: usize) -> u64 {
+        self.amo::<u64>("", pe, Self::state_word(), AmoOp::Fetch)
+            .unwrap_or(PeState::Running as u64)
+    }
+
+    /// Whether `pe` has entered `shmem_finalize`.
+    pub(crate) fn is_finalizing(&self, pe: usize) -> bool {
+        self.state_of(pe) != PeState::Running as u64
+    }
+
+    /// Waits until `ready()` holds, inside collective `routine`, for PEs produced by
+    /// `peers()` (world numbers). Once the wait is overdue ([`Waiter::overdue`]) it looks
+    /// at those PEs' states at low frequency; when one is further on than this PE (it
+    /// entered finalize while this PE runs, or left finalize's barrier while this PE is
+    /// in it) it re-reads the condition (the state is read with acquire, so whatever that
+    /// PE wrote before is visible now) and fails if it still does not hold: a PE that has
+    /// gone on made every write of the calls it matched. Peers in finalize's barrier
+    /// together are all `Finalizing`, so they never fail one another.
+    #[inline]
+    pub(crate) fn wait_peers<I: Iterator<Item = usize>>(
+        &self,
+        routine: &'static str,
+        quorum: Quorum,
+        peers: impl Fn() -> I,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        let mut w = Waiter::new();
+        while !ready() {
+            if w.overdue() {
+                if let Some(pe) = self.finalized_among(quorum, peers()) {
+                    if ready() {
+                        break;
+                    }
+                    self.announce_failing(true);
+                    return Err(Error::PeerFinalized {
+                        routine,
+                        pe,
+                        waiter: self.me,
+                    });
+                }
+            }
+            w.snooze();
+        }
+        Ok(())
+    }
+
+    /// [`Runtime::wait_peers`] on one PE.
+    #[inline]
+    pub(crate) fn wait_peer(
+        &self,
+        routine: &'static str,
+        pe: usize,
+        ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        self.wait_peers(routine, Quorum::Any, || std::iter::once(pe), ready)
+    }
+
+    /// The first of `peers` further on than this PE (all of them for [`Quorum::All`]).
+    #[cold]
+    fn finalized_among(&self, quorum: Quorum, peers: impl Iterator<Item = usize>) -> Option<usize> {
+        let mine = self.state_of(self.me);
+        let mut peers = peers.filter(|&pe| pe != self.me);
+        match quorum {
+            Quorum::Any => peers.find(|&pe| self.state_of(pe) > mine),
+            Quorum::All => {
+                let first = peers.next()?;
+                (self.state_of(first) > mine && peers.all(|pe| self.state_of(pe) > mine))
+                    .then_some(first)
+            }
+        }
+    }
+
+    /// Marks this PE as about to end the job over a peer that finalized while it waited
+    /// for it, so that PEs in finalize's barrier stop waiting for it. With `grace`, gives
+    /// them a moment first: a PE that finalized on its way out of a failed `main` can then
+    /// report its own error, which says more than ours (the first report ends the job).
+    #[cold]
+    fn announce_failing(&self, grace: bool) {
+        let w = Runtime::internal_addr(offset_of!(Internal, failing));
+        let _ = self.amo::<u64>("", self.me, w, AmoOp::Set(1));
+        if grace {
+            std::thread::sleep(FAIL_GRACE);
+        }
+    }
+
+    /// Whether some peer announced that it is ending the job.
+    #[cold]
+    fn any_failing(&self) -> bool {
+        let w = Runtime::internal_addr(offset_of!(Internal, failing));
+        (0..self.npes)
+            .any(|pe| pe != self.me && self.amo::<u64>("", pe, w, AmoOp::Fetch).unwrap_or(0) != 0)
+    }
+
+    /// Finalize's barrier: waits until every PE has set its state to `Finalizing` (this
+    /// PE's is already). It never fails: a peer that does not come is stuck in a wait of
+    /// its own that will fail (collectives, user waits once all others finalized) and end
+    /// the job, or dead, which the launcher reports. Once a peer announces that it ends the
+    /// job (it waited for this PE in a collective), the barrier is left at once, so this
+    /// PE's program goes on to exit (and to report its own error, if it has one). Without a
+    /// mapping of every PE (another host) it is the world sync.
+    pub(crate) fn finalize_barrier(&self) {
+        if self.routes.iter().any(|r| *r != Route::Shm) {
+            self.sync_in("shmem_finalize", &self.world);
+            return;
+        }
+        for pe in (0..self.npes).filter(|&pe| pe != self.me) {
+            let mut w = Waiter::new();
+            while !self.is_finalizing(pe) {
+                if w.overdue() && self.any_failing() {
+                    return;
+                }
+                w.snooze();
+            }
+        }
+    }
+
+    /// For user waits (`shmem_wait_until`, `shmem_signal_wait_until`...): whether no PE
+    /// can change this PE's memory any more, because every other PE has entered finalize.
+    /// Only then is failing sound: any running peer might still write, whenever it likes.
+    /// (A thread of this PE could still write; a program that waits on its own threads
+    /// through a symmetric variable while every other PE has finalized is not supported.)
+    #[cold]
+    pub(crate) fn all_others_finalizing(&self) -> bool {
+        self.npes > 1
+            && !self.is_finalizing(self.me)
+            && (0..self.npes).all(|pe| pe == self.me || self.is_finalizing(pe))
+    }
+}
+
+/// A user wait loop's check, made only when its [`Waiter`] is overdue: fails with
+/// `WaitAfterFinalize` once every other PE has finalized and `ready()` (re-read after the
+/// states, with acquire) still does not hold.
+#[inline]
+pub(crate) fn user_wait_check(
+    routine: &'static str,
+    w: &mut Waiter,
+    ready: impl FnOnce() -> bool,
+) -> Result<()> {
+    if w.overdue() {
+        if let Ok(rt) = rt(routine) {
+            if rt.all_others_finalizing() && !ready() {
+                rt.announce_failing(false);
+                return Err(Error::WaitAfterFinalize {
+                    routine,
+                    waiter: rt.me,
+                });
+            }
+        }
+    }
     Ok(())
 }

@@ -9,9 +9,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rshmem_util::Waiter;
-
 use crate::algo::SyncAlg;
+use crate::coll::check::{Kind, Show};
 use crate::error::{Error, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::word::AmoOp;
@@ -221,10 +220,16 @@ impl Runtime {
     /// `shmem_team_sync`: dissemination barrier over the team's members, on the team's
     /// slot. Epochs only grow while the slot belongs to the team; `destroy` zeroes them.
     pub fn team_sync(&self, team: &Team) {
+        self.sync_in("shmem_team_sync", team);
+    }
+
+    /// [`Runtime::team_sync`] as a step of collective `routine`, which a failure names
+    /// (a member that finalized instead of joining ends the job).
+    pub(crate) fn sync_in(&self, routine: &'static str, team: &Team) {
         let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
         if let Err(e) = match self.algs.barrier {
-            SyncAlg::Dissemination => self.sync_dissemination(team, epoch),
-            SyncAlg::Linear => self.sync_linear(team, epoch),
+            SyncAlg::Dissemination => self.sync_dissemination(routine, team, epoch),
+            SyncAlg::Linear => self.sync_linear(routine, team, epoch),
         } {
             self.fatal(&e);
         }
@@ -232,9 +237,10 @@ impl Runtime {
 
     /// Gather-release through rank 0: members add one to rank 0's arrival counter and wait
     /// for their release word to reach the epoch; rank 0 waits for `(n-1) * epoch`
-    /// arrivals and releases everyone. Both words only grow while the team lives.
-    fn sync_linear(&self, team: &Team, epoch: u64) -> Result<()> {
-        const R: &str = "shmem_team_sync";
+    /// arrivals and releases everyone. Both words only grow while the team lives. (No
+    /// member can leave before rank 0 has all arrivals, so a finalizing member seen by a
+    /// waiting rank 0 skipped the sync.)
+    fn sync_linear(&self, routine: &'static str, team: &Team, epoch: u64) -> Result<()> {
         let n = team.n_pes();
         if n == 1 {
             return Ok(());
@@ -242,36 +248,34 @@ impl Runtime {
         let arrivals = self.layout.coll_word(team.slot, 1);
         let release = self.layout.coll_word(team.slot, 2);
         let root = team.members.pe(0);
-        let mut w = Waiter::new();
         if team.my_rank == 0 {
-            while self.load_local::<u64>(arrivals) < (n as u64 - 1) * epoch {
-                w.snooze();
-            }
+            self.wait_peers(
+                routine,
+                crate::sync::Quorum::Any,
+                || (1..n).map(|r| team.members.pe(r)),
+                || self.load_local::<u64>(arrivals) >= (n as u64 - 1) * epoch,
+            )?;
             for r in 1..n {
-                self.amo::<u64>(R, team.members.pe(r), release, AmoOp::Set(epoch))?;
+                self.amo::<u64>(routine, team.members.pe(r), release, AmoOp::Set(epoch))?;
             }
         } else {
-            self.amo::<u64>(R, root, arrivals, AmoOp::Add(1))?;
-            while self.load_local::<u64>(release) < epoch {
-                w.snooze();
-            }
+            self.amo::<u64>(routine, root, arrivals, AmoOp::Add(1))?;
+            self.wait_peer(routine, root, || self.load_local::<u64>(release) >= epoch)?;
         }
         Ok(())
     }
 
     /// Dissemination: in round k, rank r raises rank r + 2^k's round-k flag to the epoch
-    /// and waits for its own to reach it.
-    fn sync_dissemination(&self, team: &Team, epoch: u64) -> Result<()> {
+    /// and waits for its own (raised by rank r - 2^k) to reach it.
+    fn sync_dissemination(&self, routine: &'static str, team: &Team, epoch: u64) -> Result<()> {
         let n = team.n_pes();
         let (mut dist, mut round) = (1, 0);
         while dist < n {
             let to = team.members.pe((team.my_rank + dist) % n);
+            let from = team.members.pe((team.my_rank + n - dist) % n);
             let flag = self.layout.sync_flag(team.slot, round);
-            self.amo::<u64>("shmem_team_sync", to, flag, AmoOp::Set(epoch))?;
-            let mut w = Waiter::new();
-            while self.load_local::<u64>(flag) < epoch {
-                w.snooze();
-            }
+            self.amo::<u64>(routine, to, flag, AmoOp::Set(epoch))?;
+            self.wait_peer(routine, from, || self.load_local::<u64>(flag) >= epoch)?;
             dist <<= 1;
             round += 1;
         }
@@ -296,7 +300,7 @@ impl Runtime {
                 AmoOp::Set(*v),
             )?;
         }
-        self.team_sync(parent);
+        self.sync_in(routine, parent);
         let mut all = mine;
         for r in (0..parent.n_pes()).filter(|&r| r != parent.my_rank) {
             let pe = parent.members.pe(r);
@@ -310,7 +314,7 @@ impl Runtime {
             }
         }
         // Nobody may overwrite the scratch for the next split before all have read it.
-        self.team_sync(parent);
+        self.sync_in(routine, parent);
         Ok(all
             .iter()
             .enumerate()
@@ -357,6 +361,16 @@ impl Runtime {
         config: TeamConfig,
     ) -> Result<Option<Arc<Team>>> {
         const R: &str = "shmem_team_split_strided";
+        self.check_coll(
+            R,
+            parent,
+            Kind::SplitStrided,
+            &[
+                ("start", start as u64, Show::Num),
+                ("stride", stride as u64, Show::Num),
+                ("size", size as u64, Show::Num),
+            ],
+        )?;
         let members =
             parent
                 .members
@@ -378,6 +392,12 @@ impl Runtime {
         yconfig: TeamConfig,
     ) -> Result<TeamPair> {
         const R: &str = "shmem_team_split_2d";
+        self.check_coll(
+            R,
+            parent,
+            Kind::Split2d,
+            &[("xrange", xrange as u64, Show::Num)],
+        )?;
         if xrange < 1 {
             return Err(Error::InvalidArgument {
                 routine: R,
@@ -432,6 +452,7 @@ impl Runtime {
         config: TeamConfig,
     ) -> Result<Option<Arc<Team>>> {
         const R: &str = "shmemx_team_split_color";
+        self.check_coll(R, parent, Kind::SplitColor, &[])?;
         // Exchange (color, key) through the parent's slot scratch.
         let pack = |c: i32, k: i32| ((c as u32 as u64) << 32) | k as u32 as u64;
         self.amo(
@@ -440,7 +461,7 @@ impl Runtime {
             self.layout.slot_bits(parent.slot, 0),
             AmoOp::Set(pack(color, key)),
         )?;
-        self.team_sync(parent);
+        self.sync_in(R, parent);
         let mut mine: Vec<(i32, usize)> = Vec::new();
         for r in 0..parent.n_pes() {
             let v: u64 = self.amo(
@@ -454,7 +475,7 @@ impl Runtime {
                 mine.push((k, r));
             }
         }
-        self.team_sync(parent);
+        self.sync_in(R, parent);
         mine.sort();
         let members = Members::List(mine.iter().map(|&(_, r)| parent.members.pe(r)).collect());
         if color < 0 {
@@ -474,8 +495,9 @@ impl Runtime {
                 reason: "predefined teams (WORLD, SHARED) cannot be destroyed",
             });
         }
+        self.check_coll("shmem_team_destroy", team, Kind::TeamDestroy, &[])?;
         crate::ctx::destroy_team_contexts(self, team);
-        self.team_sync(team);
+        self.sync_in("shmem_team_destroy", team);
         // After the last sync nobody signals our flags for this slot again: reset them so
         // the slot's next owner starts from epoch 0.
         // Only the rounds and channels this team used can hold non-zero counts.
@@ -486,6 +508,8 @@ impl Runtime {
         }
         for w in 0..8 {
             let word = self.layout.coll_word(team.slot, w);
+            self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
+            let word = self.layout.check_word(team.slot, w);
             self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
         }
         for ch in 0..Layout::CHANNELS {
@@ -560,7 +584,9 @@ pub fn split_color(
 
 /// `shmem_team_sync` (collective over `team`).
 pub fn sync(team: &Team) -> Result<()> {
-    crate::runtime::rt("shmem_team_sync")?.team_sync(team);
+    let rt = crate::runtime::rt("shmem_team_sync")?;
+    rt.check_coll("shmem_team_sync", team, Kind::TeamSync, &[])?;
+    rt.team_sync(team);
     Ok(())
 }
 

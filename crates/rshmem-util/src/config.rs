@@ -50,6 +50,54 @@ impl Kind for Count {
     }
 }
 
+/// Fewest team slots: the predefined teams (WORLD, SHARED, HOST, LEADERS) take four.
+pub const TEAMS_MIN: usize = 4;
+/// Most team slots: each costs about 1 MiB of address space per PE (sparse, but reserved
+/// for every PE of the host), so 65536 already reserves 64 GiB per PE.
+pub const TEAMS_MAX: usize = 1 << 16;
+/// Most copy-engine lanes: each is a thread and a queue.
+pub const LANES_MAX: usize = 256;
+
+fn count_in(s: &str, min: usize, max: usize, what: &str) -> Result<usize, String> {
+    let v = Count::parse(s)?;
+    if v < min {
+        Err(format!("must be at least {min} ({what})"))
+    } else if v > max {
+        Err(format!("must be at most {max} ({what})"))
+    } else {
+        Ok(v)
+    }
+}
+
+/// The number of team slots, within [`TEAMS_MIN`]..=[`TEAMS_MAX`].
+struct Teams;
+impl Kind for Teams {
+    type Value = usize;
+    fn parse(s: &str) -> Result<usize, String> {
+        count_in(
+            s,
+            TEAMS_MIN,
+            TEAMS_MAX,
+            "the predefined teams WORLD, SHARED, HOST and LEADERS take 4 slots; each slot reserves about 1 MiB of address space",
+        )
+    }
+    fn show(v: &usize) -> String {
+        v.to_string()
+    }
+}
+
+/// The number of copy-engine lanes, at most [`LANES_MAX`].
+struct Lanes;
+impl Kind for Lanes {
+    type Value = usize;
+    fn parse(s: &str) -> Result<usize, String> {
+        count_in(s, 0, LANES_MAX, "each lane is a thread and a queue")
+    }
+    fn show(v: &usize) -> String {
+        v.to_string()
+    }
+}
+
 /// Free text (validated where it is used, e.g. algorithm names).
 struct Text;
 impl Kind for Text {
@@ -227,8 +275,8 @@ env_table! {
         "Print this configuration at init (PE 0).";
     version "VERSION": Bool(bool) = "0", "openshmem",
         "Print the library name and version at init (PE 0).";
-    teams_max "TEAMS_MAX": Count(usize) = "1024", "teams",
-        "Most teams alive at once per PE (including WORLD and SHARED); sizes the team scratch.";
+    teams_max "TEAMS_MAX": Teams(usize) = "1024", "teams",
+        "Most teams alive at once per PE (4 to 65536, the 4 predefined teams included); sizes the runtime area of each segment (about 1 MiB of address space per team).";
     barrier_algorithm "BARRIER_ALGORITHM": Text(String) = "auto", "collectives",
         "Team sync/barrier algorithm: auto, dissemination, linear.";
     bcast_algorithm "BCAST_ALGORITHM": Text(String) = "auto", "collectives",
@@ -249,8 +297,8 @@ env_table! {
         "Non-blocking (_nbi, _nbe) transfers on the node of at least this size go to the background copy engine; smaller ones complete at once. The default is where post+wait with nothing to overlap costs no more than a plain copy; programs that compute between post and wait gain from about 8K (`rshmem-bench threshold`).";
     copy_engine_piece "COPY_ENGINE_PIECE": Size(usize) = "64K", "contexts",
         "Large engine transfers are cut into up to 16 pieces of at least this size, which a thread waiting for the transfer shares with the engine; 0 = never cut (the waiter then runs a transfer only if the engine has not started it).";
-    copy_engine_lanes "COPY_ENGINE_LANES": Count(usize) = "1", "contexts",
-        "Background copy threads (lanes); contexts and requests are spread over them. 0 = no engine: every transfer completes at once.";
+    copy_engine_lanes "COPY_ENGINE_LANES": Lanes(usize) = "1", "contexts",
+        "Background copy threads (lanes); contexts and requests are spread over them. 0 = no engine: every transfer completes at once; at most 256.";
 }
 
 impl Config {
@@ -354,6 +402,28 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.var, "SHMEM_SYMMETRIC_SIZE");
         assert!(e.to_string().contains("SHMEM_SYMMETRIC_SIZE=\"big\""));
+    }
+
+    #[test]
+    fn bounded_counts_name_their_bound() {
+        let with = |k: &'static str, v: &'static str| {
+            Config::from_lookup(move |q| (q == k).then(|| v.into()))
+        };
+        let e = with("SHMEM_TEAMS_MAX", "0").unwrap_err();
+        assert_eq!(e.var, "SHMEM_TEAMS_MAX");
+        assert!(e.reason.contains("at least 4"), "{e}");
+        assert!(with("SHMEM_TEAMS_MAX", "3").is_err());
+        assert_eq!(with("SHMEM_TEAMS_MAX", "4").unwrap().teams_max, 4);
+        assert!(with("SHMEM_TEAMS_MAX", "65537").is_err());
+        let e = with("SHMEM_COPY_ENGINE_LANES", "100000").unwrap_err();
+        assert_eq!(e.var, "SHMEM_COPY_ENGINE_LANES");
+        assert!(e.reason.contains("at most 256"), "{e}");
+        assert_eq!(
+            with("SHMEM_COPY_ENGINE_LANES", "0")
+                .unwrap()
+                .copy_engine_lanes,
+            0
+        );
     }
 
     #[test]

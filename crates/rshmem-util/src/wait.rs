@@ -2,16 +2,32 @@
 //!
 //! PEs are often oversubscribed (4 PEs on 2 cores), so a waiter must give its core away
 //! quickly: spin a little with `spin_loop` hints, then `yield` on every further check.
+//!
+//! A wait that has gone on for a long time ([`OVERDUE_AFTER`]) may be waiting for a PE
+//! that will never come (it finalized, or skipped a collective): [`Waiter::overdue`] tells
+//! the runtime when to look. It reads the clock only while yielding, once every
+//! [`CLOCK_EVERY`] yields (a vDSO read next to a `sched_yield`), so the spinning fast path
+//! is exactly what it was.
 
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// Spin-then-yield backoff for one wait loop. Create one per wait; call [`Waiter::snooze`]
 /// each time the awaited condition is found false.
 #[derive(Debug, Default)]
 pub struct Waiter {
     step: u32,
+    /// Yields since the clock was last read.
+    yields: u32,
+    /// First clock reading of this wait (taken after its first [`CLOCK_EVERY`] yields).
+    since: Option<Instant>,
 }
+
+/// How long a wait runs before [`Waiter::overdue`] starts reporting it.
+pub const OVERDUE_AFTER: Duration = Duration::from_millis(100);
+/// Yields between two clock readings.
+pub const CLOCK_EVERY: u32 = 32;
 
 /// Steps that only spin (2^step hints each) before yielding starts.
 const DEFAULT_SPIN_STEPS: u32 = 6;
@@ -32,7 +48,11 @@ impl Waiter {
     /// A fresh waiter.
     #[inline]
     pub fn new() -> Self {
-        Waiter { step: 0 }
+        Waiter {
+            step: 0,
+            yields: 0,
+            since: None,
+        }
     }
 
     /// Backs off once: a short exponential spin first, then a `sched_yield` per call.
@@ -44,7 +64,33 @@ impl Waiter {
             }
             self.step += 1;
         } else {
+            self.yields += 1;
             std::thread::yield_now();
+        }
+    }
+
+    /// Whether this wait has yielded for at least [`OVERDUE_AFTER`]: the moment to check
+    /// whether what it waits for can still happen. Returns true at most once every
+    /// [`CLOCK_EVERY`] yields, and never during the spin phase, so calling it before each
+    /// [`Waiter::snooze`] costs a compare on the fast path.
+    #[inline]
+    pub fn overdue(&mut self) -> bool {
+        if self.yields < CLOCK_EVERY {
+            return false;
+        }
+        self.overdue_slow()
+    }
+
+    #[cold]
+    fn overdue_slow(&mut self) -> bool {
+        self.yields = 0;
+        let now = Instant::now();
+        match self.since {
+            None => {
+                self.since = Some(now);
+                false
+            }
+            Some(t) => now.duration_since(t) >= OVERDUE_AFTER,
         }
     }
 
@@ -70,5 +116,25 @@ mod tests {
             n > 100
         });
         assert_eq!(n, 101);
+    }
+
+    #[test]
+    fn overdue_only_after_yielding_long_enough() {
+        let mut w = Waiter::new();
+        for _ in 0..(DEFAULT_SPIN_STEPS + CLOCK_EVERY - 1) {
+            w.snooze();
+            assert!(!w.overdue());
+        }
+        let start = Instant::now();
+        let mut seen = false;
+        while start.elapsed() < OVERDUE_AFTER * 20 {
+            w.snooze();
+            if w.overdue() {
+                seen = true;
+                break;
+            }
+        }
+        assert!(seen);
+        assert!(start.elapsed() >= OVERDUE_AFTER);
     }
 }

@@ -13,9 +13,10 @@
 use std::cell::RefCell;
 
 mod algos;
+pub(crate) mod check;
 pub(crate) mod msg;
 
-use rshmem_util::Waiter;
+use check::{Kind, Show};
 
 use crate::algo::DataAlg;
 use crate::error::{Error, Result};
@@ -69,6 +70,9 @@ pub struct Complex<F> {
 
 /// An element type of reductions: folds a source slice into an accumulator.
 pub trait Elem: Copy + Send + Sync + 'static {
+    /// The type's name in `SHMEM_DEBUG` reports (`i64`, `complex f64`...); types of the
+    /// faces' own (C `long double`) share the default.
+    const TYPE: &'static str = "a type of the C face";
     /// `acc[i] = acc[i] op src[i]`; `Err` names why `op` does not apply to this type.
     fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str>;
 }
@@ -83,6 +87,7 @@ fn zip<T: Copy>(acc: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
 macro_rules! int_elem {
     ($($t:ty),*) => {$(
         impl Elem for $t {
+            const TYPE: &'static str = stringify!($t);
             fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
                 match op {
                     ReduceOp::And => zip(acc, src, |a, b| a & b),
@@ -103,6 +108,7 @@ int_elem!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 macro_rules! float_elem {
     ($($t:ty),*) => {$(
         impl Elem for $t {
+            const TYPE: &'static str = stringify!($t);
             fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
                 match op {
                     ReduceOp::Min => zip(acc, src, |a, b| if b < a { b } else { a }),
@@ -115,6 +121,7 @@ macro_rules! float_elem {
             }
         }
         impl Elem for Complex<$t> {
+            const TYPE: &'static str = concat!("complex ", stringify!($t));
             fn fold(op: ReduceOp, acc: &mut [Self], src: &[Self]) -> std::result::Result<(), &'static str> {
                 match op {
                     ReduceOp::Sum => zip(acc, src, |a, b| Complex { re: a.re + b.re, im: a.im + b.im }),
@@ -199,7 +206,17 @@ pub unsafe fn broadcast(
     nbytes: usize,
     root: i64,
 ) -> Result<()> {
-    let alg = rt(routine)?.algs.bcast;
+    let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Broadcast,
+        &[
+            ("PE_root", root as u64, Show::Num),
+            ("size in bytes", nbytes as u64, Show::Num),
+        ],
+    )?;
+    let alg = rt.algs.bcast;
     // SAFETY: forwarded contract.
     unsafe { broadcast_with(routine, team, dest, src, nbytes, root, alg) }
 }
@@ -235,7 +252,7 @@ pub unsafe fn broadcast_with(
         // SAFETY: forwarded; both buffers were checked above.
         return unsafe { tree_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     if alg != DataAlg::Linear {
         let from = rt.at(routine, team, root as usize, &s, 0)?;
         // SAFETY: `from` is the root's source, mapped and not written during the
@@ -250,7 +267,7 @@ pub unsafe fn broadcast_with(
             unsafe { std::ptr::copy(src, to, nbytes) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -300,10 +317,9 @@ unsafe fn tree_broadcast(
         let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
         let base = team.tree_ready.load(Relaxed);
         for c in 0..chunks {
-            let mut w = Waiter::new();
-            while rt.load_local::<u64>(ready) < base + c as u64 + 1 {
-                w.snooze();
-            }
+            rt.wait_peer(routine, team.members().pe(parent), || {
+                rt.load_local::<u64>(ready) > base + c as u64
+            })?;
             let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(nbytes));
             let from = rt.at(routine, team, parent, &d, lo)?;
             // SAFETY: the parent announced chunk `c` of its destination complete, and it
@@ -316,10 +332,12 @@ unsafe fn tree_broadcast(
     }
     // Our destination must stay as it is until every child has copied it.
     let want = team.tree_done.load(Relaxed) + (chunks * children().len()) as u64;
-    let mut w = Waiter::new();
-    while rt.load_local::<u64>(done) < want {
-        w.snooze();
-    }
+    rt.wait_peers(
+        routine,
+        crate::sync::Quorum::All,
+        || children().map(|c| team.members().pe(c)),
+        || rt.load_local::<u64>(done) >= want,
+    )?;
     team.tree_done.store(want, Relaxed);
     Ok(())
 }
@@ -337,13 +355,19 @@ pub unsafe fn fcollect(
     nbytes: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Fcollect,
+        &[("size in bytes", nbytes as u64, Show::Num)],
+    )?;
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.fcollect != DataAlg::Linear {
@@ -357,7 +381,7 @@ pub unsafe fn fcollect(
             unsafe { std::ptr::copy(src, to, nbytes) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -376,12 +400,25 @@ pub unsafe fn collect(
     dest_cap: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    // Contributions may differ in size: only the routine is compared.
+    rt.check_coll(routine, team, Kind::Collect, &[])?;
     let n = team.n_pes();
-    let s = rt.coll_buf(routine, "source", src, nbytes)?;
-    // Publish our size in the team's scratch line, then read everyone's.
+    // A member contributing nothing may pass any pointer (NULL from C): its source is
+    // never read, and peers find each source through the location its owner publishes.
+    let s = if nbytes == 0 {
+        None
+    } else {
+        Some(rt.coll_buf(routine, "source", src, nbytes)?)
+    };
+    // Publish our size and source in the team's scratch line, then read everyone's.
     let size_word = rt.layout.coll_word(team.slot(), 0);
+    let src_word = rt.layout.coll_word(team.slot(), 5);
+    let src_loc = s.as_ref().map_or(u64::MAX, |b| {
+        ((b.addr.seg as u64) << 63) | b.addr.off as u64
+    });
     rt.amo(routine, rt.me, size_word, AmoOp::Set(nbytes as u64))?;
-    rt.team_sync(team);
+    rt.amo(routine, rt.me, src_word, AmoOp::Set(src_loc))?;
+    rt.sync_in(routine, team);
     let mut off = 0usize;
     let mut sizes = Vec::with_capacity(n);
     for r in 0..n {
@@ -392,7 +429,7 @@ pub unsafe fn collect(
     if off > dest_cap {
         // Every member computed the same total, so every member fails alike; the sync
         // keeps the size words stable until all have read them.
-        rt.team_sync(team);
+        rt.sync_in(routine, team);
         return Err(Error::InvalidArgument {
             routine,
             arg: "dest",
@@ -400,7 +437,7 @@ pub unsafe fn collect(
         });
     }
     if off == 0 {
-        rt.team_sync(team);
+        rt.sync_in(routine, team);
         return Ok(());
     }
     let d = rt.coll_buf(routine, "dest", dest, off)?;
@@ -414,14 +451,26 @@ pub unsafe fn collect(
             }
             DataAlg::Linear => {}
             _ if len > 0 => {
-                let from = rt.at(routine, team, r, &s, 0)?;
-                // SAFETY: peer sources are stable; `dest` holds the total, checked above.
+                let pe = team.members().pe(r);
+                let loc = rt.amo::<u64>(routine, pe, src_word, AmoOp::Fetch)?;
+                let seg = if loc >> 63 == 0 {
+                    crate::transport::Seg::Heap
+                } else {
+                    crate::transport::Seg::Data
+                };
+                let a = SymAddr {
+                    seg,
+                    off: (loc & !(1 << 63)) as usize,
+                };
+                let from = rt.peer_ptr(routine, pe, a)?;
+                // SAFETY: rank r checked its source for `len` bytes and published it; it
+                // is stable during the collective; `dest` holds the total, checked above.
                 unsafe { std::ptr::copy(from, dest.add(at), len) };
             }
             _ => {}
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -438,13 +487,19 @@ pub unsafe fn alltoall(
     nbytes: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Alltoall,
+        &[("size in bytes", nbytes as u64, Show::Num)],
+    )?;
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
     }
     let s = rt.coll_buf(routine, "source", src, nbytes * n)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.alltoall != DataAlg::Linear {
@@ -459,7 +514,7 @@ pub unsafe fn alltoall(
             unsafe { std::ptr::copy(src.add(r * nbytes), to, nbytes) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -480,6 +535,17 @@ pub unsafe fn alltoalls(
     size: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Alltoalls,
+        &[
+            ("nelems", nelems as u64, Show::Num),
+            ("element size", size as u64, Show::Num),
+            ("dst", dst as u64, Show::Num),
+            ("sst", sst as u64, Show::Num),
+        ],
+    )?;
     if dst < 1 || sst < 1 {
         return Err(Error::InvalidArgument {
             routine,
@@ -495,7 +561,7 @@ pub unsafe fn alltoalls(
     let span = |stride: usize| ((n * nelems - 1) * stride + 1) * size;
     let s = rt.coll_buf(routine, "source", src, span(sst))?;
     rt.coll_buf(routine, "dest", dest, span(dst))?;
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     let me = team.my_pe();
     for r in 0..n {
         for k in 0..nelems {
@@ -504,7 +570,7 @@ pub unsafe fn alltoalls(
             unsafe { std::ptr::copy(from, dest.add((r * nelems + k) * dst * size), size) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 
@@ -521,7 +587,18 @@ pub unsafe fn reduce<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
-    let alg = rt(routine)?
+    let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Reduce,
+        &[
+            ("nreduce", n as u64, Show::Num),
+            ("op", op as u64, Show::Op),
+            ("type", check::type_code(T::TYPE), Show::Type),
+        ],
+    )?;
+    let alg = rt
         .algs
         .reduce_for(n * std::mem::size_of::<T>(), team.n_pes());
     // SAFETY: forwarded contract.
@@ -573,7 +650,7 @@ pub unsafe fn reduce_with<T: Elem>(
             return unsafe { algos::reduce_hierarchical(rt, routine, team, dest, src, n, op) };
         }
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     // Reduce-scatter: rank r folds chunk r of every source.
     let me = team.my_pe();
     let (lo, hi) = match alg {
@@ -611,7 +688,7 @@ pub unsafe fn reduce_with<T: Elem>(
             let acc = unsafe { std::slice::from_raw_parts_mut(dest.add(lo), len) };
             fold_into(acc)?;
             scatter(acc.as_ptr())?;
-            rt.team_sync(team);
+            rt.sync_in(routine, team);
         } else {
             SCRATCH.with(|cell| -> Result<()> {
                 let mut buf = cell.borrow_mut();
@@ -626,26 +703,27 @@ pub unsafe fn reduce_with<T: Elem>(
                     unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
                 fold_into(acc)?;
                 // In place: nobody may still be reading a source we are about to overwrite.
-                rt.team_sync(team);
+                rt.sync_in(routine, team);
                 scatter(acc.as_ptr())?;
                 Ok(())
             })?;
-            rt.team_sync(team);
+            rt.sync_in(routine, team);
         }
     } else {
         if !disjoint {
-            rt.team_sync(team);
+            rt.sync_in(routine, team);
         }
-        rt.team_sync(team);
+        rt.sync_in(routine, team);
     }
     Ok(())
 }
 
 /// `shmem_sum_inscan` / `shmem_sum_exscan` (OpenSHMEM 1.6): `dest` on rank r gets the sum
 /// of `src` over ranks `0..=r` (inclusive) or `0..r` (exclusive; zero on rank 0).
+/// `dest` and `src` are identical (in place) or disjoint.
 ///
 /// # Safety
-/// As [`reduce`]; `dest` and `src` must be disjoint.
+/// As [`reduce`].
 pub unsafe fn sum_scan<T: Elem + Default>(
     routine: &'static str,
     team: &Team,
@@ -655,36 +733,68 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     inclusive: bool,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Scan,
+        &[
+            ("nelems", n as u64, Show::Num),
+            (
+                "inclusive (inscan=1, exscan=0)",
+                inclusive as u64,
+                Show::Num,
+            ),
+            ("type", check::type_code(T::TYPE), Show::Type),
+        ],
+    )?;
     if n == 0 {
         return Ok(());
     }
     let sz = std::mem::size_of::<T>();
     let bytes = n * sz;
-    if !disjoint_or_same(routine, dest as usize, src as usize, bytes)? {
-        return Err(Error::InvalidArgument {
-            routine,
-            arg: "dest",
-            reason: "scans need disjoint dest and source",
-        });
-    }
+    let disjoint = disjoint_or_same(routine, dest as usize, src as usize, bytes)?;
     let s = rt.coll_buf(routine, "source", src.cast(), bytes)?;
     rt.coll_buf(routine, "dest", dest.cast(), bytes)?;
-    rt.team_sync(team);
-    // SAFETY: our dest holds `n` elements (checked) and is ours alone.
-    let acc = unsafe { std::slice::from_raw_parts_mut(dest, n) };
-    acc.fill(T::default());
+    rt.sync_in(routine, team);
     let upto = if inclusive {
         team.my_pe() + 1
     } else {
         team.my_pe()
     };
-    for r in 0..upto {
-        let p = rt.at(routine, team, r, &s, 0)?.cast::<T>();
-        // SAFETY: rank r's source is checked and stable during the collective.
-        let part = unsafe { std::slice::from_raw_parts(p, n) };
-        T::fold(ReduceOp::Sum, acc, part).expect("every element type sums");
+    let fold_into = |acc: &mut [T]| -> Result<()> {
+        acc.fill(T::default());
+        for r in 0..upto {
+            let p = rt.at(routine, team, r, &s, 0)?.cast::<T>();
+            // SAFETY: rank r's source is checked and not written until every member has
+            // folded it (the sync after the fold, in place).
+            let part = unsafe { std::slice::from_raw_parts(p, n) };
+            T::fold(ReduceOp::Sum, acc, part).expect("every element type sums");
+        }
+        Ok(())
+    };
+    if disjoint {
+        // SAFETY: our dest holds `n` elements (checked) and is ours alone.
+        fold_into(unsafe { std::slice::from_raw_parts_mut(dest, n) })?;
+    } else {
+        // In place: our source is other ranks' input until they have all folded it, so
+        // fold into scratch and write only after a sync.
+        SCRATCH.with(|cell| -> Result<()> {
+            let mut buf = cell.borrow_mut();
+            let words = bytes.div_ceil(8);
+            if buf.len() < words {
+                buf.resize(words, 0);
+            }
+            // SAFETY: `buf` holds at least `bytes` bytes, 8-byte aligned; element types
+            // need no more alignment and have no invalid bit patterns.
+            let acc = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), n) };
+            fold_into(acc)?;
+            rt.sync_in(routine, team);
+            // SAFETY: our dest holds `n` elements (checked); nobody reads it any more.
+            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest, n) };
+            Ok(())
+        })?;
     }
-    rt.team_sync(team);
+    rt.sync_in(routine, team);
     Ok(())
 }
 

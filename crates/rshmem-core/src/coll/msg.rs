@@ -13,8 +13,6 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use rshmem_util::Waiter;
-
 use crate::error::Result;
 use crate::runtime::{Layout, Runtime};
 use crate::team::Team;
@@ -40,10 +38,7 @@ impl Runtime {
         // Credit: the buffer we are about to fill held message n - 2, which must be consumed.
         if n >= 2 {
             let ack = self.layout.ack_flag(team.slot(), ch);
-            let mut w = Waiter::new();
-            while self.load_local::<u64>(ack) < n - 1 {
-                w.snooze();
-            }
+            self.wait_peer(routine, pe, || self.load_local::<u64>(ack) >= n - 1)?;
         }
         let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
         match self.route(routine, pe)? {
@@ -77,10 +72,9 @@ impl Runtime {
         debug_assert!(len <= MAX_MSG);
         let n = team.recvd[ch].load(Relaxed);
         let flag = self.layout.msg_flag(team.slot(), ch);
-        let mut w = Waiter::new();
-        while self.load_local::<u64>(flag) <= n {
-            w.snooze();
-        }
+        self.wait_peer(routine, team.members().pe(from), || {
+            self.load_local::<u64>(flag) > n
+        })?;
         let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
         let p = self.peer_ptr(routine, self.me, buf)?;
         // SAFETY: our own receive buffer holds MAX_MSG bytes; the sender filled it before
