@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::thread::ThreadId;
 use std::time::Instant;
 
@@ -957,13 +957,19 @@ const TEAM_BASE: usize = 0x1000;
 const _: () = assert!(H_LEADERS < TEAM_BASE);
 const TEAM_STEP: usize = 16;
 
-static TEAMS: Mutex<Teams> = Mutex::new(Teams {
+// An RwLock: every team routine looks its handle up, threads running collectives on
+// their own teams must not serialize on it; only split and destroy write.
+static TEAMS: RwLock<Teams> = RwLock::new(Teams {
     live: BTreeMap::new(),
     next: TEAM_BASE,
 });
 
-fn teams() -> MutexGuard<'static, Teams> {
-    TEAMS.lock().unwrap_or_else(|e| e.into_inner())
+fn teams() -> std::sync::RwLockReadGuard<'static, Teams> {
+    TEAMS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn teams_mut() -> std::sync::RwLockWriteGuard<'static, Teams> {
+    TEAMS.write().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The C name of a predefined team handle.
@@ -1031,7 +1037,7 @@ fn new_handle(t: Option<Arc<Team>>) -> TeamHandle {
     let Some(t) = t else {
         return std::ptr::null_mut();
     };
-    let mut reg = teams();
+    let mut reg = teams_mut();
     let h = reg.next;
     reg.next += TEAM_STEP;
     reg.live.insert(h, t);
@@ -1206,7 +1212,7 @@ pub(crate) fn team_destroy(routine: &'static str, h: TeamHandle) {
     }
     let Some(t) = team(routine, h) else { return };
     // Unregistered first: a second destroy, or a use after this one, is reported.
-    teams().live.remove(&(h as usize));
+    teams_mut().live.remove(&(h as usize));
     ok(rshmem_core::team::destroy(&t));
 }
 
