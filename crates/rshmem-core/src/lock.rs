@@ -12,7 +12,7 @@
 //! or waits for, clearing one it does not hold) is found without any other shared state,
 //! and reported instead of hanging.
 //!
-//! The protocol is written once over [`LockWords`]: the runtime implements it with its
+//! The protocol is written once over `LockWords`: the runtime implements it with its
 //! AMOs on the lock word, and the loom model (`cfg(loom)`) with atomics of its own.
 
 use rshmem_util::Waiter;

@@ -269,6 +269,10 @@ pub(crate) fn rt(routine: &'static str) -> Result<&'static Runtime> {
 }
 
 /// The runtime if initialized.
+///
+/// Internal to the faces (this crate is `publish = false`): the reference is `'static`
+/// only until the last [`finalize`], which frees the runtime; callers must not keep it
+/// across a `finalize` (OpenSHMEM forbids calls racing with finalize).
 pub fn try_runtime() -> Option<&'static Runtime> {
     rt("").ok()
 }
@@ -511,6 +515,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 }
 
 /// `shmem_finalize`: collective; the last of nested calls tears the runtime down.
+///
+/// Internal to the faces (this crate is `publish = false`): the last call unmaps the
+/// symmetric memory, so no pointer into it (a live `rshmem::SymVec`, a C pointer from
+/// `shmem_malloc`) may be used afterwards. The safe API upholds that by calling it only
+/// when its `Shmem` guard, which every symmetric object borrows, is dropped.
 pub fn finalize() {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(rt) = try_runtime() else { return };
