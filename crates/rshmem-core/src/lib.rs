@@ -22,11 +22,14 @@
 pub mod algo;
 pub mod amo;
 pub mod coll;
+mod conc;
 pub mod ctx;
 mod engine;
 pub mod error;
 mod heap;
 pub mod lock;
+#[cfg(all(test, loom))]
+mod loom_tests;
 pub mod memory;
 pub mod order;
 pub mod p2p;
