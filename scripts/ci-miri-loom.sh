@@ -5,8 +5,9 @@
 #   parsing (rshmem-util), the wire codec (rshmem-boot), and in rshmem-core the heap
 #   allocator, the shm transport's copy, AMO words, the request merge lists and pools,
 #   algorithm/team tables. Tests that need mmap, fork or sockets are not selected.
-# - loom (stable, `--cfg loom`) model-checks the copy engine's park/unpark handshake and
-#   the lock's queue protocol on their real code (crates/rshmem-core/src/loom_tests.rs).
+# - loom (stable, `--cfg loom`) model-checks the copy engine's park/unpark handshake, the
+#   lock's queue protocol and the request pools on their real code
+#   (crates/rshmem-core/src/loom_tests.rs).
 #
 # Each part prints its time. If the nightly toolchain or its Miri component cannot be
 # installed, Miri is reported as SKIPPED with the reason (set CI_REQUIRE_MIRI=1 to make

@@ -5,7 +5,8 @@
 //!   submission that races with the lane going to sleep is never lost;
 //! - the lock's MCS queue protocol (`lock::acquire`/`release` over `LockWords`, here
 //!   loom atomics standing for each PE's lock word): mutual exclusion, hand-over, and the
-//!   misuse checks.
+//!   misuse checks;
+//! - the request objects' recycling (`request.rs`, with its queue from `conc`).
 #![allow(unsafe_code)]
 
 use loom::cell::UnsafeCell;
@@ -191,5 +192,42 @@ fn loom_lock_three_pes_queue_behind_each_other() {
         assert!(acquire(l, "shmem_set_lock", false).unwrap());
         inside(data, taken);
         release(l, "shmem_clear_lock").unwrap();
+    });
+}
+
+/// The request objects' recycling (`request.rs`: a per-thread cache of one under loom,
+/// then the PE's pool, here loom's stand-in queue): two threads allocating, using and
+/// releasing requests at once never hold the same object, and every object is freed.
+#[test]
+fn loom_request_pool_never_hands_one_object_to_two_threads() {
+    use crate::request::{alloc_from, new_pool, release};
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        let pool = Arc::new(new_pool());
+        let users: Vec<_> = (0..2usize)
+            .map(|t| {
+                let pool = pool.clone();
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        // Two at once, so one goes past the cache of one into the pool.
+                        let hs = [alloc_from(&pool, 10 + t), alloc_from(&pool, 20 + t)];
+                        assert_ne!(hs[0], hs[1]);
+                        thread::yield_now();
+                        for (h, lane) in hs.into_iter().zip([10 + t, 20 + t]) {
+                            // SAFETY: live: allocated above, released below.
+                            let (comp, l) = unsafe { h.get() }.completion();
+                            assert_eq!(l, lane, "another thread took this object");
+                            assert!(comp.is_complete());
+                            // SAFETY: complete; this handle is not used again.
+                            unsafe { release(&pool, h) };
+                        }
+                    }
+                })
+            })
+            .collect();
+        for u in users {
+            u.join().unwrap();
+        }
     });
 }

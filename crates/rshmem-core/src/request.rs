@@ -18,9 +18,9 @@
 use std::cell::RefCell;
 use std::ptr::NonNull;
 
-use crossbeam_queue::ArrayQueue;
 use rshmem_util::wait::Waiter;
 
+use crate::conc::ArrayQueue;
 use crate::engine::Completion;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
@@ -28,7 +28,11 @@ use crate::runtime::{rt, Runtime};
 /// Request objects kept for reuse per PE.
 pub(crate) const POOL_SIZE: usize = 4096;
 /// Request objects a thread keeps for itself before returning them to the pool.
+#[cfg(not(loom))]
 const CACHE_SIZE: usize = 64;
+/// The loom model keeps one, so that releases reach the shared pool.
+#[cfg(loom)]
+const CACHE_SIZE: usize = 1;
 
 /// Parameters of `request_alloc` (`shmemx_request_params_t`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -126,19 +130,30 @@ pub unsafe fn is_complete(slot: &Option<ReqHandle>) -> bool {
     slot.is_none_or(|h| unsafe { complete(h) })
 }
 
+/// A PE's recycled request objects (lock-free; a loom stand-in under `cfg(loom)`).
+pub(crate) type Pool = ArrayQueue<Box<Request>>;
+
 /// Recycled request objects.
-pub(crate) fn new_pool() -> ArrayQueue<Box<Request>> {
+pub(crate) fn new_pool() -> Pool {
     ArrayQueue::new(POOL_SIZE)
 }
 
+#[cfg(not(loom))]
 thread_local! {
     /// The calling thread's recycled request objects (boxed: handles point into them).
     #[allow(clippy::vec_box)]
     static CACHE: RefCell<Vec<Box<Request>>> = const { RefCell::new(Vec::new()) };
 }
 
+#[cfg(loom)]
+loom::thread_local! {
+    /// As above, per modelled thread.
+    #[allow(clippy::vec_box)]
+    static CACHE: RefCell<Vec<Box<Request>>> = RefCell::new(Vec::new());
+}
+
 /// A recycled request object (this thread's, else the PE's `pool`), or a new one.
-fn take(pool: &ArrayQueue<Box<Request>>) -> Box<Request> {
+fn take(pool: &Pool) -> Box<Request> {
     CACHE
         .try_with(|c| c.borrow_mut().pop())
         .ok()
@@ -149,7 +164,7 @@ fn take(pool: &ArrayQueue<Box<Request>>) -> Box<Request> {
 
 /// Keeps a released request object for reuse (this thread's cache, else the PE's pool;
 /// beyond both it is freed).
-fn give(pool: &ArrayQueue<Box<Request>>, b: Box<Request>) {
+fn give(pool: &Pool, b: Box<Request>) {
     let mut b = Some(b);
     let _ = CACHE.try_with(|c| {
         let mut c = c.borrow_mut();
@@ -170,7 +185,7 @@ fn alloc_in(rt: &Runtime) -> ReqHandle {
 }
 
 /// A request object from `pool` (or the thread's cache), reset, bound to `lane`.
-fn alloc_from(pool: &ArrayQueue<Box<Request>>, lane: usize) -> ReqHandle {
+pub(crate) fn alloc_from(pool: &Pool, lane: usize) -> ReqHandle {
     let mut r = take(pool);
     r.comp.reset();
     r.lane = lane;
@@ -236,7 +251,7 @@ unsafe fn complete(h: ReqHandle) -> bool {
 ///
 /// # Safety
 /// `h` is live and complete; the caller drops every copy of the handle.
-unsafe fn release(pool: &ArrayQueue<Box<Request>>, h: ReqHandle) {
+pub(crate) unsafe fn release(pool: &Pool, h: ReqHandle) {
     if h == done() {
         return;
     }
@@ -399,7 +414,7 @@ mod tests {
     //! run under Miri too: use after free, double release or a leaked object fail it).
     use super::*;
 
-    fn issue(pool: &ArrayQueue<Box<Request>>, pending: u64) -> Option<ReqHandle> {
+    fn issue(pool: &Pool, pending: u64) -> Option<ReqHandle> {
         let h = alloc_from(pool, 0);
         // SAFETY: just allocated.
         unsafe { h.get() }.comp.count_for_tests(pending, false);
@@ -412,7 +427,7 @@ mod tests {
     }
 
     /// Releases a complete request in `slot` as `test` does; returns whether it was.
-    fn test_in(pool: &ArrayQueue<Box<Request>>, slot: &mut Option<ReqHandle>) -> bool {
+    fn test_in(pool: &Pool, slot: &mut Option<ReqHandle>) -> bool {
         let Some(h) = *slot else { return true };
         // SAFETY: live (the slot holds the only copy).
         if !unsafe { complete(h) } {

@@ -11,14 +11,12 @@ use rshmem_boot::Bootstrap;
 use rshmem_util::config::show_size;
 use rshmem_util::{CachePadded, Config};
 
-use crossbeam_queue::ArrayQueue;
-
 use crate::algo::Algorithms;
 use crate::ctx::Ctx;
 use crate::engine::Engine;
 use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
-use crate::request::Request;
+use crate::request::Pool;
 use crate::sys;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
 use crate::transport::shm::{SegMap, Shm};
@@ -237,7 +235,7 @@ pub struct Runtime {
     /// Background copy threads for large non-blocking transfers (stopped before unmapping).
     pub(crate) engine: Engine,
     /// Recycled request objects.
-    pub(crate) requests: ArrayQueue<Box<Request>>,
+    pub(crate) requests: Pool,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
