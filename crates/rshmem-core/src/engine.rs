@@ -10,26 +10,34 @@
 //! engine thread may not be running, and the waiter has nothing better to do.
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
+use std::sync::OnceLock;
 
-use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
-use rshmem_util::wait::Waiter;
+
+// The lanes' primitives come from `conc`, so the loom model runs this code as it is.
+// `Completion` keeps std's atomics: it is built in `const` contexts (statics), which
+// loom's atomics do not allow.
+use crate::conc::Waiter;
+use crate::conc::{fence, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use thread::JoinHandle;
 
 use crate::word::{AmoOp, Word};
 
 /// Jobs a lane holds before submitters copy inline instead.
 const QUEUE_DEPTH: usize = 1024;
 /// Empty polls (spinning, then yielding) before an idle lane parks.
+#[cfg(not(loom))]
 const IDLE_POLLS: u32 = 64;
+/// The loom model parks at the second empty poll: the handshake is the same, and every
+/// poll multiplies the interleavings to explore.
+#[cfg(loom)]
+const IDLE_POLLS: u32 = 1;
 /// Most pieces one transfer is cut into (`SHMEM_COPY_ENGINE_PIECE` sets the smallest).
 const PIECES_MAX: usize = 16;
 
 /// Test hook: while set, lanes and waiters run no jobs (so tests can observe what a
 /// `quiet` on another context leaves pending).
-static PAUSED: AtomicBool = AtomicBool::new(false);
+static PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Stops (`true`) or resumes the copy engine, for tests of completion isolation: while
 /// stopped, transfers handed to the engine stay pending and their waiters wait.
@@ -42,9 +50,9 @@ pub fn pause_for_tests(paused: bool) {
 /// operations the engine has finished. Complete when the two are equal.
 #[derive(Debug)]
 pub struct Completion {
-    issued: AtomicU64,
+    issued: std::sync::atomic::AtomicU64,
     /// Written by lanes: kept off the issuers' cache line.
-    done: CachePadded<AtomicU64>,
+    done: CachePadded<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for Completion {
@@ -57,8 +65,8 @@ impl Completion {
     /// Nothing issued.
     pub const fn new() -> Completion {
         Completion {
-            issued: AtomicU64::new(0),
-            done: CachePadded::new(AtomicU64::new(0)),
+            issued: std::sync::atomic::AtomicU64::new(0),
+            done: CachePadded::new(std::sync::atomic::AtomicU64::new(0)),
         }
     }
 
@@ -73,6 +81,14 @@ impl Completion {
     #[inline]
     pub(crate) fn pending(&self) -> bool {
         !self.is_complete()
+    }
+
+    /// Counts `n` operations as issued (`finished`: and as done), standing for the
+    /// engine in unit tests that need no thread.
+    #[cfg(test)]
+    pub(crate) fn count_for_tests(&self, n: u64, finished: bool) {
+        let c = if finished { &*self.done } else { &self.issued };
+        c.fetch_add(n, std::sync::atomic::Ordering::Release);
     }
 
     /// Forgets history (the object is being recycled; it must be complete).
@@ -156,7 +172,7 @@ impl Lane {
             self.sleeping.store(true, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             if self.queue.is_empty() && !self.stop.load(Ordering::SeqCst) {
-                std::thread::park();
+                thread::park();
             }
             self.sleeping.store(false, Ordering::Relaxed);
             idle = 0;
@@ -264,7 +280,7 @@ impl Engine {
     fn thread(&self, i: usize) -> &JoinHandle<()> {
         self.threads[i].get_or_init(|| {
             let lane = Arc::clone(&self.lanes[i]);
-            std::thread::Builder::new()
+            thread::Builder::new()
                 .name(format!("rshmem-copy-{i}"))
                 .spawn(move || lane.0.work())
                 .unwrap_or_else(|e| crate::runtime::fatal(&format!("cannot start the copy engine thread ({e}); set SHMEM_COPY_ENGINE_LANES=0 to go without")))
@@ -377,7 +393,7 @@ impl Drop for Engine {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -8,6 +8,13 @@
 //!
 //! Errors name the routine and argument at fault ([`Error`]); faces decide whether to
 //! return them (Rust) or end the job with them (C).
+//!
+//! **Internal crate** (`publish = false`): use `rshmem` (Rust) or `librshmem` (C). Its
+//! API is raw and trusts its callers, the faces in this workspace: for instance
+//! [`finalize`] is safe to call but unmaps the memory that live `rshmem::SymVec`s point
+//! to, and [`runtime::try_runtime`] returns a `&'static` that ends at finalize. The faces
+//! uphold those contracts (the Rust face's objects borrow its `Shmem` guard, which alone
+//! finalizes), so the crate is kept out of reach instead of marking them `unsafe`.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -15,11 +22,14 @@
 pub mod algo;
 pub mod amo;
 pub mod coll;
+mod conc;
 pub mod ctx;
 mod engine;
 pub mod error;
 mod heap;
 pub mod lock;
+#[cfg(all(test, loom))]
+mod loom_tests;
 pub mod memory;
 pub mod order;
 pub mod p2p;

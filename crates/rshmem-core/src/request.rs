@@ -18,9 +18,9 @@
 use std::cell::RefCell;
 use std::ptr::NonNull;
 
-use crossbeam_queue::ArrayQueue;
 use rshmem_util::wait::Waiter;
 
+use crate::conc::ArrayQueue;
 use crate::engine::Completion;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
@@ -28,7 +28,11 @@ use crate::runtime::{rt, Runtime};
 /// Request objects kept for reuse per PE.
 pub(crate) const POOL_SIZE: usize = 4096;
 /// Request objects a thread keeps for itself before returning them to the pool.
+#[cfg(not(loom))]
 const CACHE_SIZE: usize = 64;
+/// The loom model keeps one, so that releases reach the shared pool.
+#[cfg(loom)]
+const CACHE_SIZE: usize = 1;
 
 /// Parameters of `request_alloc` (`shmemx_request_params_t`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -126,30 +130,41 @@ pub unsafe fn is_complete(slot: &Option<ReqHandle>) -> bool {
     slot.is_none_or(|h| unsafe { complete(h) })
 }
 
+/// A PE's recycled request objects (lock-free; a loom stand-in under `cfg(loom)`).
+pub(crate) type Pool = ArrayQueue<Box<Request>>;
+
 /// Recycled request objects.
-pub(crate) fn new_pool() -> ArrayQueue<Box<Request>> {
+pub(crate) fn new_pool() -> Pool {
     ArrayQueue::new(POOL_SIZE)
 }
 
+#[cfg(not(loom))]
 thread_local! {
     /// The calling thread's recycled request objects (boxed: handles point into them).
     #[allow(clippy::vec_box)]
     static CACHE: RefCell<Vec<Box<Request>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A recycled request object (this thread's, else the PE's), or a new one.
-fn take(rt: &Runtime) -> Box<Request> {
+#[cfg(loom)]
+loom::thread_local! {
+    /// As above, per modelled thread.
+    #[allow(clippy::vec_box)]
+    static CACHE: RefCell<Vec<Box<Request>>> = RefCell::new(Vec::new());
+}
+
+/// A recycled request object (this thread's, else the PE's `pool`), or a new one.
+fn take(pool: &Pool) -> Box<Request> {
     CACHE
         .try_with(|c| c.borrow_mut().pop())
         .ok()
         .flatten()
-        .or_else(|| rt.requests.pop())
+        .or_else(|| pool.pop())
         .unwrap_or_else(|| Box::new(Request::empty()))
 }
 
 /// Keeps a released request object for reuse (this thread's cache, else the PE's pool;
 /// beyond both it is freed).
-fn give(rt: &Runtime, b: Box<Request>) {
+fn give(pool: &Pool, b: Box<Request>) {
     let mut b = Some(b);
     let _ = CACHE.try_with(|c| {
         let mut c = c.borrow_mut();
@@ -161,14 +176,19 @@ fn give(rt: &Runtime, b: Box<Request>) {
         }
     });
     if let Some(b) = b {
-        let _ = rt.requests.push(b);
+        let _ = pool.push(b);
     }
 }
 
 fn alloc_in(rt: &Runtime) -> ReqHandle {
-    let mut r = take(rt);
+    alloc_from(&rt.requests, rt.engine.thread_lane())
+}
+
+/// A request object from `pool` (or the thread's cache), reset, bound to `lane`.
+pub(crate) fn alloc_from(pool: &Pool, lane: usize) -> ReqHandle {
+    let mut r = take(pool);
     r.comp.reset();
-    r.lane = rt.engine.thread_lane();
+    r.lane = lane;
     r.merged = None;
     r.next = None;
     r.consumed = false;
@@ -231,7 +251,7 @@ unsafe fn complete(h: ReqHandle) -> bool {
 ///
 /// # Safety
 /// `h` is live and complete; the caller drops every copy of the handle.
-unsafe fn release(rt: &Runtime, h: ReqHandle) {
+pub(crate) unsafe fn release(pool: &Pool, h: ReqHandle) {
     if h == done() {
         return;
     }
@@ -240,7 +260,7 @@ unsafe fn release(rt: &Runtime, h: ReqHandle) {
         // SAFETY: live, complete, listed once; handed back exactly once.
         let b = unsafe { Box::from_raw(c.0.as_ptr()) };
         cur = if c == h { b.merged } else { b.next };
-        give(rt, b);
+        give(pool, b);
     }
 }
 
@@ -255,7 +275,7 @@ pub unsafe fn test(slot: &mut Option<ReqHandle>) -> Result<bool> {
     // SAFETY: the caller's contract.
     if unsafe { complete(h) } {
         // SAFETY: complete, and the slot is the handle's only copy the caller keeps.
-        unsafe { release(rt, h) };
+        unsafe { release(&rt.requests, h) };
         *slot = None;
         return Ok(true);
     }
@@ -282,7 +302,7 @@ pub unsafe fn wait(slot: &mut Option<ReqHandle>) -> Result<()> {
         }
     }
     // SAFETY: complete; the slot is emptied below.
-    unsafe { release(rt, h) };
+    unsafe { release(&rt.requests, h) };
     *slot = None;
     Ok(())
 }
@@ -306,6 +326,15 @@ pub unsafe fn free(slot: &mut Option<ReqHandle>) -> Result<()> {
 /// Handles in both slots are live, and no other thread uses them during the call.
 pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) -> Result<()> {
     rt("shmemx_merge_request")?;
+    // SAFETY: forwarded contract.
+    unsafe { merge_lists(into, from) }
+}
+
+/// [`merge`] without the initialization check.
+///
+/// # Safety
+/// As [`merge`].
+unsafe fn merge_lists(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) -> Result<()> {
     let Some(f) = *from else { return Ok(()) };
     // A copy of a handle merged before would link the list into a cycle.
     // SAFETY: the caller's contract (a consumed request stays allocated until its head is
@@ -376,5 +405,112 @@ pub fn null_slot(routine: &'static str) -> Error {
         routine,
         arg: "req",
         reason: "the request handle pointer is NULL",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The merge lists and the recycling of request objects, without a runtime (these
+    //! run under Miri too: use after free, double release or a leaked object fail it).
+    use super::*;
+
+    fn issue(pool: &Pool, pending: u64) -> Option<ReqHandle> {
+        let h = alloc_from(pool, 0);
+        // SAFETY: just allocated.
+        unsafe { h.get() }.comp.count_for_tests(pending, false);
+        Some(h)
+    }
+
+    fn finish(h: ReqHandle, n: u64) {
+        // SAFETY: live in every caller.
+        unsafe { h.get() }.comp.count_for_tests(n, true);
+    }
+
+    /// Releases a complete request in `slot` as `test` does; returns whether it was.
+    fn test_in(pool: &Pool, slot: &mut Option<ReqHandle>) -> bool {
+        let Some(h) = *slot else { return true };
+        // SAFETY: live (the slot holds the only copy).
+        if !unsafe { complete(h) } {
+            return false;
+        }
+        // SAFETY: complete; the slot is emptied.
+        unsafe { release(pool, h) };
+        *slot = None;
+        true
+    }
+
+    #[test]
+    fn merged_requests_complete_together_and_are_all_recycled() {
+        let pool = new_pool();
+        let (mut a, mut b, mut c, mut d) = (
+            issue(&pool, 1),
+            issue(&pool, 2),
+            issue(&pool, 1),
+            issue(&pool, 1),
+        );
+        let (hb, hc, hd) = (b.unwrap(), c.unwrap(), d.unwrap());
+        // SAFETY: live handles, used by this thread only.
+        unsafe {
+            // c and d into b (b's own list), then b into a: one flat list under a.
+            merge_lists(&mut b, &mut c).unwrap();
+            merge_lists(&mut b, &mut d).unwrap();
+            merge_lists(&mut a, &mut b).unwrap();
+        }
+        assert_eq!(
+            (b, c, d),
+            (None, None, None),
+            "merged-in handles are consumed"
+        );
+        let ha = a.unwrap();
+        finish(ha, 1);
+        finish(hb, 2);
+        finish(hd, 1);
+        assert!(!test_in(&pool, &mut a), "c is still in flight");
+        finish(hc, 1);
+        assert!(test_in(&pool, &mut a));
+        assert_eq!(a, None);
+        // All four objects went back (to this thread's cache first): the next four
+        // allocations reuse them, reset.
+        let again: Vec<_> = (0..4).map(|_| alloc_from(&pool, 1)).collect();
+        for h in &again {
+            assert!([ha, hb, hc, hd].contains(h));
+            // SAFETY: live.
+            let r = unsafe { h.get() };
+            assert!(r.comp.is_complete() && r.merged.is_none() && r.next.is_none());
+        }
+        for h in again {
+            // SAFETY: complete, dropped here.
+            unsafe { release(&pool, h) };
+        }
+    }
+
+    #[test]
+    fn merge_corner_cases() {
+        let pool = new_pool();
+        // Into an empty slot: the merged-in request becomes the head.
+        let (mut into, mut from) = (None, issue(&pool, 0));
+        let f = from.unwrap();
+        // SAFETY: live handles, used by this thread only.
+        unsafe { merge_lists(&mut into, &mut from).unwrap() };
+        assert_eq!((into, from), (Some(f), None));
+        // The always-complete request merged in: nothing changes.
+        let mut done_slot = Some(done());
+        // SAFETY: live handles, used by this thread only.
+        unsafe { merge_lists(&mut into, &mut done_slot).unwrap() };
+        assert_eq!((into, done_slot), (Some(f), None));
+        // A copy of a handle that was merged before is refused (it would make a cycle).
+        let mut other = issue(&pool, 0);
+        let copy = other;
+        // SAFETY: live handles, used by this thread only.
+        unsafe { merge_lists(&mut into, &mut other).unwrap() };
+        let mut stale = copy;
+        // SAFETY: live handles, used by this thread only.
+        let err = unsafe { merge_lists(&mut into, &mut stale) }.unwrap_err();
+        assert!(err.to_string().contains("already merged"), "{err}");
+        // Merging a request into itself leaves it as it was.
+        let mut same = into;
+        // SAFETY: live handles, used by this thread only.
+        unsafe { merge_lists(&mut into, &mut same).unwrap() };
+        assert!(test_in(&pool, &mut into));
     }
 }

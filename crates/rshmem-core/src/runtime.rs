@@ -11,14 +11,12 @@ use rshmem_boot::Bootstrap;
 use rshmem_util::config::show_size;
 use rshmem_util::{CachePadded, Config};
 
-use crossbeam_queue::ArrayQueue;
-
 use crate::algo::Algorithms;
 use crate::ctx::Ctx;
 use crate::engine::Engine;
 use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
-use crate::request::Request;
+use crate::request::Pool;
 use crate::sys;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
 use crate::transport::shm::{SegMap, Shm};
@@ -264,7 +262,7 @@ pub struct Runtime {
     /// Background copy threads for large non-blocking transfers (stopped before unmapping).
     pub(crate) engine: Engine,
     /// Recycled request objects.
-    pub(crate) requests: ArrayQueue<Box<Request>>,
+    pub(crate) requests: Pool,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -382,6 +380,10 @@ pub(crate) fn rt(routine: &'static str) -> Result<&'static Runtime> {
 }
 
 /// The runtime if initialized.
+///
+/// Internal to the faces (this crate is `publish = false`): the reference is `'static`
+/// only until the last [`finalize`], which frees the runtime; callers must not keep it
+/// across a `finalize` (OpenSHMEM forbids calls racing with finalize).
 pub fn try_runtime() -> Option<&'static Runtime> {
     rt("").ok()
 }
@@ -637,6 +639,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 /// others are a `shmem_barrier_all` (OpenSHMEM 1.6). A program that exits (status 0)
 /// with the runtime still up is finalized at exit: silently after `start_pes` or when it
 /// called `shmem_finalize` at least once, else with a one-line warning.
+///
+/// Internal to the faces (this crate is `publish = false`): the last call unmaps the
+/// symmetric memory, so no pointer into it (a live `rshmem::SymVec`, a C pointer from
+/// `shmem_malloc`) may be used afterwards. The safe API upholds that by calling it only
+/// when its `Shmem` guard, which every symmetric object borrows, is dropped.
 pub fn finalize() {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(rt) = try_runtime() else { return };

@@ -8,7 +8,7 @@
 //! oshrun -np 4 target/debug/examples/threads_ctx [threads]
 //! ```
 
-use rshmem::{Private, Shmem, SymSlice, ThreadLevel};
+use rshmem::{Private, Shmem, ThreadLevel};
 
 const LEN: usize = 1024;
 
@@ -20,9 +20,9 @@ fn main() -> rshmem::Result<()> {
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
 
-    let slots = shmem.alloc(threads * LEN, 0u64)?; // one slot per thread
+    let mut slots = shmem.alloc(threads * LEN, 0u64)?; // one slot per thread
     let arrived = shmem.alloc_atomic(0usize)?;
-    let remote: &SymSlice<u64> = &slots; // a SymVec is not Sync; its remote face is
+    let remote = &slots.share(); // a SymVec is not Sync; its shared remote face is
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {

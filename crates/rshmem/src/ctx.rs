@@ -189,8 +189,8 @@ impl CtxState {
 /// use rshmem::{Private, Shmem, ThreadLevel};
 /// let shmem = Shmem::init_thread(ThreadLevel::Multiple)?;
 /// let (me, n) = (shmem.my_pe(), shmem.n_pes());
-/// let slots = shmem.alloc(4 * n, 0u64)?;
-/// let remote: &rshmem::SymSlice<u64> = &slots; // shareable between threads
+/// let mut slots = shmem.alloc(4 * n, 0u64)?;
+/// let remote = &slots.share(); // shareable between threads
 /// std::thread::scope(|s| {
 ///     for t in 0..4 {
 ///         let shmem = &shmem;
@@ -478,8 +478,8 @@ impl TeamRef<'_> {
     /// let n = shmem.n_pes();
     /// let rev = shmem.world().split_strided(n - 1, -1, n, &TeamConfig::default())?.unwrap();
     /// let source = rev.ctx_source();
-    /// let v = shmem.alloc(1, shmem.my_pe())?;
-    /// let remote: &rshmem::SymSlice<usize> = &v; // the Sync face of a SymVec
+    /// let mut v = shmem.alloc(1, shmem.my_pe())?;
+    /// let remote = &v.share(); // the Sync face of a SymVec
     /// std::thread::scope(|s| {
     ///     for _ in 0..2 {
     ///         s.spawn(|| {

@@ -92,5 +92,5 @@ pub use raw::{Fetch, ReqOutput};
 pub use remote::Remote;
 pub use rshmem_core::{Cmp, SignalOp, ThreadLevel};
 pub use shmem::{Info, Shmem};
-pub use sym::{SymBox, SymSlice, SymVec};
+pub use sym::{SharedSlice, SymBox, SymSlice, SymVec};
 pub use team::{Team, TeamConfig, TeamRef};

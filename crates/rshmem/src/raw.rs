@@ -22,7 +22,7 @@ use crate::atomic::{AmoExtended, SymAtomic, SymAtomicVec};
 use crate::error::{Error, Result};
 use crate::remote::Remote;
 use crate::shmem::ok;
-use crate::sym::{SymSlice, SymVec};
+use crate::sym::SymVec;
 
 /// A block of `len` elements of `T` in this PE's symmetric heap.
 ///
@@ -1405,12 +1405,16 @@ impl<T: Remote> SymVec<'_, T> {
 unsafe impl<T: AmoExtended> Sync for SymAtomic<'_, T> {}
 // SAFETY: as for `SymAtomic`, element by element.
 unsafe impl<T: AmoExtended> Sync for SymAtomicVec<'_, T> {}
-// SAFETY: a `SymSlice` has no local accessors: it only hands its address and length to
-// RMA routines, which copy through the runtime exactly as other PEs' accesses do (each a
-// byte copy of `Remote` values, for which every bit pattern is valid), and the runtime is
-// thread-safe. Conflicting transfers from two threads give unspecified values, as from two
-// PEs, not unsoundness in this process's own memory.
-unsafe impl<T: Remote> Sync for SymSlice<T> {}
+// SAFETY: a `SharedSlice` hands only its array's address and length to RMA routines,
+// which copy through the runtime exactly as other PEs' accesses do (each a byte copy of
+// `Remote` values, for which every bit pattern is valid), and the runtime is
+// thread-safe. Conflicting transfers from two threads give unspecified values, as from
+// two PEs. It holds its `SymVec` mutably borrowed, so no local `load`/`store`/copy of that
+// vector (plain volatile accesses) can run while another thread puts into it; the unsafe
+// `local` accessors forbid such writes in their contract.
+unsafe impl<T: Remote> Sync for crate::sym::SharedSlice<'_, T> {}
+// SAFETY: as for `Sync`: the handle is a shared reference to the `SymSlice`.
+unsafe impl<T: Remote> Send for crate::sym::SharedSlice<'_, T> {}
 
 // ---------------------------------------------------------------- collectives
 
@@ -1454,7 +1458,7 @@ pub(crate) fn broadcast<T: Remote>(
     }
     // SAFETY: both regions are symmetric and hold `nelems` elements (checked); they stay
     // allocated while borrowed. This PE's other threads reach them only through RMA on
-    // a shared `SymSlice` (a `SymVec` is not `Sync`, and its unsafe `local` forbids
+    // a `SharedSlice` (a `SymVec` is not `Sync`, and its unsafe `local` forbids
     // writes while it is held): raw copies like other PEs' accesses, which a conflicting
     // program makes unspecified but not unsound. In place (one object) is allowed.
     unsafe {

@@ -30,8 +30,9 @@
 /// into symmetric memory and [`Shmem::alloc_zeroed`](crate::Shmem::alloc_zeroed) hands
 /// out all-zero values. So no `bool`, `char`, enums, references, `NonZero*` or
 /// `Option<&T>` inside. Use `#[repr(C)]` (or `transparent`) so that the layout is the
-/// same in every PE's executable. Padding is allowed. Pointers are valid values but mean
-/// nothing on another PE.
+/// same in every PE's executable. Padding is allowed: rshmem moves values as bytes that may
+/// be uninitialised (through `MaybeUninit`), never reading padding as an integer. Pointers
+/// are valid values but mean nothing on another PE.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot live in symmetric memory (it does not implement `rshmem::Remote`)",
     note = "`Remote` types are numbers, arrays of them, and `#[repr(C)]` plain-old-data types that implement it; not bool, char, references or enums"

@@ -64,8 +64,8 @@ pub(crate) fn on_init_thread() -> bool {
 /// ```
 /// use rshmem::{Error, Shmem};
 /// let shmem = Shmem::init()?; // ThreadLevel::Single
-/// let v = shmem.alloc(1, 0u8)?;
-/// let remote: &rshmem::SymSlice<u8> = &v;
+/// let mut v = shmem.alloc(1, 0u8)?;
+/// let remote = &v.share();
 /// std::thread::scope(|s| {
 ///     s.spawn(|| {
 ///         let e = shmem.p(remote, 0, 1, 0).unwrap_err();

@@ -62,28 +62,74 @@ pub struct SymVec<'s, T: Remote> {
 /// take as their symmetric side. A [`SymVec`] dereferences to it (`&vec` passes where a
 /// `&SymSlice` is asked for).
 ///
-/// It has no local accessors, so unlike a `SymVec` it is `Sync`: threads share a
-/// `&SymSlice` to put into and get from one symmetric array at once (under
-/// [`ThreadLevel::Multiple`](crate::ThreadLevel::Multiple)), each on its own region or
-/// with its own synchronization, as PEs do.
+/// It is not `Sync` itself: a `&SymSlice` borrowed from a `SymVec` must not reach another
+/// thread while this one still uses the vector's local accessors, since a put to this PE
+/// from that thread would race with them. Share it between threads through
+/// [`SymVec::share`], which keeps the vector borrowed while the threads use it.
 ///
-/// ```
-/// use rshmem::{Shmem, SymSlice, ThreadLevel};
-/// let shmem = Shmem::init_thread(ThreadLevel::Multiple)?;
+/// ```compile_fail,E0277
+/// let shmem = rshmem::Shmem::init_thread(rshmem::ThreadLevel::Multiple)?;
 /// let me = shmem.my_pe();
-/// let v = shmem.alloc(4, 0u32)?;
-/// let remote: &SymSlice<u32> = &v;
+/// let v = shmem.alloc(1, 0u32)?;
+/// let remote: &rshmem::SymSlice<u32> = &v;
 /// std::thread::scope(|s| {
-///     for t in 0..4 {
-///         let shmem = &shmem;
-///         s.spawn(move || shmem.p(remote, t, t as u32 + 1, me).unwrap());
-///     }
+///     s.spawn(|| shmem.p(remote, 0, 1, me).unwrap()); // error: `SymSlice` is not `Sync`
+///     v.load(0); // ... because it would race with this
 /// });
-/// assert_eq!(v.to_vec(), [1, 2, 3, 4]);
 /// # Ok::<(), rshmem::Error>(())
 /// ```
 pub struct SymSlice<T: Remote> {
     pub(crate) region: Region<T>,
+}
+
+/// A [`SymSlice`] that threads share (`Copy`, `Send` and `Sync`), made by
+/// [`SymVec::share`]: threads put into and get from one symmetric array at once (under
+/// [`ThreadLevel::Multiple`](crate::ThreadLevel::Multiple)), each on its own region or
+/// with its own synchronization, as PEs do. It dereferences to the `SymSlice`, so it
+/// passes wherever one is asked for.
+///
+/// It keeps its `SymVec` mutably borrowed, so no thread reads or writes the vector's
+/// local copy through [`load`](SymVec::load), [`store`](SymVec::store) and friends while
+/// another may be putting into it: local accesses and transfers to this PE never race.
+///
+/// ```
+/// use rshmem::{Shmem, ThreadLevel};
+/// let shmem = Shmem::init_thread(ThreadLevel::Multiple)?;
+/// let me = shmem.my_pe();
+/// let mut v = shmem.alloc(4, 0u32)?;
+/// let remote = v.share();
+/// std::thread::scope(|s| {
+///     for t in 0..4 {
+///         let shmem = &shmem;
+///         s.spawn(move || shmem.p(&remote, t, t as u32 + 1, me).unwrap());
+///     }
+/// });
+/// assert_eq!(v.to_vec(), [1, 2, 3, 4]); // the threads are done: `v` is usable again
+/// # Ok::<(), rshmem::Error>(())
+/// ```
+pub struct SharedSlice<'v, T: Remote> {
+    slice: &'v SymSlice<T>,
+}
+
+impl<T: Remote> Clone for SharedSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Remote> Copy for SharedSlice<'_, T> {}
+
+impl<T: Remote> Deref for SharedSlice<'_, T> {
+    type Target = SymSlice<T>;
+    fn deref(&self) -> &SymSlice<T> {
+        self.slice
+    }
+}
+
+impl<T: Remote> fmt::Debug for SharedSlice<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.slice.fmt(f)
+    }
 }
 
 impl<T: Remote> fmt::Debug for SymSlice<T> {
@@ -137,7 +183,20 @@ impl<'s, T: Remote> SymVec<'s, T> {
         self.shmem
     }
 
+    /// The remote face of this array, for threads to share (see [`SharedSlice`]). It
+    /// borrows the vector mutably: its local accessors are unusable until every copy of
+    /// the returned handle is gone, so they never race with a thread's put to this PE.
+    pub fn share(&mut self) -> SharedSlice<'_, T> {
+        SharedSlice { slice: &self.slice }
+    }
+
     /// Reads element `i` of this PE's copy.
+    ///
+    /// A volatile read: other PEs may write the element at any time (they are other
+    /// processes, outside this program's memory model; every bit pattern is a valid
+    /// `Remote` value). No thread of this PE can write it meanwhile: a `SymVec` is not
+    /// `Sync`, its `&SymSlice` is not `Sync` either, and [`share`](Self::share) borrows
+    /// it mutably.
     ///
     /// # Panics
     /// If `i >= len()`.

@@ -2,8 +2,8 @@
 //! function, because a process holds at most one live guard.
 
 use rshmem::{
-    Cmp, Ctx, Error, Serialized, Shared, Shmem, SymAtomic, SymAtomicVec, SymBox, SymLock, SymSlice,
-    SymVec, ThreadLevel,
+    Cmp, Ctx, Error, Serialized, Shared, SharedSlice, Shmem, SymAtomic, SymAtomicVec, SymBox,
+    SymLock, SymVec, ThreadLevel,
 };
 
 fn is_sync<T: Sync>() {}
@@ -14,7 +14,7 @@ fn guard_lifecycle_and_markers() {
     is_sync::<Shmem>();
     is_sync::<SymAtomic<'static, u64>>();
     is_sync::<SymAtomicVec<'static, i32>>();
-    is_sync::<SymSlice<u8>>();
+    is_sync::<SharedSlice<'static, u8>>();
     // Context modes (the negative cases are compile_fail doctests of `Ctx`).
     is_send::<Ctx<'static, Shared>>();
     is_sync::<Ctx<'static, Shared>>();

@@ -29,7 +29,7 @@ use std::sync::Mutex;
 
 use rshmem::{
     Ctx, CtxMode, Error, Private, ReqSet, Serialized, Shared, Shmem, SignalOp, SymAtomic,
-    SymAtomicVec, SymSlice, SymVec, TeamConfig, ThreadLevel,
+    SymAtomicVec, SymVec, TeamConfig, ThreadLevel,
 };
 
 /// Large enough for the copy engine when SHMEM_COPY_ENGINE_THRESHOLD=4K.
@@ -272,7 +272,7 @@ fn exercise<M: CtxMode>(ctx: &Ctx<'_, M>, b: &Bufs<'_>, sync: &dyn Fn(), tag: u6
 
 fn basic(shmem: &Shmem) -> rshmem::Result<()> {
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
-    let b = Bufs::new(shmem)?;
+    let mut b = Bufs::new(shmem)?;
     let world_sync = || shmem.barrier_all();
 
     exercise(shmem.default_ctx(), &b, &world_sync, 1000);
@@ -341,7 +341,7 @@ fn basic(shmem: &Shmem) -> rshmem::Result<()> {
 
     // Under SINGLE only this thread communicates: another one gets errors, and no
     // context; purely local calls are fine.
-    let vs: &SymSlice<u64> = &b.v;
+    let vs = &b.v.share();
     let moved = shmem.create_ctx::<Serialized>(false)?;
     std::thread::scope(|s| {
         s.spawn(move || {
@@ -375,8 +375,8 @@ fn basic(shmem: &Shmem) -> rshmem::Result<()> {
 
 fn level(shmem: &Shmem, arg: &str) -> rshmem::Result<()> {
     let me = shmem.my_pe();
-    let v = shmem.alloc(4, 0u32)?;
-    let vs: &SymSlice<u32> = &v;
+    let mut v = shmem.alloc(4, 0u32)?;
+    let vs = &v.share();
     let provided = shmem.query_thread();
     let other_ok = provided >= ThreadLevel::Serialized;
     let shared = shmem.create_ctx::<Shared>(false);
@@ -417,12 +417,18 @@ fn threads(shmem: &Shmem, t: usize) -> rshmem::Result<()> {
     let slot = |w: usize, tid: usize| (w * t + tid) * PER;
     // Region (writer, thread) of every PE, per case; one counter per thread; large
     // blocks per (writer, thread) for nbi puts through the copy engine.
-    let region = shmem.alloc(4 * n * t * PER, 0u64)?;
+    let mut region = shmem.alloc(4 * n * t * PER, 0u64)?;
     let counters = shmem.alloc_atomic_vec(t, 0u64)?;
     let shared_counter = shmem.alloc_atomic(0u64)?;
-    let big = shmem.alloc(n * t * CHUNK, 0u8)?;
+    let mut big = shmem.alloc(n * t * CHUNK, 0u8)?;
     shmem.barrier_all();
-    let (rs, bs): (&SymSlice<u64>, &SymSlice<u8>) = (&region, &big);
+    let (rs, bs) = (&region.share(), &big.share());
+    // This PE's copy of a region (through `rs`: `region` is shared with the threads).
+    let mine_at = |off: usize| {
+        let mut got = vec![0u64; PER];
+        shmem.get(&mut got, rs, off, me).unwrap();
+        got
+    };
     let counters = &counters;
     let case_off = |case: usize| case * n * t * PER;
 
@@ -499,10 +505,7 @@ fn threads(shmem: &Shmem, t: usize) -> rshmem::Result<()> {
     drop(sctx);
     for w in 0..n {
         for tid in 0..t {
-            assert_eq!(
-                region.to_vec()[case_off(1) + slot(w, tid)..][..PER],
-                vals(w, tid, 1)
-            );
+            assert_eq!(mine_at(case_off(1) + slot(w, tid)), vals(w, tid, 1));
         }
     }
     assert_eq!(shared_counter.load(), ADDS * (n * t) as u64);
@@ -530,10 +533,7 @@ fn threads(shmem: &Shmem, t: usize) -> rshmem::Result<()> {
     shmem.barrier_all();
     for w in 0..n {
         for tid in 0..t {
-            assert_eq!(
-                region.to_vec()[case_off(2) + slot(w, tid)..][..PER],
-                vals(w, tid, 2)
-            );
+            assert_eq!(mine_at(case_off(2) + slot(w, tid)), vals(w, tid, 2));
         }
     }
     assert_eq!(counters.to_vec(), vec![(ADDS + 1) * n as u64; t]);

@@ -1,0 +1,149 @@
+//! Lock misuse (issue 10, item 13): setting a lock this PE holds or waits for, testing
+//! it while holding it, and clearing one it does not hold end the job with an error
+//! naming the routine and the `lock` argument, instead of hanging.
+//!
+//! The C programs are compiled with the installed `oshcc` as in capi.rs (installed into
+//! a prefix of this test's own); run alone, this test needs `cargo build -p rshmem-capi`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rshmem_tests::{bin_dir, Job};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Installs the C face into a prefix once, compiles lock_misuse.c; returns the program.
+fn lock_misuse() -> &'static str {
+    static EXE: OnceLock<String> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let build = bin_dir();
+        assert!(
+            build.join("librshmem_c.so").exists() || build.join("deps/librshmem_c.so").exists(),
+            "{} has no librshmem_c.so: run `cargo test --workspace`, or `cargo build -p rshmem-capi` before this test",
+            build.display()
+        );
+        let prefix = build.join("sound-prefix");
+        let out = Command::new("sh")
+            .arg(workspace().join("crates/rshmem-capi/scripts/install.sh"))
+            .arg("--prefix")
+            .arg(&prefix)
+            .arg("--build-dir")
+            .arg(&build)
+            .output()
+            .expect("run install.sh");
+        assert!(
+            out.status.success(),
+            "install.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let exe = prefix.join("lock_misuse");
+        let out = Command::new(prefix.join("bin/oshcc"))
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1"])
+            .args(["-pthread", "-o"])
+            .arg(&exe)
+            .arg(workspace().join("tests-integration/c/lock_misuse.c"))
+            .output()
+            .expect("run oshcc");
+        assert!(
+            out.status.success(),
+            "oshcc lock_misuse.c failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        exe.to_str().unwrap().to_string()
+    })
+}
+
+/// Runs `mode` at `np` PEs; asserts the right use passed, the job failed with `msg`
+/// from `pe`, and no PE went past the misuse.
+fn misuse(mode: &str, np: usize, pe: usize, msg: &str) {
+    let out = Job::new(np, lock_misuse())
+        .args([mode])
+        .timeout(Duration::from_secs(60))
+        .run();
+    // The right use passed on the misusing PE (the others' output may be cut short).
+    let ready = out.lines_with("ready pe=");
+    assert!(ready.contains(&pe.to_string()), "{mode}: {out:?}");
+    assert_ne!(out.code(), 0, "{mode}: the job must fail: {out:?}");
+    let want = format!("PE {pe}: {msg}");
+    assert!(out.stderr.contains(&want), "{mode}: no `{want}`: {out:?}");
+    assert!(out.lines_with("not caught").is_empty(), "{mode}: {out:?}");
+}
+
+#[test]
+fn lock_used_right_passes() {
+    for np in [2, 3] {
+        let out = Job::new(np, lock_misuse())
+            .args(["ok"])
+            .timeout(Duration::from_secs(60))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok lock_misuse pe=").len(), np, "{out:?}");
+    }
+}
+
+#[test]
+fn clear_lock_not_held_is_an_error() {
+    misuse(
+        "clear_unheld",
+        2,
+        0,
+        "shmem_clear_lock: argument lock: this PE does not hold this lock",
+    );
+}
+
+#[test]
+fn clear_lock_held_by_another_pe_is_an_error() {
+    misuse(
+        "clear_other",
+        3,
+        1,
+        "shmem_clear_lock: argument lock: this PE does not hold this lock",
+    );
+}
+
+#[test]
+fn set_lock_twice_is_an_error() {
+    misuse(
+        "set_twice",
+        2,
+        0,
+        "shmem_set_lock: argument lock: this PE already holds this lock",
+    );
+}
+
+#[test]
+fn test_lock_by_the_holder_is_an_error() {
+    misuse(
+        "test_held",
+        2,
+        0,
+        "shmem_test_lock: argument lock: this PE already holds this lock",
+    );
+}
+
+#[test]
+fn set_lock_while_waiting_is_an_error() {
+    misuse(
+        "set_while_waiting",
+        2,
+        1,
+        "shmem_set_lock: argument lock: this PE is already waiting for this lock",
+    );
+}
+
+#[test]
+fn safe_api_refuses_misuse() {
+    let out = Job::new(2, "sound_lock")
+        .timeout(Duration::from_secs(60))
+        .run();
+    out.assert_ok();
+    assert_eq!(out.lines_with("ok sound_lock pe=").len(), 2, "{out:?}");
+}
