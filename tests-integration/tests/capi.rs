@@ -5,10 +5,10 @@
 //! librshmem is built by `cargo test --workspace` (the rshmem-capi package's own tests
 //! need its library); run alone, this test needs `cargo build -p rshmem-capi` first.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rshmem_tests::{bin_dir, Job, JobOutput};
@@ -64,7 +64,50 @@ fn prefix() -> &'static Path {
 }
 
 /// Compiles tests-integration/c/`src` with the installed wrapper and extra `flags`.
+/// Compiles `src` with `flags` once per test process and returns the executable.
+///
+/// Never replaced while in use: a job whose PEs start while the file is swapped for a
+/// rebuild runs two different executables (one of them "(deleted)"), which is a test
+/// bug, not the library's. So each (program, flags) is built once, under a name holding
+/// this process's id; files left by earlier test processes are removed first.
 fn build(src: &str, flags: &[&str]) -> String {
+    static BUILT: Mutex<BTreeMap<String, Arc<OnceLock<String>>>> = Mutex::new(BTreeMap::new());
+    let p = prefix();
+    let dir = p.join("tests");
+    let stem = src.split('.').next().unwrap();
+    let name = format!(
+        "{stem}{}.p{}",
+        flags.join("").replace(['-', '=', '/'], "_"),
+        std::process::id()
+    );
+    let cell = {
+        let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+        if built.is_empty() {
+            remove_stale_builds(&dir);
+        }
+        built.entry(name.clone()).or_default().clone()
+    };
+    cell.get_or_init(|| compile(src, flags, &dir.join(&name)))
+        .clone()
+}
+
+/// Removes executables built by test processes that have ended.
+fn remove_stale_builds(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .rsplit_once(".p")
+            .and_then(|(_, pid)| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+fn compile(src: &str, flags: &[&str], exe: &Path) -> String {
     let p = prefix();
     let cxx = src.ends_with(".cpp");
     let (wrapper, std) = if cxx {
@@ -72,20 +115,7 @@ fn build(src: &str, flags: &[&str]) -> String {
     } else {
         ("oshcc", "-std=c11")
     };
-    let dir = p.join("tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    let stem = src.split('.').next().unwrap();
-    let exe = dir.join(format!(
-        "{stem}{}",
-        flags.join("").replace(['-', '=', '/'], "_")
-    ));
-    // Unique per call: tests running in parallel may build the same program.
-    static SEQ: AtomicUsize = AtomicUsize::new(0);
-    let tmp = exe.with_extension(format!(
-        "tmp{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
     let mut cmd = Command::new(p.join("bin").join(wrapper));
     cmd.args([std, "-Wall", "-Wextra", "-Werror", "-O1", "-g"]);
     if !cxx {
@@ -94,7 +124,7 @@ fn build(src: &str, flags: &[&str]) -> String {
     let out = cmd
         .args(flags)
         .arg("-o")
-        .arg(&tmp)
+        .arg(exe)
         .arg(workspace().join("tests-integration/c").join(src))
         .output()
         .expect("run the compiler wrapper");
@@ -103,7 +133,6 @@ fn build(src: &str, flags: &[&str]) -> String {
         "{wrapper} {src} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::rename(&tmp, &exe).unwrap();
     exe.to_str().unwrap().to_string()
 }
 
