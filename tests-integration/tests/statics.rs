@@ -1,5 +1,6 @@
-//! Global and static variables are symmetric (RMA, AMO, wait, lock, ptr) at 1-4 PEs, and
-//! `SHMEM_SYMMETRIC_DATA=0` turns the feature off with a clear error.
+//! Global and static variables are symmetric (RMA, AMO, wait, lock, ptr) at 1-4 PEs,
+//! `SHMEM_SYMMETRIC_DATA=0` turns the feature off with a clear error, and the edges: threads
+//! running at init, fork, a deleted or oddly named executable, many starts under load.
 
 use std::time::Duration;
 
@@ -24,4 +25,125 @@ fn statics_can_be_turned_off() {
         .run();
     assert_ne!(out.code(), 0);
     assert!(out.stderr.contains("NotSymmetric"), "{}", out.stderr);
+}
+
+/// Another thread writing globals while `shmem_init` moves them: a clear error on every
+/// PE, never silently lost writes, and no hang.
+#[test]
+fn init_with_threads_running_fails_clearly() {
+    for np in [1, 2, 3] {
+        let out = Job::new(np, "statics_hard")
+            .args(["threads"])
+            .timeout(Duration::from_secs(30))
+            .run();
+        assert_ne!(out.code(), 0, "{out:?}");
+        assert!(
+            out.stderr.contains("shmem_init: 2 threads are running")
+                && out.stderr.contains("SHMEM_SYMMETRIC_DATA=0"),
+            "{out:?}"
+        );
+        assert!(out.lines_with("ok statics_hard").is_empty(), "{out:?}");
+    }
+    // Without symmetric globals, threads before init are fine.
+    let out = Job::new(2, "statics_hard")
+        .args(["threads"])
+        .env("SHMEM_SYMMETRIC_DATA", "0")
+        .timeout(Duration::from_secs(30))
+        .run();
+    out.assert_ok();
+}
+
+/// A forked child gets private globals: its writes do not reach the parent PE.
+#[test]
+fn forked_child_has_private_globals() {
+    for np in [1, 2, 3] {
+        let out = Job::new(np, "statics_hard")
+            .args(["fork"])
+            .timeout(Duration::from_secs(30))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok statics_hard fork").len(), np, "{out:?}");
+    }
+}
+
+/// An executable deleted (or replaced by a rebuild) while its job starts: every PE still
+/// finds its globals (by inode, not by path), so they are symmetric.
+#[test]
+fn deleted_executable_keeps_globals_symmetric() {
+    for np in [2, 4] {
+        let dir = std::env::temp_dir().join(format!(
+            "rshmem-statics-deleted-{}-{np}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("statics_hard");
+        std::fs::copy(rshmem_tests::bin("statics_hard"), &exe).unwrap();
+        let rendezvous = dir.join("files");
+        std::fs::create_dir_all(&rendezvous).unwrap();
+        let out = Job::new(np, exe.to_str().unwrap())
+            .args(["deleted", rendezvous.to_str().unwrap()])
+            .timeout(Duration::from_secs(60))
+            .run();
+        let _ = std::fs::remove_dir_all(&dir);
+        out.assert_ok();
+        assert_eq!(
+            out.lines_with("ok statics_hard deleted").len(),
+            np,
+            "{out:?}"
+        );
+    }
+}
+
+/// Many short jobs with symmetric globals, started while both cores are busy: every PE of
+/// every job agrees on its globals (the start-up flake of `c_contexts`).
+#[test]
+fn many_jobs_start_under_load() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let load: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+            })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for i in 0..36 {
+        let np = 2 + i % 3;
+        let out = Job::new(np, "statics_basic")
+            .timeout(Duration::from_secs(60))
+            .run();
+        if out.code() != 0 || out.lines_with("ok statics_basic pe=").len() != np {
+            failures.push(format!("job {i} at {np} PEs: {out:?}"));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in load {
+        t.join().unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The executable's globals are found whatever its path: a space in it (which the old
+/// whitespace-split parsing of `/proc/self/maps` cut) does not hide them.
+#[test]
+fn statics_found_whatever_the_executable_path() {
+    let dir = std::env::temp_dir().join(format!("rshmem statics {}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("statics basic");
+    std::fs::copy(rshmem_tests::bin("statics_basic"), &exe).unwrap();
+    for np in [1, 3] {
+        let out = Job::new(np, exe.to_str().unwrap())
+            .timeout(Duration::from_secs(60))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok statics_basic pe=").len(), np, "{out:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

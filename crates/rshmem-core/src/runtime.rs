@@ -443,6 +443,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     boot.put("host", &host)?;
     // The executable's globals and statics, moved onto a shared file (C programs).
     let data = if SYMMETRIC_DATA.load(Ordering::Relaxed) && cfg.symmetric_data {
+        // The move below copies, then remaps: a write another thread makes in between
+        // would be lost without a trace, so refuse rather than corrupt.
+        if let Some(count) = sys::thread_count().filter(|&n| n > 1) {
+            return Err(InitError::Threads { count });
+        }
         sys::executable_data()
     } else {
         None
@@ -521,6 +526,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         for pe in (0..npes).filter(|&p| routes[p] == Route::Shm) {
             let d = boot.get(pe, "data")?;
             let parts: Vec<u64> = d.split(':').filter_map(|x| x.parse().ok()).collect();
+            if d == "none" {
+                return Err(InitError::Topology(format!(
+                    "PE {pe} found no global variables to share but PE {me} shares {len} bytes: every PE must run the same program with the same SHMEM_SYMMETRIC_DATA"
+                )));
+            }
             if parts.len() != 4 || parts[2] as usize != len || parts[3] as usize != rel {
                 return Err(InitError::Topology(format!(
                     "PE {pe} runs a different executable (its global data is {d:?}; PE {me} has {len} bytes at +{rel:#x}): every PE must run the same program"

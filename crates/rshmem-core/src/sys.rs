@@ -123,41 +123,78 @@ pub(crate) fn hostname() -> String {
         .into_owned()
 }
 
-/// The executable's writable data (`.data` + `.bss`): `(start, len, start - load base)`,
-/// page-aligned, from `/proc/self/maps`: the `rw-p` mappings of the executable file and the
-/// anonymous mapping right after them (the rest of `.bss`).
+/// The executable's writable data (`.data`, `.bss`) as `(start, len, offset from the
+/// executable's first mapping)`, read from `/proc/self/maps`.
+///
+/// The executable's mappings are recognized by device and inode, not by path: a binary
+/// replaced or deleted while it runs shows as "<path> (deleted)", which no path
+/// comparison matches (PEs of one job then disagreed on whether they share globals).
 pub(crate) fn executable_data() -> Option<(usize, usize, usize)> {
-    let exe = std::fs::read_link("/proc/self/exe").ok()?;
-    let exe = exe.to_str()?.to_owned();
+    use std::os::unix::fs::MetadataExt;
+    let exe = std::fs::metadata("/proc/self/exe").ok()?;
+    let (dev, ino) = (
+        (rustix::fs::major(exe.dev()), rustix::fs::minor(exe.dev())),
+        exe.ino(),
+    );
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let mut base = None;
     let (mut start, mut end) = (0usize, 0usize);
     for line in maps.lines() {
-        let mut f = line.split_whitespace();
-        let (range, perms) = (f.next()?, f.next()?);
-        let path = f.nth(3).unwrap_or("");
-        let (a, b) = range.split_once('-')?;
-        let (a, b) = (
-            usize::from_str_radix(a, 16).ok()?,
-            usize::from_str_radix(b, 16).ok()?,
-        );
-        if path == exe {
-            base.get_or_insert(a);
-            if perms == "rw-p" {
+        let m = MapsLine::parse(line)?;
+        if m.dev == dev && m.inode == ino {
+            base.get_or_insert(m.start);
+            if m.perms == "rw-p" {
                 if end == 0 {
-                    start = a;
+                    start = m.start;
                 }
-                if end == 0 || a == end {
-                    end = b;
+                if end == 0 || m.start == end {
+                    end = m.end;
                 }
             }
-        } else if end != 0 && a == end && path.is_empty() && perms == "rw-p" {
-            end = b; // anonymous tail of .bss
+        } else if end != 0 && m.start == end && m.inode == 0 && m.anonymous && m.perms == "rw-p" {
+            end = m.end; // anonymous tail of .bss
         } else if end != 0 {
             break;
         }
     }
     (end > start).then(|| (start, end - start, start - base.unwrap_or(start)))
+}
+
+/// One line of `/proc/self/maps`: `start-end perms offset major:minor inode [path]`.
+struct MapsLine<'a> {
+    start: usize,
+    end: usize,
+    perms: &'a str,
+    dev: (u32, u32),
+    inode: u64,
+    /// No path at all (not `[heap]`, `[stack]`...).
+    anonymous: bool,
+}
+
+impl<'a> MapsLine<'a> {
+    fn parse(line: &'a str) -> Option<Self> {
+        let mut f = line.split_whitespace();
+        let (range, perms, _offset, dev, inode) =
+            (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+        let (a, b) = range.split_once('-')?;
+        let (maj, min) = dev.split_once(':')?;
+        Some(MapsLine {
+            start: usize::from_str_radix(a, 16).ok()?,
+            end: usize::from_str_radix(b, 16).ok()?,
+            perms,
+            dev: (
+                u32::from_str_radix(maj, 16).ok()?,
+                u32::from_str_radix(min, 16).ok()?,
+            ),
+            inode: inode.parse().ok()?,
+            anonymous: f.next().is_none(),
+        })
+    }
+}
+
+/// Number of threads of this process (from `/proc/self/task`), if readable.
+pub(crate) fn thread_count() -> Option<usize> {
+    Some(std::fs::read_dir("/proc/self/task").ok()?.count())
 }
 
 /// Moves `[start, start + len)` of this process onto a new shared file with the same
@@ -185,5 +222,73 @@ pub(crate) fn share_in_place(name: &str, start: usize, len: usize) -> io::Result
             0,
         )?;
     }
+    private_data_on_fork(start, len);
     Ok(fd)
+}
+
+/// The shared data range a forked child must get a private copy of (start, len).
+static FORK_DATA: [std::sync::atomic::AtomicUsize; 2] = [
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+];
+
+/// After `fork()` the child would share the globals with its parent (a `MAP_SHARED`
+/// mapping survives fork): an atfork handler gives the child a private copy, as a plain
+/// process has.
+fn private_data_on_fork(start: usize, len: usize) {
+    use std::sync::atomic::Ordering;
+    static REGISTER: std::sync::Once = std::sync::Once::new();
+    FORK_DATA[0].store(start, Ordering::Relaxed);
+    FORK_DATA[1].store(len, Ordering::Relaxed);
+    REGISTER.call_once(|| {
+        // SAFETY: registers a handler that runs in the child only, where it touches just
+        // the range recorded above (see `privatize_data_in_child`).
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(privatize_data_in_child)) };
+        assert_eq!(rc, 0, "pthread_atfork failed");
+    });
+}
+
+/// Runs in a forked child (one thread, async-signal-safe calls only): copies the shared
+/// globals into fresh private memory and moves that over them in one `mremap`, so at no
+/// moment do they read as anything but their values.
+extern "C" fn privatize_data_in_child() {
+    use std::sync::atomic::Ordering;
+    let (start, len) = (
+        FORK_DATA[0].load(Ordering::Relaxed),
+        FORK_DATA[1].load(Ordering::Relaxed),
+    );
+    if len == 0 {
+        return;
+    }
+    // SAFETY: `[start, start + len)` is the readable, writable data mapping that
+    // `share_in_place` made; the child has one thread, so nothing writes it while it is
+    // copied; `tmp` is a fresh mapping of `len` bytes, moved over the range (MREMAP_FIXED
+    // unmaps the shared view atomically) and not used afterwards.
+    unsafe {
+        let tmp = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        let moved = tmp != libc::MAP_FAILED && {
+            std::ptr::copy_nonoverlapping(start as *const u8, tmp.cast::<u8>(), len);
+            libc::mremap(
+                tmp,
+                len,
+                len,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                start as *mut libc::c_void,
+            ) != libc::MAP_FAILED
+        };
+        if !moved {
+            // Writes would reach the parent's globals: end the child instead.
+            const MSG: &[u8] =
+                b"rshmem: fork: cannot give the child private global variables; exiting\n";
+            libc::write(2, MSG.as_ptr().cast(), MSG.len());
+            libc::_exit(1);
+        }
+    }
 }

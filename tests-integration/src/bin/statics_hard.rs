@@ -1,0 +1,124 @@
+//! Symmetric globals at the edges: `statics_hard <mode>` with mode
+//! - `threads`: a thread writes a global while `init` would move the globals: init must
+//!   fail naming the threads (never lose the writes);
+//! - `fork`: after init, a forked child's writes to a global must not reach the parent;
+//! - `deleted <dir>`: every PE's executable is deleted before init (as when a binary is
+//!   rebuilt while a job starts); the globals are symmetric all the same.
+//!
+//! Prints `ok statics_hard <mode> pe=<me>`.
+#![allow(unsafe_code)]
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rshmem_core::{amo, setup, sync, AmoOp, ThreadLevel};
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+static VALUE: AtomicU64 = AtomicU64::new(1);
+
+fn init() {
+    rshmem_core::runtime::enable_symmetric_data();
+    rshmem_core::init(ThreadLevel::Multiple).unwrap_or_else(|e| rshmem_core::fatal(&e));
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map_or("", String::as_str);
+    match mode {
+        "threads" => threads(),
+        "fork" => fork(),
+        "deleted" => deleted(Path::new(&args[2])),
+        _ => panic!("usage: statics_hard threads|fork|deleted <dir>"),
+    }
+    let me = setup::my_pe().unwrap();
+    println!("ok statics_hard {mode} pe={me}");
+    rshmem_core::finalize();
+}
+
+fn threads() {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let t = std::thread::spawn(|| {
+        while !STOP.load(Ordering::Relaxed) {
+            COUNTER.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    init();
+    STOP.store(true, Ordering::Relaxed);
+    t.join().unwrap();
+}
+
+fn fork() {
+    init();
+    VALUE.store(7, Ordering::SeqCst);
+    // SAFETY: the child only stores to an atomic and calls `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        VALUE.store(99, Ordering::SeqCst);
+        // SAFETY: ends the child without running the parent's exit handlers.
+        unsafe { libc::_exit(0) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert_eq!(
+        VALUE.load(Ordering::SeqCst),
+        7,
+        "a forked child's write reached the parent's global"
+    );
+    // The parent's global is still symmetric.
+    let me = setup::my_pe().unwrap();
+    sync::barrier_all().unwrap();
+    // SAFETY: VALUE is a symmetric, aligned u64 on PE 0.
+    let seen = unsafe { amo::atomic::<u64>("shmem_atomic_fetch", VALUE.as_ptr(), AmoOp::Fetch, 0) };
+    assert_eq!(seen.unwrap(), 7, "PE {me} reads PE 0's global");
+    sync::barrier_all().unwrap();
+}
+
+/// Waits (bounded) until every PE of the job has created its file `tag.<rank>` in `dir`.
+fn file_barrier(dir: &Path, tag: &str, rank: &str, size: usize) {
+    std::fs::write(dir.join(format!("{tag}.{rank}")), b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n = std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(tag))
+            })
+            .count();
+        if n == size {
+            return;
+        }
+        assert!(Instant::now() < deadline, "file barrier {tag} timed out");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn deleted(dir: &Path) {
+    // Before init: the launcher's variables say who we are.
+    let rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "0".into());
+    let size: usize = std::env::var("PMI_SIZE").map_or(1, |s| s.parse().unwrap());
+    file_barrier(dir, "started", &rank, size);
+    if rank == "0" {
+        std::fs::remove_file(std::env::current_exe().unwrap()).unwrap();
+    }
+    file_barrier(dir, "deleted", &rank, size);
+    init();
+    let (me, n) = (setup::my_pe().unwrap(), setup::n_pes().unwrap());
+    // SAFETY: COUNTER is a symmetric, aligned u64 (a global).
+    unsafe {
+        amo::atomic::<u64>(
+            "shmem_atomic_add",
+            COUNTER.as_ptr(),
+            AmoOp::Add(me as u64 + 1),
+            0,
+        )
+        .unwrap();
+    }
+    sync::barrier_all().unwrap();
+    if me == 0 {
+        assert_eq!(COUNTER.load(Ordering::SeqCst), (n * (n + 1) / 2) as u64);
+    }
+}
