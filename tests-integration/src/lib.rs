@@ -249,3 +249,40 @@ pub fn shm_objects() -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// The workspace's root folder.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Installs the C face (library, headers, `oshcc`, `oshrun`) with
+/// `crates/rshmem-capi/scripts/install.sh` into `<build dir>/<name>` and returns that
+/// prefix. Each test file uses a prefix of its own, so test processes never replace files
+/// another one runs.
+pub fn install_c_face(name: &str) -> PathBuf {
+    let build = bin_dir();
+    assert!(
+        build.join("librshmem_c.so").exists() || build.join("deps/librshmem_c.so").exists(),
+        "{} has no librshmem_c.so: run `cargo test --workspace`, or `cargo build -p rshmem-capi -p oshrun` before this test",
+        build.display()
+    );
+    let prefix = build.join(name);
+    let out = Command::new("sh")
+        .arg(workspace().join("crates/rshmem-capi/scripts/install.sh"))
+        .arg("--prefix")
+        .arg(&prefix)
+        .arg("--build-dir")
+        .arg(&build)
+        .output()
+        .expect("run install.sh");
+    assert!(
+        out.status.success(),
+        "install.sh failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    prefix
+}

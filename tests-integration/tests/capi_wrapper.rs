@@ -11,40 +11,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use rshmem_tests::{bin_dir, run_bounded, Job, JobOutput};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
+use rshmem_tests::{install_c_face, run_bounded, Job, JobOutput};
 
 /// The install prefix, installed once per test process.
 fn prefix() -> &'static Path {
     static PREFIX: OnceLock<PathBuf> = OnceLock::new();
     PREFIX.get_or_init(|| {
-        let build = bin_dir();
-        assert!(
-            build.join("librshmem_c.so").exists() || build.join("deps/librshmem_c.so").exists(),
-            "{} has no librshmem_c.so: run `cargo test --workspace`, or `cargo build -p rshmem-capi -p oshrun` before this test",
-            build.display()
-        );
-        let prefix = build.join("capi-wrapper-prefix");
-        let out = Command::new("sh")
-            .arg(workspace().join("crates/rshmem-capi/scripts/install.sh"))
-            .arg("--prefix")
-            .arg(&prefix)
-            .arg("--build-dir")
-            .arg(&build)
-            .output()
-            .expect("run install.sh");
-        assert!(
-            out.status.success(),
-            "install.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let prefix = install_c_face("capi-wrapper-prefix");
         let dir = prefix.join("wrapper-tests");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("hello.c"), HELLO).unwrap();

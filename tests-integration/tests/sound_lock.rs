@@ -5,48 +5,27 @@
 //! The C programs are compiled with the installed `oshcc` as in capi.rs (installed into
 //! a prefix of this test's own); run alone, this test needs `cargo build -p rshmem-capi`.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use rshmem_tests::{bin_dir, Job};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
+use rshmem_tests::{install_c_face, workspace, Job};
 
 /// Installs the C face into a prefix once, compiles lock_misuse.c; returns the program.
 fn lock_misuse() -> &'static str {
     static EXE: OnceLock<String> = OnceLock::new();
     EXE.get_or_init(|| {
-        let build = bin_dir();
-        assert!(
-            build.join("librshmem_c.so").exists() || build.join("deps/librshmem_c.so").exists(),
-            "{} has no librshmem_c.so: run `cargo test --workspace`, or `cargo build -p rshmem-capi` before this test",
-            build.display()
-        );
-        let prefix = build.join("sound-prefix");
-        let out = Command::new("sh")
-            .arg(workspace().join("crates/rshmem-capi/scripts/install.sh"))
-            .arg("--prefix")
-            .arg(&prefix)
-            .arg("--build-dir")
-            .arg(&build)
-            .output()
-            .expect("run install.sh");
-        assert!(
-            out.status.success(),
-            "install.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let prefix = install_c_face("sound-prefix");
         let exe = prefix.join("lock_misuse");
         let out = Command::new(prefix.join("bin/oshcc"))
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1"])
+            .args([
+                "-std=c11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-O1",
+            ])
             .args(["-pthread", "-o"])
             .arg(&exe)
             .arg(workspace().join("tests-integration/c/lock_misuse.c"))
