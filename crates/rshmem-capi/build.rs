@@ -391,6 +391,34 @@ impl Gen {
 }
 
 /// Substitutes `TN` (TYPENAME), `TYPE` (C type) and `{T}` (Rust type) in a template.
+/// Emits an RMA routine's typed forms (`typed` names them with `TN`; one per RMA type)
+/// and its sized forms (`sized(bits)`, with void pointers), replacing `ESIZE` in `body`
+/// with the element size; returns the void-pointer parameters.
+fn typed_and_sized(
+    g: &mut Gen,
+    typed: &str,
+    sized: impl Fn(usize) -> String,
+    params: &str,
+    body: &str,
+) -> String {
+    for (tn, _) in RMA {
+        g.fc(
+            &sub(&format!("void {typed}({params})"), tn),
+            &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
+        );
+    }
+    let vparams = params
+        .replace("const TYPE", "const void")
+        .replace("TYPE", "void");
+    for &bits in SIZES {
+        g.fc(
+            &format!("void {}({vparams})", sized(bits)),
+            &body.replace("ESIZE", &(bits / 8).to_string()),
+        );
+    }
+    vparams
+}
+
 fn sub(tpl: &str, tn: &str) -> String {
     let c = ctype(tn);
     tpl.replace("TN", tn)
@@ -589,27 +617,17 @@ fn rma(g: &mut Gen) {
         if op.starts_with("put_signal") {
             g.section("Put with signal");
         }
-        // Typed.
-        for (tn, _) in RMA {
-            let sig = sub(&format!("void shmem_TN_{op}({params})"), tn);
-            g.fc(
-                &sig,
-                &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
-            );
-        }
-        // SIZE and mem: void pointers, element size in bytes.
+        // Typed, SIZE and mem (void pointers, element size in bytes).
         let (stem, rest) = op
             .split_once('_')
             .map_or((*op, String::new()), |(a, b)| (a, format!("_{b}")));
-        let vparams = params
-            .replace("const TYPE", "const void")
-            .replace("TYPE", "void");
-        for bits in SIZES {
-            g.fc(
-                &format!("void shmem_{stem}{bits}{rest}({vparams})"),
-                &body.replace("ESIZE", &(bits / 8).to_string()),
-            );
-        }
+        let vparams = typed_and_sized(
+            g,
+            &format!("shmem_TN_{op}"),
+            |bits| format!("shmem_{stem}{bits}{rest}"),
+            params,
+            body,
+        );
         if !op.starts_with('i') {
             g.fc(
                 &format!("void shmem_{stem}mem{rest}({vparams})"),
@@ -958,21 +976,13 @@ fn nbe(g: &mut Gen) {
         let body = format!(
             "imp::nbe(R, @CTX@, {is_put}, target.cast(), source.cast(), nelems, ESIZE, pe, req)"
         );
-        for (tn, _) in RMA {
-            g.fc(
-                &sub(&format!("void shmemx_TN_{op}_nbe({params})"), tn),
-                &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
-            );
-        }
-        let vparams = params
-            .replace("const TYPE", "const void")
-            .replace("TYPE", "void");
-        for bits in SIZES {
-            g.fc(
-                &format!("void shmemx_{op}{bits}_nbe({vparams})"),
-                &body.replace("ESIZE", &(bits / 8).to_string()),
-            );
-        }
+        let vparams = typed_and_sized(
+            g,
+            &format!("shmemx_TN_{op}_nbe"),
+            |bits| format!("shmemx_{op}{bits}_nbe"),
+            params,
+            &body,
+        );
         g.fc(
             &format!(
                 "void shmemx_{op}mem_nbe({})",
@@ -1049,21 +1059,13 @@ fn sos_aliases(g: &mut Gen) {
         let body = format!(
             "imp::blocked(R, @CTX@, {is_put}, target.cast(), source.cast(), tst, sst, bsize, nblocks, ESIZE, pe)"
         );
-        for (tn, _) in RMA {
-            g.fc(
-                &sub(&format!("void shmemx_TN_{op}({params})"), tn),
-                &body.replace("ESIZE", &sub("core::mem::size_of::<{T}>()", tn)),
-            );
-        }
-        let vparams = params
-            .replace("const TYPE", "const void")
-            .replace("TYPE", "void");
-        for bits in SIZES {
-            g.fc(
-                &format!("void shmemx_{op}{bits}({vparams})"),
-                &body.replace("ESIZE", &(bits / 8).to_string()),
-            );
-        }
+        typed_and_sized(
+            g,
+            &format!("shmemx_TN_{op}"),
+            |bits| format!("shmemx_{op}{bits}"),
+            params,
+            &body,
+        );
     }
     g.xsection("Sandia OpenSHMEM names: signals (shmem_signal_set/add)");
     for (op, sop) in [("set", "Set"), ("add", "Add")] {
