@@ -190,13 +190,6 @@ pub enum InitError {
     /// Another PE could not be reached.
     #[error("shmem_init: {0}")]
     Topology(String),
-    /// Other threads run while `init` moves the globals onto shared memory: their writes
-    /// in between would be lost.
-    #[error("shmem_init: {count} threads are running, but making the program's global variables symmetric moves them onto shared memory, which loses what other threads write meanwhile; call shmem_init before starting threads, or set SHMEM_SYMMETRIC_DATA=0 (global variables are then not symmetric)")]
-    Threads {
-        /// Threads of this process, the caller included.
-        count: usize,
-    },
     /// `init` after the runtime was finalized under a launcher (which has released this
     /// PE) or with shared globals.
     #[error("shmem_init: OpenSHMEM was already finalized in this process; it cannot be initialized again under a launcher or with symmetric global variables (finalize only once, at the end)")]

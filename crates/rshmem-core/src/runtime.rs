@@ -442,12 +442,17 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     }
     boot.put("host", &host)?;
     // The executable's globals and statics, moved onto a shared file (C programs).
-    let data = if SYMMETRIC_DATA.load(Ordering::Relaxed) && cfg.symmetric_data {
-        // The move below copies, then remaps: a write another thread makes in between
-        // would be lost without a trace, so refuse rather than corrupt.
-        if let Some(count) = sys::thread_count().filter(|&n| n > 1) {
-            return Err(InitError::Threads { count });
-        }
+    let want_data = SYMMETRIC_DATA.load(Ordering::Relaxed) && cfg.symmetric_data;
+    // The move below copies, then remaps: a write another thread made in between would be
+    // lost without a trace. So with other threads running (a Python interpreter's, an
+    // OpenMP pool started early) nothing is moved; the PEs then agree below to go without
+    // symmetric globals, and a global used in RMA fails naming the routine.
+    let threads = if want_data {
+        sys::thread_count().unwrap_or(1)
+    } else {
+        1
+    };
+    let data = if want_data && threads == 1 {
         sys::executable_data()
     } else {
         None
@@ -462,6 +467,10 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
                 &format!("{}:{}:{len}:{rel}", std::process::id(), f.as_raw_fd()),
             )?;
             Some(f)
+        }
+        None if threads > 1 => {
+            boot.put("data", &format!("threads:{threads}"))?;
+            None
         }
         None => {
             boot.put("data", "none")?;
@@ -518,6 +527,24 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     // Every local peer's globals, at `data_base + pe * data_stride`.
     let mut data_map = SegMap::NONE;
     let mut data_resv = None;
+    let mut data = data;
+    if want_data {
+        // Globals are symmetric only if every local PE could move its own.
+        let busy = (0..npes)
+            .filter(|&p| routes[p] == Route::Shm)
+            .map(|pe| Ok((pe, boot.get(pe, "data")?)))
+            .collect::<std::result::Result<Vec<_>, rshmem_boot::BootError>>()?
+            .into_iter()
+            .find_map(|(pe, d)| Some((pe, d.strip_prefix("threads:")?.to_owned())));
+        if let Some((pe, count)) = busy {
+            if me == 0 {
+                eprintln!(
+                    "rshmem: warning: global and static variables are not symmetric in this job: PE {pe} had {count} threads running at shmem_init, and moving globals onto shared memory would lose their writes (call shmem_init before starting threads; SHMEM_SYMMETRIC_DATA=0 silences this)"
+                );
+            }
+            data = None;
+        }
+    }
     if let Some((start, len, rel)) = data {
         let dstride = len.next_multiple_of(4096);
         let r = sys::Reservation::new(dstride * npes, 4096).map_err(os(

@@ -1,6 +1,7 @@
 //! Symmetric globals at the edges: `statics_hard <mode>` with mode
-//! - `threads`: a thread writes a global while `init` would move the globals: init must
-//!   fail naming the threads (never lose the writes);
+//! - `threads [all|pe0]`: a thread writes a global while `init` would move the globals
+//!   (on every PE, or on PE 0 only): none of its writes may be lost, and the job agrees to
+//!   go without symmetric globals (a global in RMA is then refused, naming the routine);
 //! - `fork`: after init, a forked child's writes to a global must not reach the parent;
 //! - `deleted <dir>`: every PE's executable is deleted before init (as when a binary is
 //!   rebuilt while a job starts); the globals are symmetric all the same.
@@ -26,7 +27,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("", String::as_str);
     match mode {
-        "threads" => threads(),
+        "threads" => threads(args.get(2).is_some_and(|a| a == "pe0")),
         "fork" => fork(),
         "deleted" => deleted(Path::new(&args[2])),
         _ => panic!("usage: statics_hard threads|fork|deleted <dir>"),
@@ -36,16 +37,42 @@ fn main() {
     rshmem_core::finalize();
 }
 
-fn threads() {
+fn threads(only_pe0: bool) {
     static STOP: AtomicBool = AtomicBool::new(false);
-    let t = std::thread::spawn(|| {
-        while !STOP.load(Ordering::Relaxed) {
-            COUNTER.fetch_add(1, Ordering::Relaxed);
-        }
+    let rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "0".into());
+    let spawn = !only_pe0 || rank == "0";
+    let t = spawn.then(|| {
+        std::thread::spawn(|| {
+            let mut done = 0u64;
+            while !STOP.load(Ordering::Relaxed) {
+                COUNTER.fetch_add(1, Ordering::Relaxed);
+                done += 1;
+            }
+            done
+        })
     });
+    if spawn {
+        // Writing before init, so init sees the thread.
+        while COUNTER.load(Ordering::Relaxed) == 0 {
+            std::hint::spin_loop();
+        }
+    }
     init();
     STOP.store(true, Ordering::Relaxed);
-    t.join().unwrap();
+    if let Some(t) = t {
+        let done = t.join().unwrap();
+        assert_eq!(
+            COUNTER.load(Ordering::Relaxed),
+            done,
+            "writes made while shmem_init ran were lost"
+        );
+    }
+    // Every PE agrees that globals are not symmetric: RMA on one is refused.
+    // SAFETY: the call only validates the address, which is refused.
+    let e = unsafe { amo::atomic::<u64>("shmem_atomic_fetch", VALUE.as_ptr(), AmoOp::Fetch, 0) };
+    let e = e.expect_err("globals must not be symmetric after a thread ran at init");
+    assert!(e.to_string().contains("shmem_atomic_fetch"), "{e}");
+    sync::barrier_all().unwrap();
 }
 
 fn fork() {
