@@ -527,33 +527,39 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     // Every local peer's globals, at `data_base + pe * data_stride`.
     let mut data_map = SegMap::NONE;
     let mut data_resv = None;
-    let mut data = data;
-    if want_data {
-        // Globals are symmetric only if every local PE could move its own.
-        let busy = (0..npes)
+    // Each local PE's published globals, read once: globals are symmetric only if every
+    // local PE could move its own.
+    let peer_data = if want_data {
+        (0..npes)
             .filter(|&p| routes[p] == Route::Shm)
             .map(|pe| Ok((pe, boot.get(pe, "data")?)))
             .collect::<std::result::Result<Vec<_>, rshmem_boot::BootError>>()?
-            .into_iter()
-            .find_map(|(pe, d)| Some((pe, d.strip_prefix("threads:")?.to_owned())));
-        if let Some((pe, count)) = busy {
+    } else {
+        Vec::new()
+    };
+    let busy = peer_data
+        .iter()
+        .find_map(|(pe, d)| Some((pe, d.strip_prefix("threads:")?)));
+    let data = match busy {
+        Some((pe, count)) => {
             if me == 0 {
                 eprintln!(
                     "rshmem: warning: global and static variables are not symmetric in this job: PE {pe} had {count} threads running at shmem_init, and moving globals onto shared memory would lose their writes (call shmem_init before starting threads; SHMEM_SYMMETRIC_DATA=0 silences this)"
                 );
             }
-            data = None;
+            None
         }
-    }
+        None => data,
+    };
     if let Some((start, len, rel)) = data {
         let dstride = len.next_multiple_of(4096);
         let r = sys::Reservation::new(dstride * npes, 4096).map_err(os(
             "cannot reserve address space for the PEs' global variables",
         ))?;
-        for pe in (0..npes).filter(|&p| routes[p] == Route::Shm) {
-            let d = boot.get(pe, "data")?;
+        for (pe, d) in &peer_data {
+            let pe = *pe;
             let parts: Vec<u64> = d.split(':').filter_map(|x| x.parse().ok()).collect();
-            if d == "none" {
+            if d.as_str() == "none" {
                 return Err(InitError::Topology(format!(
                     "PE {pe} found no global variables to share but PE {me} shares {len} bytes: every PE must run the same program with the same SHMEM_SYMMETRIC_DATA"
                 )));
