@@ -413,9 +413,7 @@ pub unsafe fn collect(
     // Publish our size and source in the team's scratch line, then read everyone's.
     let size_word = rt.layout.coll_word(team.slot(), 0);
     let src_word = rt.layout.coll_word(team.slot(), 5);
-    let src_loc = s.as_ref().map_or(u64::MAX, |b| {
-        ((b.addr.seg as u64) << 63) | b.addr.off as u64
-    });
+    let src_loc = s.as_ref().map_or(u64::MAX, |b| b.addr.to_word());
     rt.amo(routine, rt.me, size_word, AmoOp::Set(nbytes as u64))?;
     rt.amo(routine, rt.me, src_word, AmoOp::Set(src_loc))?;
     rt.sync_in(routine, team);
@@ -453,16 +451,7 @@ pub unsafe fn collect(
             _ if len > 0 => {
                 let pe = team.members().pe(r);
                 let loc = rt.amo::<u64>(routine, pe, src_word, AmoOp::Fetch)?;
-                let seg = if loc >> 63 == 0 {
-                    crate::transport::Seg::Heap
-                } else {
-                    crate::transport::Seg::Data
-                };
-                let a = SymAddr {
-                    seg,
-                    off: (loc & !(1 << 63)) as usize,
-                };
-                let from = rt.peer_ptr(routine, pe, a)?;
+                let from = rt.peer_ptr(routine, pe, SymAddr::from_word(loc))?;
                 // SAFETY: rank r checked its source for `len` bytes and published it; it
                 // is stable during the collective; `dest` holds the total, checked above.
                 unsafe { std::ptr::copy(from, dest.add(at), len) };

@@ -31,6 +31,32 @@ pub struct SymAddr {
     pub off: usize,
 }
 
+impl SymAddr {
+    /// Bit of [`SymAddr::to_word`] that says [`Seg::Data`].
+    const DATA_BIT: u64 = 1 << 63;
+
+    /// The location as one word, for a peer to read from symmetric scratch.
+    pub(crate) fn to_word(self) -> u64 {
+        let seg = match self.seg {
+            Seg::Heap => 0,
+            Seg::Data => Self::DATA_BIT,
+        };
+        seg | self.off as u64
+    }
+
+    /// The location [`SymAddr::to_word`] made `w` from.
+    pub(crate) fn from_word(w: u64) -> SymAddr {
+        SymAddr {
+            seg: if w & Self::DATA_BIT == 0 {
+                Seg::Heap
+            } else {
+                Seg::Data
+            },
+            off: (w & !Self::DATA_BIT) as usize,
+        }
+    }
+}
+
 /// One-sided operations on remote symmetric memory.
 ///
 /// Blocking `put` returns when `src` may be reused; `get` when the data is in `dst`.
@@ -91,4 +117,29 @@ pub enum Route {
     Shm,
     /// No transport reaches it (another host, no network transport built).
     None,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sym_addr_round_trips_through_a_word() {
+        for a in [
+            SymAddr {
+                seg: Seg::Heap,
+                off: 0,
+            },
+            SymAddr {
+                seg: Seg::Data,
+                off: 0x1234_5678,
+            },
+            SymAddr {
+                seg: Seg::Heap,
+                off: (1 << 62) + 8,
+            },
+        ] {
+            assert_eq!(SymAddr::from_word(a.to_word()), a);
+        }
+    }
 }
