@@ -2,9 +2,11 @@
 //!
 //! It implements each OpenSHMEM routine once, on raw addresses: symmetric addresses are
 //! checked and translated to (segment, offset) pairs, then carried by a transport. The
-//! layers, bottom up: [`runtime`] (bootstrap, segments, routes), [`transport`] (shm),
-//! then the routine families ([`rma`], [`amo`], [`signal`], [`p2p`], [`order`],
-//! [`sync`], [`lock`], [`memory`], [`setup`]).
+//! layers, bottom up, one folder each: [`runtime`] (bootstrap, segments, the heap, setup
+//! queries), [`transport`] (the fabric: routes, shared memory, the copy engine, UCX),
+//! [`ctx`] (contexts and requests), [`team`], [`ops`] (the one-sided routine families:
+//! [`rma`], [`amo`], [`signal`], [`p2p`], [`order`], [`lock`]) and [`coll`] (team
+//! synchronization and collectives). `docs/architecture.md` draws them.
 //!
 //! Errors name the routine and argument at fault ([`Error`]); faces decide whether to
 //! return them (Rust) or end the job with them (C).
@@ -19,30 +21,34 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod algo;
-pub mod amo;
+// The layers, bottom up; `unsafe` is allowed per folder, where raw memory is the job.
+#[allow(unsafe_code)]
 pub mod coll;
-mod conc;
+#[allow(unsafe_code)]
 pub mod ctx;
-mod engine;
-pub mod error;
-mod heap;
-pub mod lock;
-#[cfg(all(test, loom))]
-mod loom_tests;
-pub mod memory;
-pub mod order;
-pub mod p2p;
-pub mod request;
-pub mod rma;
+#[allow(unsafe_code)]
+pub mod ops;
+#[allow(unsafe_code)]
 pub mod runtime;
-pub mod setup;
-pub mod signal;
-pub mod sync;
-mod sys;
 pub mod team;
+#[allow(unsafe_code)]
 pub mod transport;
+
+mod conc;
+pub mod error;
+#[cfg(all(test, loom))]
+#[allow(unsafe_code)]
+mod loom_tests;
+#[allow(unsafe_code)]
 pub mod word;
+
+// The routine families under their short names, as the faces call them.
+pub use coll::{algo, sync};
+pub use ctx::request;
+pub use ops::{amo, lock, order, p2p, rma, signal};
+pub(crate) use runtime::heap;
+pub use runtime::{memory, setup};
+pub(crate) use transport::engine;
 
 pub use ctx::{Ctx, CtxHandle};
 pub use engine::{pause_for_tests, Completion};

@@ -7,7 +7,6 @@
 //!   loom atomics standing for each PE's lock word): mutual exclusion, hand-over, and the
 //!   misuse checks;
 //! - the request objects' recycling (`request.rs`, with its queue from `conc`).
-#![allow(unsafe_code)]
 
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

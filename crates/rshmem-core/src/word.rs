@@ -1,6 +1,5 @@
 //! Element types that atomic operations and point-to-point waits work on, and the atomic
 //! primitives over raw pointers into symmetric memory.
-#![allow(unsafe_code)]
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 use std::sync::atomic::{

@@ -1,6 +1,5 @@
 //! Message-passing reduction algorithms over [`msg`](super::msg) channels, and the
 //! hierarchical composition over the HOST and LEADERS teams.
-#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 

@@ -8,13 +8,14 @@
 //! (one pass over memory in all) and stores it into every destination. Each collective
 //! starts with a team sync (sources ready, earlier results consumed) and ends with one
 //! (results complete); nothing else is needed between consecutive collectives.
-#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 
+pub mod algo;
 mod algos;
 pub(crate) mod check;
 pub(crate) mod msg;
+pub mod sync;
 
 use check::{Kind, Show};
 

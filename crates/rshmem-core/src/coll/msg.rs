@@ -9,7 +9,6 @@
 //! the receiver acknowledges by incrementing the sender's consumption counter, and a
 //! sender never runs more than two messages ahead of those acknowledgements. Everything
 //! goes through transports (put + atomic), so the same code works off-node.
-#![allow(unsafe_code)]
 
 use std::sync::atomic::Ordering::Relaxed;
 

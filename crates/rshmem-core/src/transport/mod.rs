@@ -6,7 +6,8 @@
 //! so the hot path has no dynamic call. `shm` serves every PE on this host; a network
 //! transport (UCX, with one worker per context and software progress) plugs in as a
 //! second implementation of [`Transport`] and a second `Route` variant.
-#![allow(unsafe_code)]
+
+pub(crate) mod engine;
 
 pub(crate) mod shm;
 

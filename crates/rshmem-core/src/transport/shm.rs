@@ -1,7 +1,6 @@
 //! The shared-memory transport: every PE of the host has every other PE's segment mapped,
 //! PE `p` at `base + p * stride`, so an operation is a `memcpy` or a CPU atomic on the
 //! peer's mapping. No locks, no allocation, no system call.
-#![allow(unsafe_code)]
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{fence, Ordering};

@@ -8,7 +8,6 @@
 //! use; it parks when idle and is woken by the next submission. A thread that waits for
 //! a completion runs queued jobs itself rather than yield: on an oversubscribed host the
 //! engine thread may not be running, and the waiter has nothing better to do.
-#![allow(unsafe_code)]
 
 use std::sync::OnceLock;
 

@@ -7,7 +7,8 @@
 //! team take PE numbers in that team. Each context is a 128-byte-aligned object of its own,
 //! so threads on their own private contexts share no cache line; objects are pooled, so
 //! creating and destroying contexts costs no memory growth.
-#![allow(unsafe_code)]
+
+pub mod request;
 
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicBool, Ordering};

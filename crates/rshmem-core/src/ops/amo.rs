@@ -1,7 +1,6 @@
 //! Atomic memory operations. Typed faces restrict which operations each type gets (the
 //! spec's standard, extended and bitwise classes); here every [`Word`] takes every
 //! [`AmoOp`].
-#![allow(unsafe_code)]
 
 use crate::ctx::Ctx;
 use crate::error::Result;

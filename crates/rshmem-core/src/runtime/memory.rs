@@ -1,7 +1,6 @@
 //! Symmetric heap management: `shmem_malloc` and friends. Every routine is collective
 //! over all PEs, takes the same arguments on each, and synchronizes like a barrier when
 //! it does anything. With `SHMEM_DEBUG=1` the arguments are compared across PEs first.
-#![allow(unsafe_code)]
 
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};

@@ -1,6 +1,5 @@
 //! Point-to-point synchronization: `wait_until` and `test` with their `_all`, `_any`,
 //! `_some` and `_vector` forms, on local symmetric words updated by other PEs.
-#![allow(unsafe_code)]
 
 use rshmem_util::Waiter;
 

@@ -1,6 +1,5 @@
 //! Remote memory access: put, get, strided and non-blocking forms, on the default context.
 //! Sizes are in bytes; typed faces multiply by the element size.
-#![allow(unsafe_code)]
 
 use crate::ctx::Ctx;
 use crate::engine::Completion;

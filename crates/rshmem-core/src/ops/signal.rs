@@ -1,6 +1,5 @@
 //! Put-with-signal and signal operations. A signal is a symmetric `u64`; data is
 //! delivered before the signal is visible.
-#![allow(unsafe_code)]
 
 use rshmem_util::Waiter;
 

@@ -1,7 +1,11 @@
 //! The runtime state of one PE: configuration, bootstrap, the mapped segments of every
 //! PE on the host, routes, the heap allocator. Created by `init`, torn down by
 //! `finalize`, reached through one global pointer.
-#![allow(unsafe_code)]
+
+pub(crate) mod heap;
+pub mod memory;
+pub mod setup;
+pub(crate) mod sys;
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -17,7 +21,6 @@ use crate::engine::Engine;
 use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
 use crate::request::Pool;
-use crate::sys;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
 use crate::transport::shm::{SegMap, Shm};
 use crate::transport::{Route, Seg, SymAddr, Transport};

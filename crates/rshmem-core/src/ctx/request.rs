@@ -13,7 +13,6 @@
 //! transfer handed to the copy engine takes a request object of its own. Those objects
 //! are recycled through a small per-thread cache backed by a lock-free pool, so a thread
 //! issuing requests takes no lock and shares no cache line with other threads.
-#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 use std::ptr::NonNull;

@@ -1,6 +1,5 @@
 //! The runtime's only raw OS calls: shared-memory files and mappings. Each is a safe
 //! function over `rustix` that returns `io::Result`.
-#![allow(unsafe_code)]
 
 use std::fs::File;
 use std::io;
