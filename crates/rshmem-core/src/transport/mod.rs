@@ -149,7 +149,6 @@ impl Fabric {
         self.routes[pe] == Route::Shm
     }
 
-
     /// Whether some PE is reached through UCX.
     #[inline(always)]
     pub(crate) fn has_ucx(&self) -> bool {
@@ -382,7 +381,7 @@ impl Fabric {
     #[inline]
     pub(crate) fn fence(&self, ctx: &CtxState) {
         if ctx.comp.pending() {
-            self.engine.wait(ctx.lane, &ctx.comp);
+            self.wait_complete(&ctx.comp, ctx.lane);
         }
         if let Some(u) = &self.ucx {
             u.fence(ctx);
@@ -397,10 +396,27 @@ impl Fabric {
             u.quiet(routine, ctx)?;
         }
         if ctx.comp.pending() {
-            self.engine.wait(ctx.lane, &ctx.comp);
+            self.wait_complete(&ctx.comp, ctx.lane);
         }
         fence(Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Waits until `comp` is complete: running the copy engine's queued jobs of `lane`,
+    /// and driving UCX, whose completion callbacks run only in progress calls (a flush
+    /// does not wait for every get's callback).
+    #[cold]
+    fn wait_complete(&self, comp: &Completion, lane: usize) {
+        let Some(u) = &self.ucx else {
+            return self.engine.wait(lane, comp);
+        };
+        let mut w = rshmem_util::Waiter::new();
+        while comp.pending() {
+            if !self.engine.help(lane) {
+                u.progress();
+                w.snooze();
+            }
+        }
     }
 
     /// Completes every transfer of every context and request of this PE: the copy

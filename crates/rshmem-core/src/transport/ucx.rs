@@ -143,8 +143,21 @@ fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
     move |e| InitError::Transport(format!("{what}: {e}"))
 }
 
-/// UCX's name for what went wrong, for [`Error::Transport`].
+/// How long an operation that found its peer gone waits before it reports: the peer most
+/// likely exited, and the launcher, which saw how, should be the one to tell.
+const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// UCX's name for what went wrong, for [`Error::Transport`]; when the peer is gone, after
+/// [`PEER_GONE_GRACE`].
 fn status_of(e: &UcxError) -> &'static str {
+    let peer_gone = matches!(e, UcxError::PeerFailed(_))
+        || matches!(e, UcxError::Status { status, .. } if matches!(
+            status.name(),
+            "UCS_ERR_ENDPOINT_TIMEOUT" | "UCS_ERR_CONNECTION_RESET" | "UCS_ERR_UNREACHABLE"
+        ));
+    if peer_gone {
+        std::thread::sleep(PEER_GONE_GRACE);
+    }
     match e {
         UcxError::Status { status, .. } | UcxError::PeerFailed(status) => status.name(),
         UcxError::Load { .. } => "library not loaded",
