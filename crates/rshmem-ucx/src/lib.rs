@@ -27,7 +27,18 @@
 //! are `Send + Sync`: any thread may issue operations or progress it, e.g. its owner and a
 //! [`ProgressThread`]. A [`Worker<Local>`] (`UCS_THREAD_MODE_SERIALIZED`, cheaper) and its
 //! endpoints and keys are neither `Send` nor `Sync`: they share the worker, so they must stay
-//! on the thread that created them.
+//! on the thread that created them:
+//!
+//! ```compile_fail
+//! fn needs_send<T: Send>(_: T) {}
+//! let ucp = rshmem_ucx::Ucp::load().unwrap();
+//! needs_send(ucp.local_worker().unwrap()); // a Local worker cannot move to another thread
+//! ```
+//! ```no_run
+//! fn needs_send<T: Send>(_: T) {}
+//! let ucp = rshmem_ucx::Ucp::load().unwrap();
+//! needs_send(ucp.worker().unwrap()); // a Multi worker can
+//! ```
 //!
 //! # Completion contract
 //!
@@ -578,6 +589,23 @@ impl<M: ThreadMode> Worker<M> {
         self.inner.wait("ucp_worker_flush_nbx", req)
     }
 
+    /// Starts a flush of every operation issued on this worker so far: when it completes, they
+    /// are complete at their targets. Same completion contract as the operations.
+    ///
+    /// # Safety
+    /// `done` must stay alive until it is incremented.
+    pub unsafe fn flush_nb(&self, done: Option<&AtomicU64>) -> Result<Issued> {
+        let p = Endpoint::<M>::param(done);
+        // SAFETY: live worker; the caller keeps done alive.
+        let req = unsafe { self.inner.lib().ucp_worker_flush_nbx(self.inner.h, &p) };
+        issued(
+            self.inner.lib(),
+            "ucp_worker_flush_nbx",
+            req,
+            done.is_some(),
+        )
+    }
+
     /// The worker's event file descriptor (readable when [`Worker::arm`]ed and work arrived).
     /// Owned by the worker: do not close it.
     pub fn efd(&self) -> Result<RawFd> {
@@ -657,6 +685,30 @@ impl<M: ThreadMode> Worker<M> {
     }
 }
 
+/// Turns an `_nbx` return value into [`Issued`]; a request without a counting callback is
+/// released at once (UCX then completes it internally).
+fn issued(
+    lib: &sys::UcpLib,
+    routine: &'static str,
+    req: sys::ucs_status_ptr_t,
+    counted: bool,
+) -> Result<Issued> {
+    if req.is_null() {
+        Ok(Issued::Done)
+    } else if ptr_is_err(req) {
+        Err(UcxError::Status {
+            routine,
+            status: ptr_status(req),
+        })
+    } else {
+        if !counted {
+            // SAFETY: a live request nobody else references.
+            unsafe { lib.ucp_request_free(req) };
+        }
+        Ok(Issued::Pending)
+    }
+}
+
 extern "C" fn ep_error_cb(arg: *mut c_void, _ep: sys::ucp_ep_h, status: sys::ucs_status_t) {
     // SAFETY: arg is the endpoint's failure cell, alive until the endpoint is closed.
     let cell = unsafe { &*(arg as *const AtomicI8) };
@@ -727,20 +779,29 @@ impl<M: ThreadMode> fmt::Debug for Endpoint<M> {
 /// A remote key unpacked on one endpoint; destroyed on drop (before its endpoint is closed).
 pub struct RemoteKey<M: ThreadMode = Multi> {
     ep: Arc<EpInner>,
-    h: sys::ucp_rkey_h,
+    h: RkeyHandle,
     _mode: PhantomData<M>,
 }
 
+#[derive(Clone, Copy)]
+struct RkeyHandle(sys::ucp_rkey_h);
+
+// SAFETY: only reachable through the mode-marked RemoteKey; operations using it run under the
+// worker's lock in UCS_THREAD_MODE_MULTI.
+unsafe impl Send for RkeyHandle {}
+// SAFETY: as for Send.
+unsafe impl Sync for RkeyHandle {}
+
 impl<M: ThreadMode> fmt::Debug for RemoteKey<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RemoteKey({:p})", self.h)
+        write!(f, "RemoteKey({:p})", self.h.0)
     }
 }
 
 impl<M: ThreadMode> Drop for RemoteKey<M> {
     fn drop(&mut self) {
         // SAFETY: the key came from ucp_ep_rkey_unpack; its endpoint is still open (we hold it).
-        unsafe { self.ep.worker.lib().ucp_rkey_destroy(self.h) };
+        unsafe { self.ep.worker.lib().ucp_rkey_destroy(self.h.0) };
     }
 }
 
@@ -832,6 +893,49 @@ impl Operand {
     }
 }
 
+/// Caller-owned storage of a non-blocking fetching atomic ([`Endpoint::atomic_fetch_nb`],
+/// [`Endpoint::cswap_nb`]): UCX reads the operand and writes the old value here while the
+/// operation is in flight, so it must outlive the operation and not be reused before.
+#[repr(C)]
+pub struct AmoBuffer {
+    operand: std::cell::UnsafeCell<Operand>,
+    reply: std::cell::UnsafeCell<Operand>,
+}
+
+// SAFETY: plain integers; the unsafe issuing functions make the caller keep it unshared while
+// an operation is in flight.
+unsafe impl Send for AmoBuffer {}
+
+impl Default for AmoBuffer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for AmoBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AmoBuffer")
+    }
+}
+
+impl AmoBuffer {
+    /// An empty buffer.
+    pub const fn new() -> Self {
+        AmoBuffer {
+            operand: std::cell::UnsafeCell::new(Operand { u64: 0 }),
+            reply: std::cell::UnsafeCell::new(Operand { u64: 0 }),
+        }
+    }
+
+    /// The old value fetched by the completed operation of `size` bytes (4 or 8). Read it
+    /// after completion only ([`Issued::Done`], or the `done` counter observed incremented).
+    pub fn result(&self, size: usize) -> u64 {
+        // SAFETY: after completion UCX no longer writes the reply; the caller reads it after
+        // observing completion (Acquire on the counter, or the issuing call's return).
+        unsafe { (*self.reply.get()).get(size) }
+    }
+}
+
 fn check_size(routine: &'static str, size: usize) -> Result<()> {
     if size == 4 || size == 8 {
         Ok(())
@@ -868,7 +972,7 @@ impl<M: ThreadMode> Endpoint<M> {
         })?;
         Ok(RemoteKey {
             ep: self.inner.clone(),
-            h,
+            h: RkeyHandle(h),
             _mode: PhantomData,
         })
     }
@@ -891,6 +995,17 @@ impl<M: ThreadMode> Endpoint<M> {
             });
         }
         self.status()
+    }
+
+    /// Waits for `req`; a failure on a failed endpoint is reported as the peer's failure.
+    fn wait(&self, routine: &'static str, req: sys::ucs_status_ptr_t) -> Result<()> {
+        self.inner
+            .worker
+            .wait(routine, req)
+            .map_err(|e| match self.status() {
+                Err(peer) => peer,
+                Ok(()) => e,
+            })
     }
 
     fn param(done: Option<&AtomicU64>) -> sys::ucp_request_param_t {
@@ -943,7 +1058,7 @@ impl<M: ThreadMode> Endpoint<M> {
         // SAFETY: the caller keeps src and done alive as documented; the key is this endpoint's.
         let req = unsafe {
             self.lib()
-                .ucp_put_nbx(self.inner.h, src.cast(), len, raddr, rkey.h, &p)
+                .ucp_put_nbx(self.inner.h, src.cast(), len, raddr, rkey.h.0, &p)
         };
         self.issued("ucp_put_nbx", req, done.is_some())
     }
@@ -966,7 +1081,7 @@ impl<M: ThreadMode> Endpoint<M> {
         // SAFETY: the caller keeps dst and done alive as documented; the key is this endpoint's.
         let req = unsafe {
             self.lib()
-                .ucp_get_nbx(self.inner.h, dst.cast(), len, raddr, rkey.h, &p)
+                .ucp_get_nbx(self.inner.h, dst.cast(), len, raddr, rkey.h.0, &p)
         };
         self.issued("ucp_get_nbx", req, done.is_some())
     }
@@ -983,11 +1098,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 src.as_ptr().cast(),
                 src.len(),
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_put_nbx", req)
+        self.wait("ucp_put_nbx", req)
     }
 
     /// Reads `dst.len()` bytes at `raddr` into `dst` and waits until they arrived.
@@ -1001,11 +1116,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 dst.as_mut_ptr().cast(),
                 dst.len(),
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_get_nbx", req)
+        self.wait("ucp_get_nbx", req)
     }
 
     /// A non-fetching atomic `op` with `value` on the `size`-byte (4 or 8) word at `raddr`.
@@ -1034,11 +1149,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 (&operand as *const Operand).cast(),
                 1,
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_atomic_op_nbx", req)
+        self.wait("ucp_atomic_op_nbx", req)
     }
 
     /// A fetching atomic `op` with `value` on the `size`-byte word at `raddr`; blocks
@@ -1086,6 +1201,88 @@ impl<M: ThreadMode> Endpoint<M> {
         Ok(reply.get(size))
     }
 
+    /// Starts a fetching atomic `op` with `value` on the `size`-byte word at `raddr`; the old
+    /// value is then in `buf` ([`AmoBuffer::result`]).
+    ///
+    /// # Safety
+    /// `buf` must stay alive and unused by anything else until completion ([`Issued::Done`] or
+    /// the `done` increment), and `done` must stay alive until it is incremented.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn atomic_fetch_nb(
+        &self,
+        op: FetchOp,
+        value: u64,
+        size: usize,
+        raddr: u64,
+        rkey: &RemoteKey<M>,
+        buf: &AmoBuffer,
+        done: Option<&AtomicU64>,
+    ) -> Result<Issued> {
+        check_size("Endpoint::atomic_fetch_nb", size)?;
+        self.check_rkey("Endpoint::atomic_fetch_nb", rkey)?;
+        // SAFETY: the caller gives us buf exclusively until completion.
+        unsafe {
+            *buf.operand.get() = Operand::new(size, value);
+            *buf.reply.get() = Operand::new(size, 0);
+            self.fetch_op_nb(op.ucp(), size, buf, raddr, rkey, done)
+        }
+    }
+
+    /// Starts a compare-and-swap (as [`Endpoint::cswap`]); the old value is then in `buf`.
+    ///
+    /// # Safety
+    /// As for [`Endpoint::atomic_fetch_nb`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn cswap_nb(
+        &self,
+        compare: u64,
+        new: u64,
+        size: usize,
+        raddr: u64,
+        rkey: &RemoteKey<M>,
+        buf: &AmoBuffer,
+        done: Option<&AtomicU64>,
+    ) -> Result<Issued> {
+        check_size("Endpoint::cswap_nb", size)?;
+        self.check_rkey("Endpoint::cswap_nb", rkey)?;
+        // SAFETY: the caller gives us buf exclusively until completion.
+        unsafe {
+            *buf.operand.get() = Operand::new(size, compare);
+            *buf.reply.get() = Operand::new(size, new);
+            self.fetch_op_nb(sys::UCP_ATOMIC_OP_CSWAP, size, buf, raddr, rkey, done)
+        }
+    }
+
+    /// # Safety
+    /// buf and done as for [`Endpoint::atomic_fetch_nb`].
+    unsafe fn fetch_op_nb(
+        &self,
+        op: sys::ucp_atomic_op_t,
+        size: usize,
+        buf: &AmoBuffer,
+        raddr: u64,
+        rkey: &RemoteKey<M>,
+        done: Option<&AtomicU64>,
+    ) -> Result<Issued> {
+        let mut p = Self::param(done);
+        p.op_attr_mask |= sys::UCP_OP_ATTR_FIELD_DATATYPE | sys::UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        p.datatype = dt_contig(size);
+        p.reply_buffer = buf.reply.get().cast();
+        // SAFETY: the caller keeps buf and done alive until completion.
+        let req = unsafe {
+            self.lib().ucp_atomic_op_nbx(
+                self.inner.h,
+                op,
+                buf.operand.get().cast_const().cast(),
+                1,
+                raddr,
+                rkey.h.0,
+                &p,
+            )
+        };
+        self.issued("ucp_atomic_op_nbx", req, done.is_some())
+    }
+
     fn fetch_op(
         &self,
         op: sys::ucp_atomic_op_t,
@@ -1109,11 +1306,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 (operand as *const Operand).cast(),
                 1,
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_atomic_op_nbx", req)
+        self.wait("ucp_atomic_op_nbx", req)
     }
 }
 

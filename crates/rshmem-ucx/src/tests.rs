@@ -503,3 +503,164 @@ fn progress_thread_serves_a_target_whose_owner_sleeps() {
         serving.unwrap().stop().unwrap();
     });
 }
+
+#[test]
+fn dead_peer_fails_instead_of_hanging() {
+    let _w = watchdog("dead_peer_fails_instead_of_hanging", 120);
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let c = client(ucp, &t);
+        let mut got = [0u8; 8];
+        c.ep.get_blocking(&mut got, t.heap.addr(0), &c.rkey)
+            .unwrap();
+        c.ep.status().unwrap();
+        let raddr = t.heap.addr(0);
+        drop(t); // stops the progress thread, destroys the target worker
+        let mut res = Ok(());
+        for _ in 0..100_000 {
+            res = c.ep.get_blocking(&mut got, raddr, &c.rkey);
+            if res.is_err() {
+                break;
+            }
+        }
+        assert!(
+            matches!(res, Err(UcxError::PeerFailed(_))),
+            "{tls}: {res:?}"
+        );
+        assert!(
+            matches!(c.ep.status(), Err(UcxError::PeerFailed(_))),
+            "{tls}"
+        );
+        // Later operations fail at once; flush reports the failure; closing works.
+        let e =
+            c.ep.atomic_fetch(FetchOp::Add, 1, 8, raddr, &c.rkey)
+                .unwrap_err();
+        assert!(
+            e.to_string().contains("endpoint to the peer failed"),
+            "{tls}: {e}"
+        );
+        drop(c);
+    });
+}
+
+#[test]
+fn peer_dying_during_a_pending_get_ends_the_wait() {
+    let _w = watchdog("peer_dying_during_a_pending_get_ends_the_wait", 120);
+    each_tls(|ucp, tls| {
+        // Never served: the get stays pending until the target worker is destroyed.
+        let t = Target::new(ucp, false);
+        let c = client(ucp, &t);
+        let raddr = t.heap.addr(0);
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(t);
+        });
+        let mut got = [0u8; 8];
+        let res = c.ep.get_blocking(&mut got, raddr, &c.rkey);
+        killer.join().unwrap();
+        assert!(
+            matches!(res, Err(UcxError::PeerFailed(_))),
+            "{tls}: {res:?}"
+        );
+    });
+}
+
+#[test]
+fn nonblocking_atomics_and_flush_count_completions() {
+    let _w = watchdog("nonblocking_atomics_and_flush_count_completions", 120);
+    const N: usize = 200;
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let c = client(ucp, &t);
+        let bufs: Vec<AmoBuffer> = (0..N).map(|_| AmoBuffer::new()).collect();
+        let done = AtomicU64::new(0);
+        let mut pending = 0;
+        for (i, b) in bufs.iter().enumerate() {
+            let size = if i % 2 == 0 { 8 } else { 4 };
+            let off = if size == 8 { 64 } else { 72 };
+            // SAFETY: bufs and done outlive the wait below; each buffer is used once.
+            let r = unsafe {
+                c.ep.atomic_fetch_nb(
+                    FetchOp::Add,
+                    2,
+                    size,
+                    t.heap.addr(off),
+                    &c.rkey,
+                    b,
+                    Some(&done),
+                )
+            }
+            .unwrap();
+            pending += u64::from(r == Issued::Pending);
+        }
+        let end = Instant::now() + Duration::from_secs(60);
+        let wait = |d: &AtomicU64, n: u64| {
+            while d.load(Ordering::Acquire) < n {
+                assert!(
+                    Instant::now() < end,
+                    "{tls}: stuck at {} of {n}",
+                    d.load(Ordering::Acquire)
+                );
+                if !c.worker.progress() {
+                    std::thread::yield_now();
+                }
+            }
+        };
+        wait(&done, pending);
+        assert_eq!(t.heap.read_u64(64), N as u64, "{tls}");
+        assert_eq!(t.heap.read_u32(72), N as u32, "{tls}");
+        let mut o64: Vec<u64> = bufs.iter().step_by(2).map(|b| b.result(8)).collect();
+        let mut o32: Vec<u64> = bufs
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|b| b.result(4))
+            .collect();
+        o64.sort_unstable();
+        o32.sort_unstable();
+        let expect: Vec<u64> = (0..N as u64 / 2).map(|i| 2 * i).collect();
+        assert_eq!(o64, expect, "{tls}");
+        assert_eq!(o32, expect, "{tls}");
+
+        // cswap_nb: a failing then a succeeding compare.
+        let (b1, b2) = (AmoBuffer::new(), AmoBuffer::new());
+        let cdone = AtomicU64::new(0);
+        // SAFETY: b1, b2 and cdone outlive the wait below.
+        let r1 = unsafe {
+            c.ep.cswap_nb(1, 7, 8, t.heap.addr(64), &c.rkey, &b1, Some(&cdone))
+        }
+        .unwrap();
+        // SAFETY: as above.
+        let r2 = unsafe {
+            c.ep.cswap_nb(N as u64, 7, 8, t.heap.addr(64), &c.rkey, &b2, Some(&cdone))
+        }
+        .unwrap();
+        wait(
+            &cdone,
+            u64::from(r1 == Issued::Pending) + u64::from(r2 == Issued::Pending),
+        );
+        assert_eq!((b1.result(8), b2.result(8)), (N as u64, N as u64), "{tls}");
+        assert_eq!(t.heap.read_u64(64), 7, "{tls}");
+
+        // flush_nb: completes after a put, which is then visible.
+        c.ep.put_blocking(&99u64.to_ne_bytes(), t.heap.addr(80), &c.rkey)
+            .unwrap();
+        let fdone = AtomicU64::new(0);
+        // SAFETY: fdone outlives the wait below.
+        if unsafe { c.worker.flush_nb(Some(&fdone)) }.unwrap() == Issued::Pending {
+            wait(&fdone, 1);
+        }
+        assert_eq!(t.heap.read_u64(80), 99, "{tls}");
+    });
+}
+
+#[test]
+fn thread_safety_markers() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Ucp>();
+    send_sync::<Region>();
+    send_sync::<Worker<Multi>>();
+    send_sync::<Endpoint<Multi>>();
+    send_sync::<RemoteKey<Multi>>();
+    send_sync::<ProgressThread>();
+}
