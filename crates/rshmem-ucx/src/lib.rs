@@ -639,11 +639,20 @@ impl<M: ThreadMode> Worker<M> {
         })
     }
 
-    /// Creates an endpoint to the worker whose packed [`Worker::address`] is `remote_address`.
-    /// The endpoint uses peer error handling: if the peer dies, pending and later operations
-    /// fail ([`UcxError::PeerFailed`]) instead of hanging. The connection is wired up lazily:
-    /// the first operation needs both workers to progress.
+    /// Creates an endpoint to the worker whose packed [`Worker::address`] is `remote_address`,
+    /// with peer error handling: if the peer dies, pending and later operations fail with
+    /// [`UcxError::PeerFailed`] instead of hanging. The connection is wired up lazily: the first
+    /// operation needs both workers to progress.
+    ///
+    /// UCX 1.13 then uses only transports able to detect a dead peer (tcp here; rc/dc/ud on
+    /// InfiniBand), not shared memory: see [`Worker::connect_with`].
     pub fn connect(&self, remote_address: &[u8]) -> Result<Endpoint<M>> {
+        self.connect_with(remote_address, true)
+    }
+
+    /// As [`Worker::connect`]; with `peer_errors` false (`UCP_ERR_HANDLING_MODE_NONE`) UCX may
+    /// use every transport, shared memory included, but an operation to a dead peer may hang.
+    pub fn connect_with(&self, remote_address: &[u8], peer_errors: bool) -> Result<Endpoint<M>> {
         if remote_address.is_empty() {
             return Err(UcxError::InvalidArgument {
                 routine: "Worker::connect",
@@ -658,7 +667,11 @@ impl<M: ThreadMode> Worker<M> {
                     | sys::UCP_EP_PARAM_FIELD_ERR_HANDLER,
             ),
             address: remote_address.as_ptr().cast(),
-            err_mode: sys::UCP_ERR_HANDLING_MODE_PEER,
+            err_mode: if peer_errors {
+                sys::UCP_ERR_HANDLING_MODE_PEER
+            } else {
+                sys::UCP_ERR_HANDLING_MODE_NONE
+            },
             err_handler: sys::ucp_err_handler {
                 cb: Some(ep_error_cb),
                 arg: (&*failed as *const AtomicI8).cast_mut().cast(),

@@ -664,3 +664,26 @@ fn thread_safety_markers() {
     send_sync::<RemoteKey<Multi>>();
     send_sync::<ProgressThread>();
 }
+
+#[test]
+fn connect_without_peer_errors_may_use_shared_memory() {
+    let _w = watchdog("connect_without_peer_errors_may_use_shared_memory", 120);
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let worker = ucp.worker().unwrap();
+        let ep = worker.connect_with(&t.address, false).unwrap();
+        let rkey = ep.unpack_rkey(&t.rkey).unwrap();
+        ep.put_blocking(&5u64.to_ne_bytes(), t.heap.addr(8), &rkey)
+            .unwrap();
+        worker.flush().unwrap();
+        assert_eq!(t.heap.read_u64(8), 5, "{tls}");
+        assert_eq!(
+            ep.cswap(5, 6, 8, t.heap.addr(8), &rkey).unwrap(),
+            5,
+            "{tls}"
+        );
+        let mut got = [0u8; 8];
+        ep.get_blocking(&mut got, t.heap.addr(8), &rkey).unwrap();
+        assert_eq!(u64::from_ne_bytes(got), 6, "{tls}");
+    });
+}
