@@ -1334,6 +1334,7 @@ impl<M: ThreadMode> Endpoint<M> {
 pub struct ProgressThread {
     stop_fd: RawFd,
     stopping: Arc<AtomicBool>,
+    rounds: Arc<AtomicU64>,
     handle: Option<JoinHandle<Result<()>>>,
 }
 
@@ -1351,6 +1352,8 @@ impl ProgressThread {
         }
         let stopping = Arc::new(AtomicBool::new(false));
         let flag = stopping.clone();
+        let rounds = Arc::new(AtomicU64::new(0));
+        let counter = rounds.clone();
         let handle = std::thread::Builder::new()
             .name("ucx-progress".into())
             .spawn(move || -> Result<()> {
@@ -1367,6 +1370,7 @@ impl ProgressThread {
                     },
                 ];
                 while !flag.load(Ordering::Acquire) {
+                    counter.fetch_add(1, Ordering::Relaxed);
                     while worker.progress() {}
                     if !worker.arm()? {
                         continue;
@@ -1392,8 +1396,15 @@ impl ProgressThread {
         Ok(ProgressThread {
             stop_fd,
             stopping,
+            rounds,
             handle: Some(handle),
         })
+    }
+
+    /// How many times the thread has woken up and progressed the worker (a diagnostic: it
+    /// stays still while the worker is idle).
+    pub fn rounds(&self) -> u64 {
+        self.rounds.load(Ordering::Relaxed)
     }
 
     /// Stops and joins the thread; returns the error that ended it early, if any.

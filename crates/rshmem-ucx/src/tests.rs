@@ -687,3 +687,27 @@ fn connect_without_peer_errors_may_use_shared_memory() {
         assert_eq!(u64::from_ne_bytes(got), 6, "{tls}");
     });
 }
+
+#[test]
+fn idle_progress_thread_sleeps() {
+    let _w = watchdog("idle_progress_thread_sleeps", 60);
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let c = client(ucp, &t);
+        let mut got = [0u8; 8];
+        c.ep.get_blocking(&mut got, t.heap.addr(0), &c.rkey)
+            .unwrap();
+        let pt = t.progress.as_ref().unwrap();
+        let before = pt.rounds();
+        std::thread::sleep(Duration::from_millis(300));
+        let idle = pt.rounds() - before;
+        // A spinning loop would make millions of rounds; a sleeping one wakes only for events.
+        assert!(idle < 1000, "{tls}: {idle} rounds while idle");
+        c.ep.get_blocking(&mut got, t.heap.addr(0), &c.rkey)
+            .unwrap();
+        assert!(
+            pt.rounds() > before,
+            "{tls}: the get did not wake the thread"
+        );
+    });
+}
