@@ -47,8 +47,14 @@
 //! 1 is added to it (`Release`) when the operation completes, from UCX's completion callback,
 //! run inside some thread's progress call; the crate releases the request itself. A completed
 //! put is LOCALLY complete (the source may be reused); remote completion needs
-//! [`Worker::flush`]. A failed operation also counts as completed; the failure is reported by
-//! [`Endpoint::status`] and by the next flush.
+//! [`Worker::flush`]. A failed operation also counts as completed. When a peer dies, the
+//! endpoint's [`Endpoint::status`] turns to [`UcxError::PeerFailed`], blocking operations waiting
+//! on it return that error and later operations fail at once; a worker flush does NOT report it
+//! (UCX purges the failed operations), so check the endpoints' status after a flush when it
+//! matters.
+//!
+//! Status codes are named by a table of this crate ([`Status::name`]) rather than by
+//! `ucs_status_string`, which lives in another library (`libucs`).
 
 #![warn(missing_docs)]
 
