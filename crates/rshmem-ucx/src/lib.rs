@@ -16,7 +16,9 @@
 //! whole workspace, needs neither UCX headers, libclang nor `libucp` — only a job that actually
 //! uses the network needs UCX installed, and then [`Ucp::load`]'s error says what to install.
 //! UCP keeps its ABI backward compatible and [`Ucp::load`] passes the API version the bindings
-//! were generated for to `ucp_init_version`, so newer UCX libraries work too. The library is
+//! were generated for to `ucp_init_version`, so newer UCX libraries work too. This crate's own
+//! tests that need UCX are skipped (saying so on stderr) when `libucp.so.0` cannot be loaded,
+//! unless `RSHMEM_REQUIRE_UCX=1`. The library is
 //! opened with `RTLD_NODELETE`: UCX is never unloaded once loaded (its own modules and
 //! callbacks may outlive a context).
 //!
@@ -741,19 +743,20 @@ extern "C" fn ep_error_cb(arg: *mut c_void, _ep: sys::ucp_ep_h, status: sys::ucs
     );
 }
 
-// Completion callback of pending operations with a `done` counter: count, then release.
+// Completion callback of pending operations with a `done` counter: release, then count (the
+// caller may tear everything down as soon as it sees the count).
 extern "C" fn send_done_cb(
     request: *mut c_void,
     _status: sys::ucs_status_t,
     user_data: *mut c_void,
 ) {
-    // SAFETY: user_data is the caller's counter, which the caller keeps alive until this runs.
-    unsafe { &*(user_data as *const AtomicU64) }.fetch_add(1, Ordering::Release);
     if let Some(free) = REQUEST_FREE.get() {
         // SAFETY: request is this completed request, not referenced elsewhere (the issuer did
         // not keep it); releasing inside the callback is allowed by UCX.
         unsafe { free(request) };
     }
+    // SAFETY: user_data is the caller's counter, which the caller keeps alive until this runs.
+    unsafe { &*(user_data as *const AtomicU64) }.fetch_add(1, Ordering::Release);
 }
 
 struct EpInner {
