@@ -349,6 +349,17 @@ impl Ucp {
     /// range is registered; UCX allocates nothing). The memory must stay mapped until the
     /// region is dropped.
     pub fn mem_map(self: &Arc<Self>, addr: *mut u8, len: usize) -> Result<Region> {
+        self.map(addr, len, false)
+    }
+
+    /// [`Ucp::mem_map`] with `UCP_MEM_MAP_NONBLOCK`: pages are neither populated nor pinned
+    /// up front, but when communication first touches them (on-demand paging where the
+    /// network supports it), for a large range of which little is ever used.
+    pub fn mem_map_on_demand(self: &Arc<Self>, addr: *mut u8, len: usize) -> Result<Region> {
+        self.map(addr, len, true)
+    }
+
+    fn map(self: &Arc<Self>, addr: *mut u8, len: usize, on_demand: bool) -> Result<Region> {
         if addr.is_null() || len == 0 {
             return Err(UcxError::InvalidArgument {
                 routine: "Ucp::mem_map",
@@ -357,10 +368,17 @@ impl Ucp {
         }
         let params = sys::ucp_mem_map_params_t {
             field_mask: u64::from(
-                sys::UCP_MEM_MAP_PARAM_FIELD_ADDRESS | sys::UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                sys::UCP_MEM_MAP_PARAM_FIELD_ADDRESS
+                    | sys::UCP_MEM_MAP_PARAM_FIELD_LENGTH
+                    | sys::UCP_MEM_MAP_PARAM_FIELD_FLAGS,
             ),
             address: addr.cast(),
             length: len,
+            flags: if on_demand {
+                sys::UCP_MEM_MAP_NONBLOCK
+            } else {
+                0
+            },
             ..Default::default()
         };
         let mut memh: sys::ucp_mem_h = std::ptr::null_mut();

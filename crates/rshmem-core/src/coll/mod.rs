@@ -496,8 +496,8 @@ pub unsafe fn collect(
     let size_word = rt.layout.coll_word(team.slot(), 0);
     let src_word = rt.layout.coll_word(team.slot(), 5);
     let src_loc = s.as_ref().map_or(u64::MAX, |b| b.addr.to_word());
-    rt.amo(routine, rt.me, size_word, AmoOp::Set(nbytes as u64))?;
-    rt.amo(routine, rt.me, src_word, AmoOp::Set(src_loc))?;
+    rt.set_own(size_word, nbytes as u64);
+    rt.set_own(src_word, src_loc);
     rt.sync_in(routine, team);
     let mut off = 0usize;
     let mut sizes = Vec::with_capacity(n);

@@ -175,6 +175,39 @@ impl Fabric {
         unsafe { W::load(self.local(addr).cast::<W>()) }
     }
 
+    /// Reads `out.len()` runtime words at `addr` on `pe` in one transfer (words their
+    /// owner does not change meanwhile).
+    ///
+    /// `addr` is a runtime area offset with room for `out.len()` words.
+    pub(crate) fn get_words(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        out: &mut [u64],
+    ) -> Result<()> {
+        // SAFETY: `out` is writable for its length; the runtime area holds the words.
+        unsafe {
+            self.xfer(
+                routine,
+                ctx,
+                Dir::Get,
+                pe,
+                addr,
+                out.as_mut_ptr().cast(),
+                std::mem::size_of_val(out),
+            )
+        }
+    }
+
+    /// Stores a word of this PE's own segment (release).
+    #[inline(always)]
+    pub(crate) fn store_local(&self, addr: SymAddr, v: u64) {
+        // SAFETY: our own slot is always mapped; runtime words are aligned.
+        unsafe { u64::rmw(self.local(addr).cast::<u64>(), AmoOp::Set(v)) };
+    }
+
     /// A load/store pointer to `addr` on `pe`, if this process maps it.
     #[inline]
     pub(crate) fn ptr(&self, pe: usize, addr: SymAddr) -> Option<*mut u8> {
