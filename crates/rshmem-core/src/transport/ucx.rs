@@ -4,9 +4,11 @@
 //! - Each PE registers its segments (the used part of its slot, and its shared globals)
 //!   and publishes, through the bootstrap's key-value store, the address of a *service*
 //!   worker, the packed remote keys and the segments' base addresses.
-//! - The service worker is driven by a progress thread that sleeps on the worker's event
-//!   file descriptor: on TCP, UCX carries gets and atomics as messages that the target
-//!   must handle, and a PE that computes without calling the library still serves them.
+//! - A progress thread sleeps on the event file descriptors of the service worker and of
+//!   every context worker: on TCP, UCX carries gets and atomics as messages that the
+//!   target must handle, and operations UCX queued (on an endpoint still being wired up)
+//!   leave only when their worker progresses, so a PE that computes without calling the
+//!   library still serves its peers and still delivers what it posted.
 //! - Each context has its own worker (made on the context's first UCX operation, pooled
 //!   when the context is destroyed, with its endpoints), so threads on private contexts
 //!   share nothing; endpoints to the peers' service workers are made on first use.
@@ -303,9 +305,20 @@ impl Ucx {
                     what: "cannot create a UCX worker for the context",
                     status: status_of(&e),
                 })?;
+                let worker = Arc::new(worker);
+                // The progress thread drives it too: an operation UCX queued (an endpoint
+                // still being wired up, a full socket) leaves while the owner computes.
+                if let Some(t) = &*self.progress.lock().unwrap_or_else(|e| e.into_inner()) {
+                    t.add(Arc::clone(&worker)).map_err(|e| Error::Transport {
+                        routine,
+                        pe: None,
+                        what: "cannot watch the context's UCX worker",
+                        status: status_of(&e),
+                    })?;
+                }
                 let w = Box::into_raw(Box::new(CtxWorker {
                     conns: (0..self.peers.len()).map(|_| OnceLock::new()).collect(),
-                    worker: Arc::new(worker),
+                    worker,
                 }));
                 self.workers
                     .lock()
@@ -661,11 +674,7 @@ impl Drop for Ucx {
     /// memory is deregistered and UCX released as the fields drop (after the finalize
     /// barrier, or when init fails).
     fn drop(&mut self) {
-        let workers = std::mem::take(self.workers.get_mut().unwrap_or_else(|e| e.into_inner()));
-        for w in workers {
-            // SAFETY: each came from `Box::into_raw` once; no context uses it any more.
-            drop(unsafe { Box::from_raw(w) });
-        }
+        // The thread first: it holds and drives the workers destroyed below.
         if let Some(t) = self
             .progress
             .get_mut()
@@ -673,6 +682,11 @@ impl Drop for Ucx {
             .take()
         {
             let _ = t.stop();
+        }
+        let workers = std::mem::take(self.workers.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for w in workers {
+            // SAFETY: each came from `Box::into_raw` once; no context uses it any more.
+            drop(unsafe { Box::from_raw(w) });
         }
     }
 }
