@@ -70,7 +70,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 /// The library [`Ucp::load`] opens.
@@ -1354,30 +1354,21 @@ impl<M: ThreadMode> Endpoint<M> {
     }
 }
 
-/// A thread that progresses a set of [`Worker<Multi>`]s whenever one has work and sleeps on
-/// their event fds otherwise (never spins), so the workers' peers are served, and their own
-/// queued operations leave, while their owners compute. Workers join with
-/// [`ProgressThread::add`]; stopped and joined by [`ProgressThread::stop`] or on drop.
+/// A thread that progresses a [`Worker<Multi>`] whenever it has work and sleeps on its event fd
+/// otherwise (never spins), so the worker's peers are served while its owner computes.
+/// Stopped and joined by [`ProgressThread::stop`] or on drop.
 #[derive(Debug)]
 pub struct ProgressThread {
     stop_fd: RawFd,
     stopping: Arc<AtomicBool>,
     rounds: Arc<AtomicU64>,
-    workers: Arc<Mutex<Vec<Arc<Worker<Multi>>>>>,
     handle: Option<JoinHandle<Result<()>>>,
 }
 
-fn poll_error(what: &str) -> UcxError {
-    UcxError::InvalidArgument {
-        routine: "ProgressThread",
-        message: format!("{what}: {}", std::io::Error::last_os_error()),
-    }
-}
-
 impl ProgressThread {
-    /// Starts the thread, serving `worker`.
+    /// Starts the thread.
     pub fn start(worker: Arc<Worker<Multi>>) -> Result<ProgressThread> {
-        worker.efd()?;
+        let efd = worker.efd()?;
         // SAFETY: plain syscall; the fd is owned by this struct and closed in stop().
         let stop_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if stop_fd < 0 {
@@ -1390,55 +1381,37 @@ impl ProgressThread {
         let flag = stopping.clone();
         let rounds = Arc::new(AtomicU64::new(0));
         let counter = rounds.clone();
-        let workers = Arc::new(Mutex::new(vec![worker]));
-        let list = workers.clone();
         let handle = std::thread::Builder::new()
             .name("ucx-progress".into())
             .spawn(move || -> Result<()> {
-                // A snapshot of the workers and their fds, rebuilt when one joins (which
-                // writes the eventfd, as a stop does).
-                let mut ws: Vec<Arc<Worker<Multi>>> = Vec::new();
-                let mut fds: Vec<libc::pollfd> = Vec::new();
-                let pollfd = |fd| libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
+                let mut fds = [
+                    libc::pollfd {
+                        fd: efd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                    libc::pollfd {
+                        fd: stop_fd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                ];
                 while !flag.load(Ordering::Acquire) {
                     counter.fetch_add(1, Ordering::Relaxed);
-                    {
-                        let l = list.lock().unwrap_or_else(|e| e.into_inner());
-                        if l.len() != ws.len() {
-                            ws = l.clone();
-                            fds = ws
-                                .iter()
-                                .map(|w| w.efd().map(pollfd))
-                                .collect::<Result<_>>()?;
-                            fds.push(pollfd(stop_fd));
-                        }
-                    }
-                    for w in &ws {
-                        while w.progress() {}
-                    }
-                    let mut busy = false;
-                    for w in &ws {
-                        busy |= !w.arm()?;
-                    }
-                    if busy {
+                    while worker.progress() {}
+                    if !worker.arm()? {
                         continue;
                     }
-                    // SAFETY: `fds` is a valid array of pollfds; every fd outlives the thread
-                    // (stop_fd is closed after join, the efds belong to workers we hold).
-                    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+                    // SAFETY: fds is a valid array of 2 pollfds; both fds outlive the thread
+                    // (stop_fd is closed after join, efd belongs to the worker we hold).
+                    let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
                     if r < 0
                         && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
                     {
-                        return Err(poll_error("poll"));
-                    }
-                    if fds.last().is_some_and(|f| f.revents & libc::POLLIN != 0) {
-                        let mut v = 0u64;
-                        // SAFETY: reads 8 bytes into a live u64 from our non-blocking eventfd.
-                        unsafe { libc::read(stop_fd, (&mut v as *mut u64).cast(), 8) };
+                        return Err(UcxError::InvalidArgument {
+                            routine: "ProgressThread",
+                            message: format!("poll: {}", std::io::Error::last_os_error()),
+                        });
                     }
                 }
                 Ok(())
@@ -1451,26 +1424,8 @@ impl ProgressThread {
             stop_fd,
             stopping,
             rounds,
-            workers,
             handle: Some(handle),
         })
-    }
-
-    /// Serves `worker` too, from now until the thread stops.
-    pub fn add(&self, worker: Arc<Worker<Multi>>) -> Result<()> {
-        worker.efd()?;
-        self.workers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(worker);
-        self.wake();
-        Ok(())
-    }
-
-    fn wake(&self) {
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
-        unsafe { libc::write(self.stop_fd, (&one as *const u64).cast(), 8) };
     }
 
     /// How many times the thread has woken up and progressed the worker (a diagnostic: it
@@ -1489,7 +1444,9 @@ impl ProgressThread {
             return Ok(());
         };
         self.stopping.store(true, Ordering::Release);
-        self.wake();
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
+        unsafe { libc::write(self.stop_fd, (&one as *const u64).cast(), 8) };
         let res = h.join().unwrap_or_else(|_| {
             Err(UcxError::InvalidArgument {
                 routine: "ProgressThread",

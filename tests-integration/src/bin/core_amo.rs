@@ -13,8 +13,15 @@
 
 use rshmem_core::{amo, memory, order, rma, setup, sync, AmoOp, Word};
 
-/// Operations chosen per iteration.
-const K: usize = 2000;
+/// Iterations of every operation per PE: fewer through UCX (`SHMEM_TRANSPORT=ucx`), where
+/// each is a network round trip.
+fn iters() -> usize {
+    static K: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *K.get_or_init(|| match std::env::var("SHMEM_TRANSPORT").as_deref() {
+        Ok("ucx") | Ok("mixed") => 300,
+        _ => 2000,
+    })
+}
 
 /// Integer words with the wrapping arithmetic the checks need.
 trait Int: Word + Ord + std::hash::Hash {
@@ -106,7 +113,7 @@ fn int_suite<T: Int>(cx: &Ctx) {
     let left = (me + n - 1) % n;
     let ty = T::NAME;
     const SWAP0: i64 = 7;
-    let words = memory::calloc("shmem_calloc", 32 + 2 * n * K, T::SIZE).unwrap() as *mut T;
+    let words = memory::calloc("shmem_calloc", 32 + 2 * n * iters(), T::SIZE).unwrap() as *mut T;
     let w = |i: usize| words.wrapping_add(i);
     let (fadd, add, inc, cas, winner, swap, or, and, xor, set, wins, ring, wrap) = (
         w(0),
@@ -124,7 +131,7 @@ fn int_suite<T: Int>(cx: &Ctx) {
         w(12),
     );
     let tickets = w(32);
-    let olds = w(32 + n * K);
+    let olds = w(32 + n * iters());
     if me == 0 {
         cx.amo(and, AmoOp::Set(T::c(-1)), 0);
         cx.amo(swap, AmoOp::Set(T::c(SWAP0)), 0);
@@ -133,7 +140,7 @@ fn int_suite<T: Int>(cx: &Ctx) {
     sync::barrier_all().unwrap();
 
     let mut last_fadd = None;
-    for k in 0..K {
+    for k in 0..iters() {
         // Fetch-add: the values this PE sees only grow (every increment is positive).
         let old = cx.amo(fadd, AmoOp::Add(T::c(me as i64 + 1)), 0);
         if let Some(l) = last_fadd {
@@ -144,7 +151,7 @@ fn int_suite<T: Int>(cx: &Ctx) {
         cx.post(add, AmoOp::Add(T::c(2 * me as i64 - 3)), 0);
         // Fetch-inc tickets, published to PE 0.
         let t = cx.amo(inc, AmoOp::Add(T::ONE), 0);
-        cx.put(tickets.wrapping_add(me * K + k), t, 0);
+        cx.put(tickets.wrapping_add(me * iters() + k), t, 0);
         // Increment by a compare-swap loop.
         let mut cur = cx.amo(cas, AmoOp::Fetch, 0);
         loop {
@@ -162,8 +169,8 @@ fn int_suite<T: Int>(cx: &Ctx) {
             cur = seen;
         }
         // Swap in distinct values; the old ones go to PE 0.
-        let old = cx.amo(swap, AmoOp::Swap(T::c(1000 + (me * K + k) as i64)), 0);
-        cx.put(olds.wrapping_add(me * K + k), old, 0);
+        let old = cx.amo(swap, AmoOp::Swap(T::c(1000 + (me * iters() + k) as i64)), 0);
+        cx.put(olds.wrapping_add(me * iters() + k), old, 0);
         // Ring: the right neighbour's word.
         cx.post(ring, AmoOp::Add(T::c(me as i64 + 1)), right);
     }
@@ -221,16 +228,20 @@ fn int_suite<T: Int>(cx: &Ctx) {
 
     // Every PE fetches PE 0's final values.
     let sum_ids: i64 = (1..=n as i64).sum();
-    let want_fadd = T::c(K as i64 * sum_ids);
-    let want_add = T::c(K as i64 * (0..n as i64).map(|p| 2 * p - 3).sum::<i64>());
+    let want_fadd = T::c(iters() as i64 * sum_ids);
+    let want_add = T::c(iters() as i64 * (0..n as i64).map(|p| 2 * p - 3).sum::<i64>());
     let bits = T::c((1i64 << n) - 1);
     let fetch = |p: *const T| cx.amo(p, AmoOp::Fetch, 0);
     assert_eq!(fetch(fadd), want_fadd, "{ty}: sum of fetch_adds");
     assert_eq!(fetch(add), want_add, "{ty}: sum of adds (wrapping)");
-    assert_eq!(fetch(inc), T::c((n * K) as i64), "{ty}: fetch_inc count");
+    assert_eq!(
+        fetch(inc),
+        T::c((n * iters()) as i64),
+        "{ty}: fetch_inc count"
+    );
     assert_eq!(
         fetch(cas),
-        T::c((n * K) as i64),
+        T::c((n * iters()) as i64),
         "{ty}: compare-swap increments"
     );
     let win = fetch(winner);
@@ -254,22 +265,26 @@ fn int_suite<T: Int>(cx: &Ctx) {
     );
     assert_eq!(
         local(ring),
-        T::c(K as i64 * (left as i64 + 1)),
+        T::c(iters() as i64 * (left as i64 + 1)),
         "{ty}: ring adds from PE {left}"
     );
     if me == 0 {
-        // Tickets: exactly 0..n*K, each once.
-        let t: Vec<T> = (0..n * K).map(|i| local(tickets.wrapping_add(i))).collect();
-        let want: Vec<T> = (0..(n * K) as i64).map(T::c).collect();
+        // Tickets: exactly 0..n*iters(), each once.
+        let t: Vec<T> = (0..n * iters())
+            .map(|i| local(tickets.wrapping_add(i)))
+            .collect();
+        let want: Vec<T> = (0..(n * iters()) as i64).map(T::c).collect();
         assert_eq!(
             sorted(t),
             want,
             "{ty}: fetch_inc tickets are unique and dense"
         );
         // Swap: returned values plus the final value are exactly the values swapped in.
-        let mut got: Vec<T> = (0..n * K).map(|i| local(olds.wrapping_add(i))).collect();
+        let mut got: Vec<T> = (0..n * iters())
+            .map(|i| local(olds.wrapping_add(i)))
+            .collect();
         got.push(local(swap));
-        let mut want: Vec<T> = (0..(n * K) as i64).map(|v| T::c(1000 + v)).collect();
+        let mut want: Vec<T> = (0..(n * iters()) as i64).map(|v| T::c(1000 + v)).collect();
         want.push(T::c(SWAP0));
         assert_eq!(sorted(got), sorted(want), "{ty}: swap values are conserved");
     }
@@ -304,7 +319,7 @@ impl Float for f64 {
 fn float_suite<F: Float>(cx: &Ctx) {
     let (me, n) = (cx.me, cx.n);
     let ty = F::NAME;
-    let words = memory::calloc("shmem_calloc", 16 + n * K, F::SIZE).unwrap() as *mut F;
+    let words = memory::calloc("shmem_calloc", 16 + n * iters(), F::SIZE).unwrap() as *mut F;
     let w = |i: usize| words.wrapping_add(i);
     let (swap, set, add, winner, fetched) = (w(0), w(1), w(2), w(3), w(4));
     let olds = w(16);
@@ -312,10 +327,10 @@ fn float_suite<F: Float>(cx: &Ctx) {
         cx.amo(swap, AmoOp::Set(F::f(-0.25)), 0);
     }
     sync::barrier_all().unwrap();
-    for k in 0..K {
-        let v = F::f((me * K + k) as f64 + 0.5);
+    for k in 0..iters() {
+        let v = F::f((me * iters() + k) as f64 + 0.5);
         let old = cx.amo(swap, AmoOp::Swap(v), 0);
-        cx.put(olds.wrapping_add(me * K + k), old, 0);
+        cx.put(olds.wrapping_add(me * iters() + k), old, 0);
         cx.amo(add, AmoOp::Add(F::f(me as f64 + 1.0)), 0);
     }
     cx.amo(set, AmoOp::Set(F::f(me as f64 * 1.5 + 0.75)), 0);
@@ -344,7 +359,7 @@ fn float_suite<F: Float>(cx: &Ctx) {
         (0..n).any(|p| F::f(p as f64 * 1.5 + 0.75).bits() == s.bits()),
         "{ty}: set race left {s:?}"
     );
-    let sum: f64 = (1..=n).map(|p| p as f64).sum::<f64>() * K as f64;
+    let sum: f64 = (1..=n).map(|p| p as f64).sum::<f64>() * iters() as f64;
     assert_eq!(fetch(add, 0).bits(), F::f(sum).bits(), "{ty}: float adds");
     let win = fetch(winner, 0);
     assert!(
@@ -352,9 +367,11 @@ fn float_suite<F: Float>(cx: &Ctx) {
         "{ty}: cswap winner {win:?}"
     );
     if me == 0 {
-        let mut got: Vec<F> = (0..n * K).map(|i| local(olds.wrapping_add(i))).collect();
+        let mut got: Vec<F> = (0..n * iters())
+            .map(|i| local(olds.wrapping_add(i)))
+            .collect();
         got.push(local(swap));
-        let mut want: Vec<F> = (0..n * K).map(|v| F::f(v as f64 + 0.5)).collect();
+        let mut want: Vec<F> = (0..n * iters()).map(|v| F::f(v as f64 + 0.5)).collect();
         want.push(F::f(-0.25));
         let bits = |v: Vec<F>| sorted(v.into_iter().map(F::bits).collect::<Vec<_>>());
         assert_eq!(bits(got), bits(want), "{ty}: swap values are conserved");

@@ -4,11 +4,11 @@
 //! - Each PE registers its segments (the used part of its slot, and its shared globals)
 //!   and publishes, through the bootstrap's key-value store, the address of a *service*
 //!   worker, the packed remote keys and the segments' base addresses.
-//! - A progress thread sleeps on the event file descriptors of the service worker and of
-//!   every context worker: on TCP, UCX carries gets and atomics as messages that the
-//!   target must handle, and operations UCX queued (on an endpoint still being wired up)
-//!   leave only when their worker progresses, so a PE that computes without calling the
-//!   library still serves its peers and still delivers what it posted.
+//! - The service worker is driven by a progress thread that sleeps on the worker's event
+//!   file descriptor: on TCP, UCX carries gets and atomics as messages that the target
+//!   must handle, and a PE that computes without calling the library still serves them.
+//!   An endpoint's wire-up is completed (a flush) when it is made, so operations this PE
+//!   posts leave at once rather than wait in UCX's queue for its next progress call.
 //! - Each context has its own worker (made on the context's first UCX operation, pooled
 //!   when the context is destroyed, with its endpoints), so threads on private contexts
 //!   share nothing; endpoints to the peers' service workers are made on first use.
@@ -306,16 +306,6 @@ impl Ucx {
                     status: status_of(&e),
                 })?;
                 let worker = Arc::new(worker);
-                // The progress thread drives it too: an operation UCX queued (an endpoint
-                // still being wired up, a full socket) leaves while the owner computes.
-                if let Some(t) = &*self.progress.lock().unwrap_or_else(|e| e.into_inner()) {
-                    t.add(Arc::clone(&worker)).map_err(|e| Error::Transport {
-                        routine,
-                        pe: None,
-                        what: "cannot watch the context's UCX worker",
-                        status: status_of(&e),
-                    })?;
-                }
                 let w = Box::into_raw(Box::new(CtxWorker {
                     conns: (0..self.peers.len()).map(|_| OnceLock::new()).collect(),
                     worker,
@@ -396,6 +386,12 @@ impl Ucx {
                 );
             }
         }
+        // Complete the wire-up now: until it is done UCX queues operations on the endpoint
+        // (reporting them complete), and only a progress call of this worker sends them,
+        // which a PE that goes on to compute might not make for a long time.
+        w.worker
+            .flush()
+            .map_err(fail("cannot connect to the PE through UCX"))?;
         // A racing thread may have opened one too: the first stays, ours is closed.
         let _ = w.conns[pe].set(Conn { rkeys, ep });
         Ok(w.conns[pe].get().expect("set above"))
