@@ -708,6 +708,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         cfg,
         boot,
     });
+    let default = Ctx::default_ctx().state();
+    if let Err(e) = rt.fabric.wire_up("shmem_init", default) {
+        rt.fabric.release_ctx(default);
+        return Err(InitError::Transport(e.to_string()));
+    }
     if me == 0 {
         rt.print_banner();
     }
@@ -751,10 +756,12 @@ pub fn finalize() {
     rt.set_own(state, PeState::Finalizing as u64);
     let everyone = rt.finalize_barrier();
     if everyone && rt.fabric.has_ucx() {
-        // Default context's worker back to the pool, and no PE tears UCX down while a
-        // peer may still be completing an operation with it.
+        // Peers may still be reading this PE's state word through UCX: one more world sync
+        // (every PE is in finalize, so it matches no user collective), whose flags are
+        // delivered before anyone tears UCX down, then nobody reads anybody.
+        rt.sync_in("shmem_finalize", &rt.world);
+        rt.fabric.flush_at_teardown(Ctx::default_ctx().state());
         rt.fabric.release_ctx(Ctx::default_ctx().state());
-        let _ = rt.boot.barrier();
     }
     let _ = rt.boot.finalize();
     let p = RUNTIME.swap(std::ptr::null_mut(), Ordering::AcqRel);

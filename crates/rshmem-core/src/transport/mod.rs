@@ -470,6 +470,23 @@ impl Fabric {
         }
     }
 
+    /// Connects the context to every PE reached through UCX now (init, for the default
+    /// context: wire-up needs both sides to make progress, which every PE does at init).
+    pub(crate) fn wire_up(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+        match &self.ucx {
+            Some(u) => u.wire_up(routine, ctx),
+            None => Ok(()),
+        }
+    }
+
+    /// Finalize's last flush: delivers what the context still holds to peers that need it,
+    /// ignoring those that have already closed (they need nothing more).
+    pub(crate) fn flush_at_teardown(&self, ctx: &CtxState) {
+        if let Some(u) = &self.ucx {
+            u.flush_at_teardown(ctx);
+        }
+    }
+
     /// Returns a context's UCX worker to the pool (the context is being destroyed or
     /// recycled; it was quieted).
     pub(crate) fn release_ctx(&self, ctx: &CtxState) {

@@ -283,6 +283,18 @@ impl Ucx {
         Ok(())
     }
 
+    /// Connects the context's worker to every peer now, wire-up included (at init, for
+    /// the default context, while every peer is alive and serving).
+    pub(crate) fn wire_up(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+        let w = self.worker(routine, ctx)?;
+        for pe in (0..self.peers.len()).filter(|&pe| self.peers[pe].is_some()) {
+            if w.conns[pe].get().is_none() {
+                self.open(routine, w, pe)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The context's worker, made (or taken from the pool) on first use.
     fn worker(&self, routine: &'static str, ctx: &CtxState) -> Result<&CtxWorker> {
         let p = ctx.ucx.0.load(Ordering::Acquire);
@@ -595,6 +607,16 @@ impl Ucx {
             // SAFETY: as in `worker`. A failed fence means a failed peer, which the
             // next operation to it reports.
             let _ = unsafe { &*p }.worker.fence();
+        }
+    }
+
+    /// Sends what the context's worker still holds, ignoring peers that already closed
+    /// (finalize, after its last sync: they need nothing more from this PE).
+    pub(crate) fn flush_at_teardown(&self, ctx: &CtxState) {
+        let p = ctx.ucx.0.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: as in `worker`.
+            let _ = unsafe { &*p }.worker.flush();
         }
     }
 
