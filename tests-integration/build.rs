@@ -23,6 +23,22 @@ fn is_executable(p: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Directories the dynamic loader searches for UCX's `libucp.so.0` on common systems.
+const LIB_DIRS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/local/lib",
+];
+
+/// Whether UCX's runtime library is installed (the UCX transport loads it at run time).
+fn have_ucx() -> bool {
+    LIB_DIRS
+        .iter()
+        .any(|d| Path::new(d).join("libucp.so.0").exists())
+}
+
 fn main() {
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=RSHMEM_TESTS_REQUIRE_TOOLS");
@@ -42,9 +58,18 @@ fn main() {
             missing.push(prog);
         }
     }
+    println!("cargo::rustc-check-cfg=cfg(have_ucx)");
+    for d in LIB_DIRS.iter().filter(|d| Path::new(d).is_dir()) {
+        println!("cargo::rerun-if-changed={d}");
+    }
+    if have_ucx() {
+        println!("cargo::rustc-cfg=have_ucx");
+    } else {
+        missing.push("libucp.so.0 (UCX: apt-get install libucx0)");
+    }
     if require && !missing.is_empty() {
         panic!(
-            "RSHMEM_TESTS_REQUIRE_TOOLS=1 but {} not on PATH: run scripts/install-deps.sh",
+            "RSHMEM_TESTS_REQUIRE_TOOLS=1 but {} not found: run scripts/install-deps.sh",
             missing.join(", ")
         );
     }

@@ -90,8 +90,9 @@ int main(void) {
     CHECK(g32[0] == 1 && g32[1] == 0);
     shmem_int_put(ia, src, 0, right); /* nelems == 0 is a no-op */
 
-    /* shmem_ptr: non-null for every local PE */
-    CHECK(shmem_ptr(ia, right) != NULL);
+    /* shmem_ptr: non-null exactly for the PEs whose memory this PE maps */
+    CHECK((shmem_ptr(ia, right) != NULL) == shares_memory_with(right));
+    CHECK(shmem_ptr(ia, me) != NULL);
     CHECK(shmem_addr_accessible(ia, right) == 1);
     CHECK(shmem_pe_accessible(right) == 1);
 

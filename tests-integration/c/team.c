@@ -8,7 +8,7 @@ int main(void) {
     int me = shmem_my_pe(), npes = shmem_n_pes();
     CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me);
     CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes);
-    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes);
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == expected_shared_size());
     CHECK(shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1);
     CHECK(shmem_team_n_pes(SHMEMX_TEAM_HOST) == npes);
 
@@ -17,7 +17,8 @@ int main(void) {
     long local = 0;
     CHECK(buf != NULL);
     CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, buf, npes - 1) == shmem_ptr(buf, npes - 1));
-    CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, buf, npes - 1) != NULL);
+    CHECK((shmem_team_ptr(SHMEM_TEAM_WORLD, buf, npes - 1) != NULL) ==
+          shares_memory_with(npes - 1));
     CHECK(shmem_team_ptr(SHMEM_TEAM_INVALID, buf, 0) == NULL);
     CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, &local, 0) == NULL);
 

@@ -286,3 +286,19 @@ pub fn install_c_face(name: &str) -> PathBuf {
     );
     prefix
 }
+
+/// The size of `SHMEM_TEAM_SHARED` that PE `me` of `n` should see under the transport the
+/// environment selects: the world on one host, this PE alone under `SHMEM_TRANSPORT=ucx`,
+/// its virtual host under `SHMEM_TRANSPORT=mixed`.
+pub fn expected_shared_size(me: usize, n: usize) -> usize {
+    let vhosts = std::env::var("SHMEM_VIRTUAL_HOSTS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&k| k > 0)
+        .map(|k| k.min(n));
+    match (std::env::var("SHMEM_TRANSPORT").as_deref(), vhosts) {
+        (Ok("ucx"), _) => 1,
+        (Ok("mixed"), Some(k)) => (0..n).filter(|p| p * k / n == me * k / n).count(),
+        _ => n,
+    }
+}

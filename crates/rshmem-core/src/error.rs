@@ -144,14 +144,41 @@ pub enum Error {
         /// This PE.
         waiter: usize,
     },
-    /// A PE that cannot be reached by any transport.
-    #[error("{routine}: PE {pe} is not reachable: it runs on another host and this build has no network transport")]
-    Unreachable {
+    /// The network transport (UCX) failed: the peer died, or the fabric broke.
+    #[error("{routine}: {what}{}{}", Peer(*pe), Status(status))]
+    Transport {
         /// The routine.
         routine: &'static str,
-        /// The PE.
-        pe: usize,
+        /// The PE the operation went to, if one.
+        pe: Option<usize>,
+        /// What failed.
+        what: &'static str,
+        /// UCX's status name (empty when UCX reported nothing).
+        status: &'static str,
     },
+}
+
+/// " (PE n)" for a transport error aimed at a PE.
+struct Peer(Option<usize>);
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(pe) => write!(f, " (PE {pe})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// ": UCX says <status>" when UCX gave one.
+struct Status<'a>(&'a str);
+impl std::fmt::Display for Status<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            write!(f, ": UCX says {:?}", self.0)
+        }
+    }
 }
 
 /// Displays a byte count both exactly and in binary units.
@@ -190,6 +217,9 @@ pub enum InitError {
     /// Another PE could not be reached.
     #[error("shmem_init: {0}")]
     Topology(String),
+    /// The network transport could not start (UCX missing or failing).
+    #[error("shmem_init: {0}")]
+    Transport(String),
     /// `init` after the runtime was finalized under a launcher (which has released this
     /// PE) or with shared globals.
     #[error("shmem_init: OpenSHMEM was already finalized in this process; it cannot be initialized again under a launcher or with symmetric global variables (finalize only once, at the end)")]

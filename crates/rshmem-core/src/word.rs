@@ -57,6 +57,15 @@ pub unsafe trait Word:
     /// `p` is valid, aligned and only accessed atomically by others.
     unsafe fn load(p: *const Self) -> Self;
 
+    /// Whether it is a floating-point type (network atomics add integers only).
+    const FLOAT: bool = false;
+
+    /// The value's bits, zero-extended to 64 (for network atomics of 4 and 8 bytes).
+    fn to_bits64(self) -> u64;
+
+    /// The value whose [`Word::to_bits64`] is `v` (higher bits ignored).
+    fn from_bits64(v: u64) -> Self;
+
     /// Applies `op` atomically and returns the previous value (for `Set`, the new one).
     ///
     /// # Safety
@@ -71,6 +80,15 @@ macro_rules! int_word {
         unsafe impl Word for $t {
             const ZERO: Self = 0;
             const ONE: Self = 1;
+            #[inline(always)]
+            fn to_bits64(self) -> u64 {
+                // Zero-extended: a network atomic of SIZE bytes uses the low bytes only.
+                self as u64 & (u64::MAX >> (64 - 8 * Self::SIZE))
+            }
+            #[inline(always)]
+            fn from_bits64(v: u64) -> Self {
+                v as Self
+            }
             #[inline(always)]
             unsafe fn load(p: *const Self) -> Self {
                 // SAFETY: the caller guarantees `p` is valid and aligned; `from_ptr`
@@ -110,6 +128,15 @@ macro_rules! float_word {
         unsafe impl Word for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
+            const FLOAT: bool = true;
+            #[inline(always)]
+            fn to_bits64(self) -> u64 {
+                self.to_bits() as u64
+            }
+            #[inline(always)]
+            fn from_bits64(v: u64) -> Self {
+                <$t>::from_bits(v as $bits)
+            }
             #[inline(always)]
             unsafe fn load(p: *const Self) -> Self {
                 // SAFETY: the caller guarantees `p` is valid and aligned.

@@ -98,12 +98,60 @@ impl Kind for Lanes {
     }
 }
 
+/// How PEs reach each other (`SHMEM_TRANSPORT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportMode {
+    /// Shared memory among the PEs of a host, UCX between hosts.
+    Auto,
+    /// Shared memory only: every PE must be on this host.
+    Shm,
+    /// UCX to every PE, local ones and this one included.
+    Ucx,
+    /// As `Auto`, with each virtual host (`SHMEM_VIRTUAL_HOSTS`) counted as a host.
+    Mixed,
+}
+
+struct Transport;
+impl Kind for Transport {
+    type Value = TransportMode;
+    fn parse(s: &str) -> Result<TransportMode, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(TransportMode::Auto),
+            "shm" => Ok(TransportMode::Shm),
+            "ucx" => Ok(TransportMode::Ucx),
+            "mixed" => Ok(TransportMode::Mixed),
+            _ => Err("expected auto, shm, ucx or mixed".into()),
+        }
+    }
+    fn show(v: &TransportMode) -> String {
+        match v {
+            TransportMode::Auto => "auto",
+            TransportMode::Shm => "shm",
+            TransportMode::Ucx => "ucx",
+            TransportMode::Mixed => "mixed",
+        }
+        .into()
+    }
+}
+
 /// Free text (validated where it is used, e.g. algorithm names).
 struct Text;
 impl Kind for Text {
     type Value = String;
     fn parse(s: &str) -> Result<String, String> {
         Ok(s.trim().to_ascii_lowercase())
+    }
+    fn show(v: &String) -> String {
+        v.clone()
+    }
+}
+
+/// A file name, kept as written.
+struct PathText;
+impl Kind for PathText {
+    type Value = String;
+    fn parse(s: &str) -> Result<String, String> {
+        Ok(s.trim().to_string())
     }
     fn show(v: &String) -> String {
         v.clone()
@@ -292,7 +340,11 @@ env_table! {
     alltoall_algorithm "ALLTOALL_ALGORITHM": Text(String) = "auto", "collectives",
         "Alltoall(s) algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
     virtual_hosts "VIRTUAL_HOSTS": Count(usize) = "0", "teams",
-        "Split the PEs into this many virtual hosts (contiguous blocks) for HOST/LEADERS; 0 = real hosts.";
+        "Split the PEs into this many virtual hosts (contiguous blocks) for HOST/LEADERS; 0 = real hosts. With SHMEM_TRANSPORT=mixed they are transport boundaries too.";
+    transport "TRANSPORT": Transport(TransportMode) = "auto", "transport",
+        "How PEs reach each other: auto (shared memory on the host, UCX to other hosts), shm (shared memory only; a PE on another host is an init error), ucx (UCX to every PE, this one included), mixed (as auto, with each SHMEM_VIRTUAL_HOSTS block counted as a host: UCX between blocks).";
+    ucx_library "UCX_LIBRARY": PathText(String) = "libucp.so.0", "transport",
+        "The UCX library loaded at init when a PE is reached through UCX (a file name the dynamic loader finds, or a path).";
     copy_engine_threshold "COPY_ENGINE_THRESHOLD": Size(usize) = "128K", "contexts",
         "Non-blocking (_nbi, _nbe) transfers on the node of at least this size go to the background copy engine; smaller ones complete at once. The default is where post+wait with nothing to overlap costs no more than a plain copy; programs that compute between post and wait gain from about 8K (`rshmem-bench threshold`).";
     copy_engine_piece "COPY_ENGINE_PIECE": Size(usize) = "64K", "contexts",

@@ -1,9 +1,9 @@
 //! Team collectives without pSync: broadcast, collect, fcollect, alltoall(s), reductions
 //! and scans over a [`Team`].
 //!
-//! The algorithms here are the shared-memory *single-copy* family: every member maps every
-//! other member's segment, so after a team sync each PE reads its peers' source buffers in
-//! place and writes results straight into their destinations. A broadcast costs one copy
+//! The algorithms here are the *single-copy* family: after a team sync each PE reads its
+//! peers' source buffers and writes results straight into their destinations, in place
+//! where it maps them (shared memory), by get and put through UCX where it does not. A broadcast costs one copy
 //! per PE; a reduction is a reduce-scatter in which each PE folds one chunk of all sources
 //! (one pass over memory in all) and stores it into every destination. Each collective
 //! starts with a team sync (sources ready, earlier results consumed) and ends with one
@@ -20,9 +20,11 @@ pub mod sync;
 use check::{Kind, Show};
 
 use crate::algo::DataAlg;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
 use crate::team::Team;
+use crate::transport::Dir;
 use crate::transport::SymAddr;
 use crate::word::AmoOp;
 
@@ -142,11 +144,23 @@ float_elem!(f32, f64);
 thread_local! {
     /// Reused accumulator for in-place reductions, so steady-state calls do not allocate.
     static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    /// Copies of peers' buffers that this process does not map (fetched through UCX).
+    static VIEW: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Checked view of one symmetric buffer of a collective.
 struct Buf {
     addr: SymAddr,
+}
+
+impl Buf {
+    /// The location `off` bytes into the buffer.
+    fn at(&self, off: usize) -> SymAddr {
+        SymAddr {
+            seg: self.addr.seg,
+            off: self.addr.off + off,
+        }
+    }
 }
 
 impl Runtime {
@@ -162,20 +176,105 @@ impl Runtime {
         })
     }
 
-    /// Address of `buf + off` on team rank `r`.
-    fn at(
+    /// Copies `len` bytes at `buf + off` on team rank `r` into local `dst` (a load from
+    /// the peer's mapping on the node, a get through UCX elsewhere).
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes; the range lies inside the checked buffer.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn coll_get(
         &self,
         routine: &'static str,
         team: &Team,
         r: usize,
         buf: &Buf,
         off: usize,
-    ) -> Result<*mut u8> {
-        let a = SymAddr {
-            seg: buf.addr.seg,
-            off: buf.addr.off + off,
-        };
-        self.peer_ptr(routine, team.members().pe(r), a)
+        dst: *mut u8,
+        len: usize,
+    ) -> Result<()> {
+        let pe = team.members().pe(r);
+        // SAFETY: forwarded contract.
+        unsafe {
+            self.fabric.xfer(
+                routine,
+                Ctx::default_ctx().state(),
+                Dir::Get,
+                pe,
+                buf.at(off),
+                dst,
+                len,
+            )
+        }
+    }
+
+    /// Copies `len` bytes of local `src` to `buf + off` on team rank `r`.
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes; the range lies inside the checked buffer.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn coll_put(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        r: usize,
+        buf: &Buf,
+        off: usize,
+        src: *const u8,
+        len: usize,
+    ) -> Result<()> {
+        let pe = team.members().pe(r);
+        // SAFETY: forwarded contract.
+        unsafe {
+            self.fabric.xfer(
+                routine,
+                Ctx::default_ctx().state(),
+                Dir::Put,
+                pe,
+                buf.at(off),
+                src as *mut u8,
+                len,
+            )
+        }
+    }
+
+    /// Runs `f` on the `len` elements at `buf + off` on team rank `r`: in place where
+    /// mapped (single copy), else on a copy fetched through UCX.
+    ///
+    /// # Safety
+    /// The range lies inside the checked buffer, which nobody writes during the call.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn coll_view<T: Elem, R>(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        r: usize,
+        buf: &Buf,
+        off: usize,
+        len: usize,
+        f: impl FnOnce(&[T]) -> R,
+    ) -> Result<R> {
+        let pe = team.members().pe(r);
+        let ctx = Ctx::default_ctx().state();
+        VIEW.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            // SAFETY: forwarded contract.
+            unsafe {
+                self.fabric.view(
+                    routine,
+                    ctx,
+                    pe,
+                    buf.at(off),
+                    len * std::mem::size_of::<T>(),
+                    &mut scratch,
+                    |bytes| {
+                        // SAFETY: `bytes` is a peer's element buffer or 8-byte aligned
+                        // scratch; element types need no more alignment and have no
+                        // invalid bit patterns.
+                        f(std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), len))
+                    },
+                )
+            }
+        })
     }
 }
 
@@ -255,17 +354,15 @@ pub unsafe fn broadcast_with(
     }
     rt.sync_in(routine, team);
     if alg != DataAlg::Linear {
-        let from = rt.at(routine, team, root as usize, &s, 0)?;
-        // SAFETY: `from` is the root's source, mapped and not written during the
-        // collective; `dest` is ours. `copy` tolerates the root's in-place case.
-        unsafe { std::ptr::copy(from, dest, nbytes) };
+        // SAFETY: the root's source is not written during the collective; `dest` is
+        // ours. The copy tolerates the root's in-place case.
+        unsafe { rt.coll_get(routine, team, root as usize, &s, 0, dest, nbytes)? };
     } else if team.my_pe() == root as usize {
         let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
         for r in 0..team.n_pes() {
-            let to = rt.at(routine, team, r, &d, 0)?;
             // SAFETY: every member's dest is checked symmetric and written only by the
             // root during the collective.
-            unsafe { std::ptr::copy(src, to, nbytes) };
+            unsafe { rt.coll_put(routine, team, r, &d, 0, src, nbytes)? };
         }
     }
     rt.sync_in(routine, team);
@@ -302,14 +399,13 @@ unsafe fn tree_broadcast(
     let announce = |c: usize| -> Result<()> {
         let _ = c;
         for ch in children() {
-            rt.amo::<u64>(routine, team.members().pe(ch), ready, AmoOp::Add(1))?;
+            rt.amo_post::<u64>(routine, team.members().pe(ch), ready, AmoOp::Add(1))?;
         }
         Ok(())
     };
     if v == 0 {
-        let from = rt.at(routine, team, me, src, 0)?;
         // SAFETY: our own source and destination, both `nbytes` (checked).
-        unsafe { std::ptr::copy(from, dest, nbytes) };
+        unsafe { std::ptr::copy(rt.fabric.local(src.addr), dest, nbytes) };
         for c in 0..chunks {
             announce(c)?;
         }
@@ -322,11 +418,10 @@ unsafe fn tree_broadcast(
                 rt.load_local::<u64>(ready) > base + c as u64
             })?;
             let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(nbytes));
-            let from = rt.at(routine, team, parent, &d, lo)?;
             // SAFETY: the parent announced chunk `c` of its destination complete, and it
             // does not change it before we acknowledge; ours is `nbytes` (checked).
-            unsafe { std::ptr::copy(from, dest.add(lo), hi - lo) };
-            rt.amo::<u64>(routine, team.members().pe(parent), done, AmoOp::Add(1))?;
+            unsafe { rt.coll_get(routine, team, parent, &d, lo, dest.add(lo), hi - lo)? };
+            rt.amo_post::<u64>(routine, team.members().pe(parent), done, AmoOp::Add(1))?;
             announce(c)?;
         }
         team.tree_ready.store(base + chunks as u64, Relaxed);
@@ -372,14 +467,12 @@ pub unsafe fn fcollect(
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.fcollect != DataAlg::Linear {
-            let from = rt.at(routine, team, r, &s, 0)?;
-            // SAFETY: peer sources are mapped and stable during the collective; our
-            // dest holds `nbytes * n` bytes.
-            unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+            // SAFETY: peer sources are stable during the collective; our dest holds
+            // `nbytes * n` bytes.
+            unsafe { rt.coll_get(routine, team, r, &s, 0, dest.add(r * nbytes), nbytes)? };
         } else {
-            let to = rt.at(routine, team, r, &d, me * nbytes)?;
             // SAFETY: block `me` of every dest is written only by this PE.
-            unsafe { std::ptr::copy(src, to, nbytes) };
+            unsafe { rt.coll_put(routine, team, r, &d, me * nbytes, src, nbytes)? };
         }
     }
     rt.sync_in(routine, team);
@@ -444,18 +537,19 @@ pub unsafe fn collect(
     for (r, &(at, len)) in sizes.iter().enumerate() {
         match rt.algs.collect {
             DataAlg::Linear if my_len > 0 => {
-                let to = rt.at(routine, team, r, &d, my_at)?;
                 // SAFETY: our block of every dest is written only by this PE.
-                unsafe { std::ptr::copy(src, to, my_len) };
+                unsafe { rt.coll_put(routine, team, r, &d, my_at, src, my_len)? };
             }
             DataAlg::Linear => {}
             _ if len > 0 => {
                 let pe = team.members().pe(r);
                 let loc = rt.amo::<u64>(routine, pe, src_word, AmoOp::Fetch)?;
-                let from = rt.peer_ptr(routine, pe, SymAddr::from_word(loc))?;
+                let from = Buf {
+                    addr: SymAddr::from_word(loc),
+                };
                 // SAFETY: rank r checked its source for `len` bytes and published it; it
                 // is stable during the collective; `dest` holds the total, checked above.
-                unsafe { std::ptr::copy(from, dest.add(at), len) };
+                unsafe { rt.coll_get(routine, team, r, &from, 0, dest.add(at), len)? };
             }
             _ => {}
         }
@@ -493,15 +587,33 @@ pub unsafe fn alltoall(
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.alltoall != DataAlg::Linear {
-            let from = rt.at(routine, team, r, &s, me * nbytes)?;
             // SAFETY: peer sources are stable; our dest block `r` is inside the
             // checked range.
-            unsafe { std::ptr::copy(from, dest.add(r * nbytes), nbytes) };
+            unsafe {
+                rt.coll_get(
+                    routine,
+                    team,
+                    r,
+                    &s,
+                    me * nbytes,
+                    dest.add(r * nbytes),
+                    nbytes,
+                )?
+            };
         } else {
-            let to = rt.at(routine, team, r, &d, me * nbytes)?;
             // SAFETY: block `me` of rank r's dest is written only by this PE; our
             // source block `r` is inside the checked range.
-            unsafe { std::ptr::copy(src.add(r * nbytes), to, nbytes) };
+            unsafe {
+                rt.coll_put(
+                    routine,
+                    team,
+                    r,
+                    &d,
+                    me * nbytes,
+                    src.add(r * nbytes),
+                    nbytes,
+                )?
+            };
         }
     }
     rt.sync_in(routine, team);
@@ -555,9 +667,18 @@ pub unsafe fn alltoalls(
     let me = team.my_pe();
     for r in 0..n {
         for k in 0..nelems {
-            let from = rt.at(routine, team, r, &s, (me * nelems + k) * sst * size)?;
             // SAFETY: both element addresses lie in the checked strided extents.
-            unsafe { std::ptr::copy(from, dest.add((r * nelems + k) * dst * size), size) };
+            unsafe {
+                rt.coll_get(
+                    routine,
+                    team,
+                    r,
+                    &s,
+                    (me * nelems + k) * sst * size,
+                    dest.add((r * nelems + k) * dst * size),
+                    size,
+                )?
+            };
         }
     }
     rt.sync_in(routine, team);
@@ -651,23 +772,24 @@ pub unsafe fn reduce_with<T: Elem>(
     let len = hi - lo;
     let fold_into = |acc: &mut [T]| -> Result<()> {
         for r in 0..npes {
-            let p = rt.at(routine, team, r, &s, lo * sz)?.cast::<T>();
             // SAFETY: the chunk lies inside rank r's checked source, which nobody writes
             // during the collective.
-            let part = unsafe { std::slice::from_raw_parts(p, len) };
-            if r == 0 {
-                acc.copy_from_slice(part);
-            } else {
-                T::fold(op, acc, part).expect("operator checked above");
-            }
+            unsafe {
+                rt.coll_view(routine, team, r, &s, lo * sz, len, |part: &[T]| {
+                    if r == 0 {
+                        acc.copy_from_slice(part);
+                    } else {
+                        T::fold(op, acc, part).expect("operator checked above");
+                    }
+                })?
+            };
         }
         Ok(())
     };
     let scatter = |chunk: *const T| -> Result<()> {
         for r in 0..npes {
-            let to = rt.at(routine, team, r, &d, lo * sz)?.cast::<T>();
             // SAFETY: chunk `lo..hi` of every destination is written only by this PE.
-            unsafe { std::ptr::copy(chunk, to, len) };
+            unsafe { rt.coll_put(routine, team, r, &d, lo * sz, chunk.cast(), len * sz)? };
         }
         Ok(())
     };
@@ -754,11 +876,13 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     let fold_into = |acc: &mut [T]| -> Result<()> {
         acc.fill(T::default());
         for r in 0..upto {
-            let p = rt.at(routine, team, r, &s, 0)?.cast::<T>();
             // SAFETY: rank r's source is checked and not written until every member has
             // folded it (the sync after the fold, in place).
-            let part = unsafe { std::slice::from_raw_parts(p, n) };
-            T::fold(ReduceOp::Sum, acc, part).expect("every element type sums");
+            unsafe {
+                rt.coll_view(routine, team, r, &s, 0, n, |part: &[T]| {
+                    T::fold(ReduceOp::Sum, acc, part).expect("every element type sums")
+                })?
+            };
         }
         Ok(())
     };

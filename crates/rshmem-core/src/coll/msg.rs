@@ -8,14 +8,14 @@
 //! receiver's two buffers (alternating), then an atomic increment of its arrival counter;
 //! the receiver acknowledges by incrementing the sender's consumption counter, and a
 //! sender never runs more than two messages ahead of those acknowledgements. Everything
-//! goes through transports (put + atomic), so the same code works off-node.
+//! goes through the fabric (put with signal, atomics), so the same code works off-node.
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::runtime::{Layout, Runtime};
 use crate::team::Team;
-use crate::transport::{Route, Transport};
 use crate::word::AmoOp;
 
 /// Largest message a channel carries; algorithms cut larger data into chunks.
@@ -40,19 +40,20 @@ impl Runtime {
             self.wait_peer(routine, pe, || self.load_local::<u64>(ack) >= n - 1)?;
         }
         let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
-        match self.route(routine, pe)? {
-            // SAFETY: the buffer is a runtime area of the receiver's segment, MAX_MSG bytes,
-            // not read until the arrival counter below is raised.
-            Route::Shm => unsafe { self.shm.put(pe, buf, data.as_ptr(), data.len()) },
-            Route::None => unreachable!("route() rejects unreachable PEs"),
-        }
-        // The increment is a release: the data is visible before the count.
-        self.amo::<u64>(
-            routine,
-            pe,
-            self.layout.msg_flag(team.slot(), ch),
-            AmoOp::Add(1),
-        )?;
+        // SAFETY: the buffer is a runtime area of the receiver's segment, MAX_MSG bytes,
+        // not read until the arrival counter is raised (after the data, by put_signal).
+        unsafe {
+            self.fabric.put_signal(
+                routine,
+                Ctx::default_ctx().state(),
+                pe,
+                buf,
+                data.as_ptr(),
+                data.len(),
+                self.layout.msg_flag(team.slot(), ch),
+                AmoOp::Add(1),
+            )?
+        };
         team.sent[ch].store(n + 1, Relaxed);
         Ok(())
     }
@@ -75,13 +76,13 @@ impl Runtime {
             self.load_local::<u64>(flag) > n
         })?;
         let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
-        let p = self.peer_ptr(routine, self.me, buf)?;
+        let p = self.fabric.local(buf);
         // SAFETY: our own receive buffer holds MAX_MSG bytes; the sender filled it before
         // raising the counter (acquire above) and does not touch it again before our ack.
         let out = consume(unsafe { std::slice::from_raw_parts(p, len) });
         team.recvd[ch].store(n + 1, Relaxed);
         let pe = team.members().pe(from);
-        self.amo::<u64>(
+        self.amo_post::<u64>(
             routine,
             pe,
             self.layout.ack_flag(team.slot(), ch),

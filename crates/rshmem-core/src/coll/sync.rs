@@ -8,7 +8,6 @@ use rshmem_util::Waiter;
 use crate::coll::check::Kind;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Internal, PeState, Runtime};
-use crate::transport::Route;
 use crate::word::AmoOp;
 
 /// How long a PE that found a finalized peer waits before it reports (see
@@ -94,6 +93,7 @@ impl Runtime {
                     });
                 }
             }
+            self.fabric.progress();
             w.snooze();
         }
         Ok(())
@@ -151,22 +151,21 @@ impl Runtime {
     /// its own that will fail (collectives, user waits once all others finalized) and end
     /// the job, or dead, which the launcher reports. Once a peer announces that it ends the
     /// job (it waited for this PE in a collective), the barrier is left at once, so this
-    /// PE's program goes on to exit (and to report its own error, if it has one). Without a
-    /// mapping of every PE (another host) it is the world sync.
-    pub(crate) fn finalize_barrier(&self) {
-        if self.routes.iter().any(|r| *r != Route::Shm) {
-            self.sync_in("shmem_finalize", &self.world);
-            return;
-        }
+    /// PE's program goes on to exit (and to report its own error, if it has one). Peers
+    /// reached through UCX are read through it; they keep serving until every PE has left
+    /// this barrier (finalize's bootstrap barrier), so the reads never outlive them.
+    /// Returns whether every PE came (false: a peer is ending the job).
+    pub(crate) fn finalize_barrier(&self) -> bool {
         for pe in (0..self.npes).filter(|&pe| pe != self.me) {
             let mut w = Waiter::new();
             while !self.is_finalizing(pe) {
                 if w.overdue() && self.any_failing() {
-                    return;
+                    return false;
                 }
                 w.snooze();
             }
         }
+        true
     }
 
     /// For user waits (`shmem_wait_until`, `shmem_signal_wait_until`...): whether no PE
@@ -191,6 +190,10 @@ pub(crate) fn user_wait_check(
     w: &mut Waiter,
     ready: impl FnOnce() -> bool,
 ) -> Result<()> {
+    // Operations this PE posted through UCX may need the library's attention to leave.
+    if let Some(rt) = crate::runtime::try_runtime() {
+        rt.fabric.progress();
+    }
     if w.overdue() {
         if let Ok(rt) = rt(routine) {
             if rt.all_others_finalizing() && !ready() {

@@ -1,9 +1,10 @@
 //! Communication contexts (`shmem_ctx_*`): independent streams of RMA and AMO operations,
 //! each with its own ordering and completion state.
 //!
-//! On the node every small operation completes at once, so a context's state is what the
-//! copy engine still owes it: a [`Completion`] and the engine lane it is bound to. `fence`
-//! and `quiet` on one context never wait for another's transfers. Contexts made from a
+//! A context owns its transport state ([`CtxState`]): on the node, what the copy engine
+//! still owes it (every small operation completes at once) and the engine lane it is bound
+//! to; through UCX, its own worker. `fence` and `quiet` on one context never wait for
+//! another's transfers. Contexts made from a
 //! team take PE numbers in that team. Each context is a 128-byte-aligned object of its own,
 //! so threads on their own private contexts share no cache line; objects are pooled, so
 //! creating and destroying contexts costs no memory growth.
@@ -11,13 +12,14 @@
 pub mod request;
 
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::engine::Completion;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
 use crate::team::Team;
+use crate::transport::CtxState;
 
 /// `SHMEM_CTX_SERIALIZED`: the context is used by one thread at a time.
 pub const SERIALIZED: i64 = 1 << 0;
@@ -37,19 +39,17 @@ pub struct Ctx {
     options: i64,
     /// The team PE numbers refer to (`None`: the world, numbered as is).
     team: Option<Arc<Team>>,
-    lane: usize,
     /// Set while the context is alive (so stale handles can be told apart).
     live: AtomicBool,
-    comp: Completion,
+    state: CtxState,
 }
 
 /// `SHMEM_CTX_DEFAULT`.
 static DEFAULT: Ctx = Ctx {
     options: 0,
     team: None,
-    lane: 0,
     live: AtomicBool::new(true),
-    comp: Completion::new(),
+    state: CtxState::new(),
 };
 
 /// Recycled context objects, and how many are alive. Boxed: a live context's address is
@@ -116,34 +116,33 @@ impl Ctx {
         self.live.load(Ordering::Relaxed)
     }
 
-    /// Whether transfers issued on it are still in the copy engine.
+    /// Whether transfers issued on it are still in flight (copy engine or UCX).
     pub fn pending(&self) -> bool {
-        self.comp.pending()
+        self.state.comp.pending()
     }
 
     /// The completion state and lane its non-blocking transfers are counted in.
     #[inline(always)]
     pub(crate) fn completion(&self) -> (&Completion, usize) {
-        (&self.comp, self.lane)
+        (&self.state.comp, self.state.lane)
+    }
+
+    /// Its transport state.
+    #[inline(always)]
+    pub(crate) fn state(&self) -> &CtxState {
+        &self.state
     }
 
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
     #[inline]
-    pub(crate) fn quiet(&self, rt: &Runtime) {
-        if self.comp.pending() {
-            rt.engine.wait(self.lane, &self.comp);
-        }
-        fence(Ordering::SeqCst);
+    pub(crate) fn quiet(&self, rt: &Runtime) -> Result<()> {
+        rt.fabric.quiet("shmem_ctx_quiet", &self.state)
     }
 
-    /// `shmem_ctx_fence`: orders this context's puts and AMOs to each PE. Copies still
-    /// in the engine are completed first, as later ones must not overtake them.
+    /// `shmem_ctx_fence`: orders this context's puts and AMOs to each PE.
     #[inline]
     pub(crate) fn fence(&self, rt: &Runtime) {
-        if self.comp.pending() {
-            rt.engine.wait(self.lane, &self.comp);
-        }
-        fence(Ordering::Release);
+        rt.fabric.fence(&self.state)
     }
 }
 
@@ -171,17 +170,16 @@ fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> R
         Box::new(Ctx {
             options: 0,
             team: None,
-            lane: 0,
             live: AtomicBool::new(false),
-            comp: Completion::new(),
+            state: CtxState::new(),
         })
     });
     pool.1 += 1;
     drop(pool);
     ctx.options = options;
     ctx.team = team.cloned();
-    ctx.lane = rt.engine.pick_lane();
-    ctx.comp.reset();
+    ctx.state.lane = rt.fabric.engine.pick_lane();
+    ctx.state.comp.reset();
     *ctx.live.get_mut() = true;
     let handle = NonNull::from(Box::leak(ctx));
     if let Some(t) = team {
@@ -246,7 +244,9 @@ pub unsafe fn destroy(ctx: CtxHandle) -> Result<()> {
 unsafe fn release(rt: &Runtime, ctx: CtxHandle) {
     // SAFETY: `ctx` came from `Box::leak` in `create_in` and is released once.
     let mut b = unsafe { Box::from_raw(ctx.as_ptr()) };
-    b.quiet(rt);
+    // A failing quiet (a dead peer) ends the job elsewhere; the object is recycled anyway.
+    let _ = b.quiet(rt);
+    rt.fabric.release_ctx(&b.state);
     b.team = None;
     *b.live.get_mut() = false;
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());

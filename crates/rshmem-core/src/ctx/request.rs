@@ -180,7 +180,7 @@ fn give(pool: &Pool, b: Box<Request>) {
 }
 
 fn alloc_in(rt: &Runtime) -> ReqHandle {
-    alloc_from(&rt.requests, rt.engine.thread_lane())
+    alloc_from(&rt.requests, rt.fabric.engine.thread_lane())
 }
 
 /// A request object from `pool` (or the thread's cache), reset, bound to `lane`.
@@ -279,7 +279,9 @@ pub unsafe fn test(slot: &mut Option<ReqHandle>) -> Result<bool> {
         return Ok(true);
     }
     // SAFETY: live.
-    rt.engine.help(unsafe { h.get() }.lane);
+    if !rt.fabric.engine.help(unsafe { h.get() }.lane) {
+        rt.fabric.progress();
+    }
     Ok(false)
 }
 
@@ -296,7 +298,9 @@ pub unsafe fn wait(slot: &mut Option<ReqHandle>) -> Result<()> {
     let lane = unsafe { h.get() }.lane;
     // SAFETY: as above.
     while !unsafe { complete(h) } {
-        if !rt.engine.help(lane) {
+        if !rt.fabric.engine.help(lane) {
+            // Network transfers complete in UCX callbacks, run by progress.
+            rt.fabric.progress();
             w.snooze();
         }
     }
@@ -394,8 +398,9 @@ unsafe fn merge_lists(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>
 /// or request of this PE, has completed (the exit of a scope that must not leave
 /// transfers behind, even of requests it lost track of).
 pub fn wait_all_issued() -> Result<()> {
-    rt("shmemx_request_wait")?.engine.drain();
-    Ok(())
+    rt("shmemx_request_wait")?
+        .fabric
+        .drain("shmemx_request_wait")
 }
 
 /// An error for a routine given an invalid request pointer.

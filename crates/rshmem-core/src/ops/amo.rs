@@ -28,7 +28,7 @@ pub unsafe fn ctx_atomic<W: Word>(
     let pe = ctx.pe(rt, routine, pe)?;
     rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
     let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
-    rt.amo(routine, pe, addr, op)
+    rt.fabric.amo(routine, ctx.state(), pe, addr, op)
 }
 
 /// [`ctx_atomic`] on the default context.

@@ -181,6 +181,7 @@ impl LockWords for RtLock<'_> {
             if ready(v) {
                 return v;
             }
+            self.rt.fabric.progress();
             w.snooze();
         }
     }

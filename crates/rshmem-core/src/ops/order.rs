@@ -23,7 +23,7 @@ pub fn ctx_fence(ctx: &Ctx) -> Result<()> {
 /// visible (explicit non-blocking operations excepted: their requests complete them).
 #[inline]
 pub fn ctx_quiet(ctx: &Ctx) -> Result<()> {
-    ctx.quiet(rt("shmem_ctx_quiet")?);
+    ctx.quiet(rt("shmem_ctx_quiet")?)?;
     Ok(())
 }
 

@@ -2,96 +2,11 @@
 //! Sizes are in bytes; typed faces multiply by the element size.
 
 use crate::ctx::Ctx;
-use crate::engine::Completion;
 use crate::error::{Error, Result};
 use crate::request::{self, ReqHandle};
-use crate::runtime::{rt, Runtime};
-use crate::transport::{Route, SymAddr, Transport};
-use crate::word::AmoOp;
-
-/// Direction of a transfer.
-#[derive(Clone, Copy)]
-pub(crate) enum Dir {
-    Put,
-    Get,
-}
-
-impl Runtime {
-    /// Moves `len` bytes between local `local` and `remote` on `pe` in direction `dir`,
-    /// completing before it returns.
-    ///
-    /// # Safety
-    /// `local` is readable (puts) or writable (gets) for `len` bytes.
-    #[inline(always)]
-    pub(crate) unsafe fn xfer(
-        &self,
-        routine: &'static str,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
-    ) -> Result<()> {
-        match self.route(routine, pe)? {
-            // SAFETY: `remote` was range-checked by `sym`; the caller vouches for `local`.
-            Route::Shm => unsafe {
-                match dir {
-                    Dir::Put => self.shm.put(pe, remote, local, len),
-                    Dir::Get => self.shm.get(pe, local, remote, len),
-                }
-            },
-            Route::None => unreachable!("route() rejects unreachable PEs"),
-        }
-        Ok(())
-    }
-
-    /// A non-blocking transfer: large ones go to the copy engine, counted in the
-    /// completion (and on the engine lane) that `counter` yields, called only then; small
-    /// ones complete at once. `signal`, if any, is applied on `pe` after the data is
-    /// delivered.
-    ///
-    /// # Safety
-    /// `local` is valid for `len` bytes and untouched by the caller until the completion
-    /// is complete; the completion outlives the transfer; `signal` is a checked, aligned
-    /// word.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    pub(crate) unsafe fn xfer_nbi<'c>(
-        &self,
-        routine: &'static str,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
-        counter: impl FnOnce() -> (&'c Completion, usize),
-        signal: Option<(SymAddr, AmoOp<u64>)>,
-    ) -> Result<()> {
-        match self.route(routine, pe)? {
-            Route::Shm if self.engine.takes(len) => {
-                let (comp, lane) = counter();
-                let r = self.shm.addr(pe, remote);
-                let (dst, src) = match dir {
-                    Dir::Put => (r, local as *const u8),
-                    Dir::Get => (local, r as *const u8),
-                };
-                let sig = signal.map(|(a, op)| (self.shm.addr(pe, a).cast::<u64>(), op));
-                // SAFETY: both ranges are valid (checked / the caller's contract) and stay
-                // untouched until `comp` completes.
-                unsafe { self.engine.submit(lane, comp, dst, src, len, sig) };
-                Ok(())
-            }
-            _ => {
-                // SAFETY: forwarded contract.
-                unsafe { self.xfer(routine, dir, pe, remote, local, len)? };
-                if let Some((a, op)) = signal {
-                    self.amo(routine, pe, a, op)?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
+use crate::runtime::rt;
+pub(crate) use crate::transport::Dir;
+use crate::transport::SymAddr;
 
 /// How a contiguous transfer completes.
 #[derive(Clone, Copy)]
@@ -126,9 +41,12 @@ unsafe fn contiguous(
     // SAFETY: forwarded caller contract on `local`.
     unsafe {
         match mode {
-            Mode::Blocking => rt.xfer(routine, dir, pe, remote, local, nbytes),
-            Mode::Nbi => rt.xfer_nbi(
+            Mode::Blocking => rt
+                .fabric
+                .xfer(routine, ctx.state(), dir, pe, remote, local, nbytes),
+            Mode::Nbi => rt.fabric.xfer_nbi(
                 routine,
+                ctx.state(),
                 dir,
                 pe,
                 remote,
@@ -275,7 +193,19 @@ unsafe fn nbe(
     let counter = || unsafe { request::ensure(rt, slot) }.completion();
     // SAFETY: forwarded contract; a request object is taken only for an engine transfer,
     // and it is released only once complete, so it outlives its transfers.
-    unsafe { rt.xfer_nbi(routine, dir, pe, remote, local, nbytes, counter, None)? };
+    unsafe {
+        rt.fabric.xfer_nbi(
+            routine,
+            ctx.state(),
+            dir,
+            pe,
+            remote,
+            local,
+            nbytes,
+            counter,
+            None,
+        )?
+    };
     // Completed at once (or joined a live request): an empty slot gets the
     // always-complete request.
     request::settle(slot);
@@ -501,8 +431,9 @@ pub unsafe fn ctx_strided(
         // is valid by the caller's contract.
         unsafe {
             if is_put {
-                rt.xfer(
+                rt.fabric.xfer(
                     routine,
+                    ctx.state(),
                     Dir::Put,
                     pe,
                     r,
@@ -510,8 +441,9 @@ pub unsafe fn ctx_strided(
                     size,
                 )?;
             } else {
-                rt.xfer(
+                rt.fabric.xfer(
                     routine,
+                    ctx.state(),
                     Dir::Get,
                     pe,
                     r,

@@ -76,7 +76,8 @@ pub unsafe fn ctx_signal_op(
     let rt = rt(routine)?;
     let pe = ctx.pe(rt, routine, pe)?;
     let addr = check_sig(rt, routine, sig_addr)?;
-    rt.amo(routine, pe, addr, amo_of(op, signal)).map(drop)
+    rt.fabric
+        .amo_post(routine, ctx.state(), pe, addr, amo_of(op, signal))
 }
 
 fn amo_of(op: SignalOp, signal: u64) -> AmoOp<u64> {
@@ -146,14 +147,15 @@ pub unsafe fn ctx_put_signal(
     let sig = check_sig(rt, routine, sig_addr)?;
     let op = amo_of(op, signal);
     if nbytes == 0 {
-        return rt.amo(routine, pe, sig, op).map(drop);
+        return rt.fabric.amo_post(routine, ctx.state(), pe, sig, op);
     }
     let dst = rt.sym(routine, "dest", dest as usize, nbytes)?;
     if nbi {
         // SAFETY: `dst` and `sig` are checked; the caller vouches for `src` until quiet.
         return unsafe {
-            rt.xfer_nbi(
+            rt.fabric.xfer_nbi(
                 routine,
+                ctx.state(),
                 Dir::Put,
                 pe,
                 dst,
@@ -164,10 +166,11 @@ pub unsafe fn ctx_put_signal(
             )
         };
     }
-    // SAFETY: `dst` is range-checked; the caller vouches for `src`.
-    unsafe { rt.xfer(routine, Dir::Put, pe, dst, src as *mut u8, nbytes)? };
-    // A release (or stronger) atomic: the data is visible before the signal.
-    rt.amo(routine, pe, sig, op).map(drop)
+    // SAFETY: `dst` and `sig` are checked; the caller vouches for `src`.
+    unsafe {
+        rt.fabric
+            .put_signal(routine, ctx.state(), pe, dst, src, nbytes, sig, op)
+    }
 }
 
 /// `shmem_signal_fetch`: reads the local signal atomically.

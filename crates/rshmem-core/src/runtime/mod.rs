@@ -23,29 +23,35 @@ use crate::heap::Heap;
 use crate::request::Pool;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
 use crate::transport::shm::{SegMap, Shm};
-use crate::transport::{Route, Seg, SymAddr, Transport};
+use crate::transport::ucx::Ucx;
+use crate::transport::{Fabric, Route, Seg, SymAddr};
 use crate::word::{AmoOp, Word};
+use rshmem_util::config::TransportMode;
 
-/// The HOST team of `me` and the LEADERS team (first PE of each host), from the PEs'
-/// host names, or from `virtual_hosts` contiguous blocks of PEs when it is non-zero.
-fn host_teams(hosts: &[String], virtual_hosts: usize, me: usize) -> (Members, Members) {
+/// Each PE's host as a number, from the PEs' host names, or from `virtual_hosts`
+/// contiguous blocks of PEs when it is non-zero.
+fn host_numbers(hosts: &[String], virtual_hosts: usize) -> Vec<usize> {
     let n = hosts.len();
-    let host_of: Vec<usize> = if virtual_hosts > 0 {
+    if virtual_hosts > 0 {
         let k = virtual_hosts.min(n);
-        (0..n).map(|p| p * k / n).collect()
-    } else {
-        let mut names: Vec<&str> = Vec::new();
-        hosts
-            .iter()
-            .map(|h| match names.iter().position(|x| x == h) {
-                Some(i) => i,
-                None => {
-                    names.push(h);
-                    names.len() - 1
-                }
-            })
-            .collect()
-    };
+        return (0..n).map(|p| p * k / n).collect();
+    }
+    let mut names: Vec<&str> = Vec::new();
+    hosts
+        .iter()
+        .map(|h| match names.iter().position(|x| x == h) {
+            Some(i) => i,
+            None => {
+                names.push(h);
+                names.len() - 1
+            }
+        })
+        .collect()
+}
+
+/// The HOST team of `me` and the LEADERS team (first PE of each host).
+fn host_teams(host_of: &[usize], me: usize) -> (Members, Members) {
+    let n = host_of.len();
     let mine: Vec<usize> = (0..n).filter(|&p| host_of[p] == host_of[me]).collect();
     let leaders: Vec<usize> = (0..n)
         .filter(|&p| p == 0 || !host_of[..p].contains(&host_of[p]))
@@ -241,8 +247,8 @@ pub struct Runtime {
     /// Offset of the user heap inside a slot, and its length.
     pub(crate) heap_off: usize,
     pub(crate) heap_len: usize,
-    pub(crate) routes: Box<[Route]>,
-    pub(crate) shm: Shm,
+    /// Routes and transports: every byte between PEs moves through it.
+    pub(crate) fabric: Fabric,
     /// This PE's shared globals `[data_start, data_start + data_len)` (length 0: none).
     pub(crate) data_start: usize,
     pub(crate) data_len: usize,
@@ -262,8 +268,6 @@ pub struct Runtime {
     pub(crate) host: Arc<Team>,
     /// `SHMEMX_TEAM_LEADERS`: the first PE of each host; `None` on other PEs.
     pub(crate) leaders: Option<Arc<Team>>,
-    /// Background copy threads for large non-blocking transfers (stopped before unmapping).
-    pub(crate) engine: Engine,
     /// Recycled request objects.
     pub(crate) requests: Pool,
     /// Keeps every PE's segment mapped; dropped last.
@@ -493,13 +497,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         show_size(cfg.symmetric_size),
         show_size(layout.size),
     )))?;
-    let mut routes = Vec::with_capacity(npes);
-    let mut hosts = Vec::with_capacity(npes);
-    for pe in 0..npes {
-        let h = boot.get(pe, "host")?;
-        hosts.push(h.clone());
-        if h != host {
-            routes.push(Route::None);
+    let hosts = (0..npes)
+        .map(|pe| boot.get(pe, "host"))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let real_host = host_numbers(&hosts, 0);
+    let host_of = host_numbers(&hosts, cfg.virtual_hosts);
+    let routes = choose_routes(cfg.transport, &real_host, &host_of, me)?;
+    for (pe, route) in routes.iter().enumerate() {
+        if pe != me && *route != Route::Shm {
             continue;
         }
         if pe == me {
@@ -525,7 +530,6 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             resv.map_shared(pe * stride, slot_len, &peer)
                 .map_err(os(format!("cannot map the symmetric heap of PE {pe}")))?;
         }
-        routes.push(Route::Shm);
     }
     // Every local peer's globals, at `data_base + pe * data_stride`.
     let mut data_map = SegMap::NONE;
@@ -534,7 +538,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     // local PE could move its own.
     let peer_data = if want_data {
         (0..npes)
-            .filter(|&p| routes[p] == Route::Shm)
+            .filter(|&p| p == me || routes[p] == Route::Shm)
             .map(|pe| Ok((pe, boot.get(pe, "data")?)))
             .collect::<std::result::Result<Vec<_>, rshmem_boot::BootError>>()?
     } else {
@@ -589,7 +593,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     drop(file);
     drop(data_file);
 
-    let local_pes = routes.iter().filter(|r| **r == Route::Shm).count();
+    let local_pes = real_host.iter().filter(|&&h| h == real_host[me]).count();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     rshmem_util::wait::set_oversubscribed(local_pes > cores);
 
@@ -599,14 +603,33 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         stride: 1,
         size: npes,
     };
-    let local: Vec<usize> = (0..npes).filter(|&p| routes[p] == Route::Shm).collect();
+    let local: Vec<usize> = (0..npes)
+        .filter(|&p| p == me || routes[p] == Route::Shm)
+        .collect();
     let shared = if local.len() == npes {
         world.clone()
     } else {
         Members::List(local.into())
     };
     let shared_rank = shared.rank_of(me).expect("a PE maps its own memory");
-    let (host_members, leader_members) = host_teams(&hosts, cfg.virtual_hosts, me);
+    let (host_members, leader_members) = host_teams(&host_of, me);
+    // The network transport, when a peer needs it: every PE of such a job starts it (each
+    // has a peer on another host, or SHMEM_TRANSPORT=ucx), publishes, and reads back.
+    let ucx = if routes.contains(&Route::Ucx) {
+        let segs = [
+            (base as usize + me * stride, slot_len),
+            data_resv.as_ref().map_or((0, 0), |d| (d.1, d.2)),
+        ];
+        let mut u = Ucx::start(boot.as_ref(), &cfg.ucx_library, segs)?;
+        boot.fence()?;
+        // Every PE, those on shared memory and this one included: atomics to all of them
+        // go through UCX (one atomicity domain).
+        let remote = vec![true; npes];
+        u.connect(boot.as_ref(), &remote)?;
+        Some(u)
+    } else {
+        None
+    };
     let host_rank = host_members.rank_of(me).expect("a PE is on its own host");
     let leader_rank = leader_members.rank_of(me);
     let rt = Box::new(Runtime {
@@ -616,7 +639,6 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         my_base: base as usize + me * stride,
         heap_off: layout.size,
         heap_len,
-        routes: routes.into_boxed_slice(),
         layout,
         algs,
         slots: Mutex::new(SlotMap::new(max_teams, PREDEFINED_SLOTS)),
@@ -650,23 +672,28 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
                 true,
             ))
         }),
-        shm: Shm::new(
-            SegMap {
-                base,
-                stride,
-                len: slot_len,
-            },
-            data_map,
+        fabric: Fabric::new(
+            me,
+            routes.into_boxed_slice(),
+            Shm::new(
+                SegMap {
+                    base,
+                    stride,
+                    len: slot_len,
+                },
+                data_map,
+            ),
+            Engine::new(
+                cfg.copy_engine_lanes,
+                cfg.copy_engine_threshold,
+                cfg.copy_engine_piece,
+            ),
+            ucx,
         ),
         data_start: data_resv.as_ref().map_or(0, |d| d.1),
         data_len: data_resv.as_ref().map_or(0, |d| d.2),
         _data_resv: data_resv.map(|d| d.0),
         heap: Mutex::new(Heap::new(heap_len)),
-        engine: Engine::new(
-            cfg.copy_engine_lanes,
-            cfg.copy_engine_threshold,
-            cfg.copy_engine_piece,
-        ),
         requests: crate::request::new_pool(),
         _resv: resv,
         cfg,
@@ -702,7 +729,9 @@ pub fn finalize() {
         ENDED.store(true, Ordering::Relaxed);
     }
     // Every context's and request's transfers land before the peers may unmap.
-    rt.engine.drain();
+    if let Err(e) = rt.fabric.drain("shmem_finalize") {
+        rt.fatal(&e);
+    }
     rt.quiet_all();
     // Tell the peers (release: whatever this PE wrote before, e.g. its last collective's
     // flags, is visible to a peer that sees the state) that it takes part in no more
@@ -716,7 +745,13 @@ pub fn finalize() {
         state,
         AmoOp::Set(PeState::Finalizing as u64),
     );
-    rt.finalize_barrier();
+    let everyone = rt.finalize_barrier();
+    if everyone && rt.fabric.has_ucx() {
+        // Default context's worker back to the pool, and no PE tears UCX down while a
+        // peer may still be completing an operation with it.
+        rt.fabric.release_ctx(Ctx::default_ctx().state());
+        let _ = rt.boot.barrier();
+    }
     let _ = rt.boot.finalize();
     let p = RUNTIME.swap(std::ptr::null_mut(), Ordering::AcqRel);
     // SAFETY: `p` came from `Box::into_raw` in `init`; it is unpublished now, and the
@@ -869,16 +904,10 @@ impl Runtime {
         }
     }
 
-    /// The route to `pe`, failing for unreachable PEs.
-    #[inline(always)]
-    pub(crate) fn route(&self, routine: &'static str, pe: usize) -> Result<Route> {
-        match self.routes.get(pe) {
-            Some(&Route::Shm) => Ok(Route::Shm),
-            _ => Err(Error::Unreachable { routine, pe }),
-        }
-    }
-
-    /// An atomic on a runtime or user word of `pe`, through its route.
+    /// An atomic on a runtime or user word of `pe`, on the default context.
+    ///
+    /// `addr` was produced by `sym` (range-checked) or is a runtime word; callers check
+    /// alignment for user words.
     #[inline(always)]
     pub(crate) fn amo<W: Word>(
         &self,
@@ -887,33 +916,28 @@ impl Runtime {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
-        match self.route(routine, pe)? {
-            // SAFETY: `addr` was produced by `sym` (range-checked) or is a runtime word
-            // inside `Internal`; callers check alignment for user words.
-            Route::Shm => Ok(unsafe { self.shm.atomic(pe, addr, op) }),
-            Route::None => unreachable!("route() rejects unreachable PEs"),
-        }
+        self.fabric
+            .amo(routine, Ctx::default_ctx().state(), pe, addr, op)
     }
 
-    /// A load/store pointer to `addr` in `pe`'s segment (node-local PEs only).
-    #[inline]
-    pub(crate) fn peer_ptr(
+    /// An atomic whose previous value is not needed (flags, counters), on the default
+    /// context.
+    #[inline(always)]
+    pub(crate) fn amo_post<W: Word>(
         &self,
         routine: &'static str,
         pe: usize,
         addr: SymAddr,
-    ) -> Result<*mut u8> {
-        match self.route(routine, pe)? {
-            Route::Shm => Ok(self.shm.addr(pe, addr)),
-            Route::None => unreachable!("route() rejects unreachable PEs"),
-        }
+        op: AmoOp<W>,
+    ) -> Result<()> {
+        self.fabric
+            .amo_post(routine, Ctx::default_ctx().state(), pe, addr, op)
     }
 
     /// Reads a word of this PE's own segment.
     #[inline(always)]
     pub(crate) fn load_local<W: Word>(&self, addr: SymAddr) -> W {
-        // SAFETY: our own slot is always mapped; `addr` is a checked or runtime offset.
-        unsafe { self.shm.atomic(self.me, addr, AmoOp::Fetch) }
+        self.fabric.load_local(addr)
     }
 
     /// Offset of a runtime word inside [`Internal`].
@@ -951,7 +975,9 @@ impl Runtime {
 
     /// Completes this PE's outstanding operations on the default context.
     pub(crate) fn quiet_all(&self) {
-        Ctx::default_ctx().quiet(self);
+        if let Err(e) = Ctx::default_ctx().quiet(self) {
+            self.fatal(&e);
+        }
     }
 
     /// `shmem_barrier_all`: quiet, then a world synchronization.
@@ -990,4 +1016,34 @@ pub fn fatal(err: &dyn std::fmt::Display) -> ! {
             std::process::exit(1)
         }
     }
+}
+
+/// The route to every PE under `mode`, from each PE's real host and its (possibly virtual)
+/// host. This PE is always reached through its own mapping; its atomics still go through
+/// UCX when the job uses UCX (see `Fabric::amo`).
+fn choose_routes(
+    mode: TransportMode,
+    real_host: &[usize],
+    host_of: &[usize],
+    me: usize,
+) -> std::result::Result<Vec<Route>, InitError> {
+    (0..real_host.len())
+        .map(|pe| {
+            let same = match mode {
+                TransportMode::Ucx => false,
+                TransportMode::Mixed => host_of[pe] == host_of[me] && real_host[pe] == real_host[me],
+                TransportMode::Auto | TransportMode::Shm => real_host[pe] == real_host[me],
+            };
+            // This PE's own memory is always a copy away (UCX would only add latency).
+            if pe == me || same {
+                Ok(Route::Shm)
+            } else if mode == TransportMode::Shm {
+                Err(InitError::Topology(format!(
+                    "PE {pe} runs on another host than PE {me}, and SHMEM_TRANSPORT=shm allows shared memory only (unset it to reach other hosts through UCX)"
+                )))
+            } else {
+                Ok(Route::Ucx)
+            }
+        })
+        .collect()
 }

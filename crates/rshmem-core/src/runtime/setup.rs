@@ -2,7 +2,6 @@
 
 use crate::error::Result;
 use crate::runtime::{rt, Runtime, ThreadLevel, SPEC_VERSION, VENDOR_STRING};
-use crate::transport::{Route, Transport};
 
 /// `shmem_my_pe`.
 pub fn my_pe() -> Result<usize> {
@@ -22,9 +21,8 @@ pub fn query_thread() -> Result<ThreadLevel> {
 /// `shmem_pe_accessible`: whether `pe` is a PE of this job that a transport reaches.
 pub fn pe_accessible(pe: i64) -> Result<bool> {
     let rt = rt("shmem_pe_accessible")?;
-    Ok(rt
-        .pe("shmem_pe_accessible", pe)
-        .is_ok_and(|p| rt.routes[p] != Route::None))
+    // Every PE of the job has a route: shared memory or UCX (init fails otherwise).
+    Ok(rt.pe("shmem_pe_accessible", pe).is_ok())
 }
 
 /// `shmem_addr_accessible`: whether `addr` is symmetric and reachable on `pe`.
@@ -43,10 +41,7 @@ pub fn ptr(addr: usize, pe: i64) -> Result<*mut u8> {
 fn ptr_in(rt: &Runtime, addr: usize, pe: i64) -> Option<*mut u8> {
     let pe = rt.pe("shmem_ptr", pe).ok()?;
     let a = rt.sym("shmem_ptr", "dest", addr, 0).ok()?;
-    match rt.routes[pe] {
-        Route::Shm => rt.shm.ptr(pe, a),
-        Route::None => None,
-    }
+    rt.fabric.ptr(pe, a)
 }
 
 /// `shmem_team_ptr` (OpenSHMEM 1.6): like [`ptr`], with `pe` a rank of `team`.

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::algo::SyncAlg;
 use crate::coll::check::{Kind, Show};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::word::AmoOp;
@@ -226,6 +227,13 @@ impl Runtime {
     /// [`Runtime::team_sync`] as a step of collective `routine`, which a failure names
     /// (a member that finalized instead of joining ends the job).
     pub(crate) fn sync_in(&self, routine: &'static str, team: &Team) {
+        if self.fabric.has_ucx() {
+            // Collectives put through UCX before they sync: the data must have landed
+            // before any member leaves (on shared memory stores are visible at once).
+            if let Err(e) = self.fabric.quiet(routine, Ctx::default_ctx().state()) {
+                self.fatal(&e);
+            }
+        }
         let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
         if let Err(e) = match self.algs.barrier {
             SyncAlg::Dissemination => self.sync_dissemination(routine, team, epoch),

@@ -90,6 +90,25 @@ impl Completion {
         c.fetch_add(n, std::sync::atomic::Ordering::Release);
     }
 
+    /// Counts `n` operations as issued, before they are started (a network transfer's
+    /// completion callback may run on another thread at once).
+    #[inline]
+    pub(crate) fn issue(&self, n: u64) {
+        self.issued.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Counts `n` issued operations as finished (release: their effects are visible).
+    #[inline]
+    pub(crate) fn finish(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Release);
+    }
+
+    /// The finished count, for completion callbacks that add to it.
+    #[inline]
+    pub(crate) fn done_counter(&self) -> &std::sync::atomic::AtomicU64 {
+        &self.done
+    }
+
     /// Forgets history (the object is being recycled; it must be complete).
     pub(crate) fn reset(&mut self) {
         debug_assert!(self.is_complete());

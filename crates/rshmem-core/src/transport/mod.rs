@@ -1,16 +1,29 @@
-//! Transports: how one-sided operations reach a PE's symmetric memory.
+//! The fabric: the one place where data moves between PEs, and where it is ordered.
 //!
 //! Operations are addressed by (PE, [`SymAddr`]): a segment and an offset inside it, never a
-//! raw virtual address, because each process maps the segments at its own addresses. The
-//! runtime picks a transport per PE at init (a [`Route`]) and dispatches with a `match`,
-//! so the hot path has no dynamic call. `shm` serves every PE on this host; a network
-//! transport (UCX, with one worker per context and software progress) plugs in as a
-//! second implementation of [`Transport`] and a second `Route` variant.
+//! raw virtual address, because each process maps the segments at its own addresses. At
+//! init every PE gets a [`Route`]: shared memory ([`shm`]) for PEs whose segments this
+//! process maps, UCX ([`ucx`]) for the others (or for all, with `SHMEM_TRANSPORT=ucx`).
+//! [`Fabric`] owns the routes, the shared-memory transport, the copy engine that carries
+//! large node-local non-blocking transfers, and the UCX transport; the routine families
+//! (`ops`), contexts and collectives move and order data through it alone and never
+//! match on a route. Dispatch is a `match` on the route, so the node-local hot path has
+//! no dynamic call, no lock and no allocation.
+//!
+//! A context owns its transport state ([`CtxState`]): what the copy engine owes it, and
+//! its own UCX worker, so threads on private contexts never contend and `quiet` on one
+//! context completes that context's operations only.
 
 pub(crate) mod engine;
-
 pub(crate) mod shm;
+pub(crate) mod ucx;
 
+use std::sync::atomic::{fence, Ordering};
+
+use engine::{Completion, Engine};
+use shm::Shm;
+
+use crate::error::Result;
 use crate::word::{AmoOp, Word};
 
 /// Which symmetric segment of a PE an address lies in.
@@ -58,66 +71,363 @@ impl SymAddr {
     }
 }
 
-/// One-sided operations on remote symmetric memory.
-///
-/// Blocking `put` returns when `src` may be reused; `get` when the data is in `dst`.
-/// `_nbi` operations complete at `quiet`. `fence` orders puts and AMOs to each PE.
-/// Atomics are atomic with respect to other atomics through the same transport.
-pub trait Transport {
-    /// Copies `len` bytes from `src` to `dst` on `pe`.
-    ///
-    /// # Safety
-    /// `src` is readable for `len` bytes; `dst` lies inside `pe`'s segment (checked by
-    /// the runtime).
-    unsafe fn put(&self, pe: usize, dst: SymAddr, src: *const u8, len: usize);
-
-    /// Copies `len` bytes from `src` on `pe` to local `dst`.
-    ///
-    /// # Safety
-    /// `dst` is writable for `len` bytes; `src` lies inside `pe`'s segment.
-    unsafe fn get(&self, pe: usize, dst: *mut u8, src: SymAddr, len: usize);
-
-    /// Non-blocking put: completes at the next `quiet`.
-    ///
-    /// # Safety
-    /// As [`Transport::put`], and `src` stays unmodified until `quiet`.
-    unsafe fn put_nbi(&self, pe: usize, dst: SymAddr, src: *const u8, len: usize) {
-        // SAFETY: same contract, and completing early is allowed.
-        unsafe { self.put(pe, dst, src, len) }
-    }
-
-    /// Non-blocking get: completes at the next `quiet`.
-    ///
-    /// # Safety
-    /// As [`Transport::get`], and `dst` stays alive until `quiet`.
-    unsafe fn get_nbi(&self, pe: usize, dst: *mut u8, src: SymAddr, len: usize) {
-        // SAFETY: same contract, and completing early is allowed.
-        unsafe { self.get(pe, dst, src, len) }
-    }
-
-    /// Applies `op` to the word at `addr` on `pe`, returning the previous value.
-    ///
-    /// # Safety
-    /// `addr` lies inside `pe`'s segment and is aligned for `W`.
-    unsafe fn atomic<W: Word>(&self, pe: usize, addr: SymAddr, op: AmoOp<W>) -> W;
-
-    /// Orders earlier puts and AMOs to each PE before later ones.
-    fn fence(&self);
-
-    /// Completes every earlier operation.
-    fn quiet(&self);
-
-    /// A load/store pointer to `addr` on `pe`, if this transport maps it.
-    fn ptr(&self, pe: usize, addr: SymAddr) -> Option<*mut u8>;
-}
-
 /// How the runtime reaches one PE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
-    /// Shared memory on this host.
+    /// Shared memory on this host: its segments are mapped here.
     Shm,
-    /// No transport reaches it (another host, no network transport built).
-    None,
+    /// UCX: another host, or any PE under `SHMEM_TRANSPORT=ucx`.
+    Ucx,
+}
+
+/// The transport state a context owns.
+#[derive(Debug)]
+pub struct CtxState {
+    /// What the copy engine (and UCX callbacks) still owe the context.
+    pub(crate) comp: Completion,
+    /// The engine lane the context's large node-local transfers go to.
+    pub(crate) lane: usize,
+    /// The context's UCX worker, made on its first operation through UCX.
+    pub(crate) ucx: ucx::CtxSlot,
+}
+
+impl CtxState {
+    /// Nothing issued, lane 0, no worker yet.
+    pub(crate) const fn new() -> CtxState {
+        CtxState {
+            comp: Completion::new(),
+            lane: 0,
+            ucx: ucx::CtxSlot::new(),
+        }
+    }
+}
+
+/// Direction of a transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Put,
+    Get,
+}
+
+/// The routes to every PE and the transports behind them.
+#[derive(Debug)]
+pub(crate) struct Fabric {
+    me: usize,
+    routes: Box<[Route]>,
+    shm: Shm,
+    pub(crate) engine: Engine,
+    ucx: Option<ucx::Ucx>,
+    /// Every AMO goes through UCX, node-local ones included: a word updated with CPU atomics
+    /// by node-local PEs and through a network adapter by remote ones is not atomic across
+    /// the two, so a job with any UCX route keeps one atomicity domain (docs/architecture.md).
+    amo_ucx: bool,
+}
+
+impl Fabric {
+    pub(crate) fn new(
+        me: usize,
+        routes: Box<[Route]>,
+        shm: Shm,
+        engine: Engine,
+        ucx: Option<ucx::Ucx>,
+    ) -> Fabric {
+        let amo_ucx = ucx.is_some();
+        debug_assert_eq!(ucx.is_some(), routes.contains(&Route::Ucx));
+        Fabric {
+            me,
+            routes,
+            shm,
+            engine,
+            ucx,
+            amo_ucx,
+        }
+    }
+
+    /// Whether this process maps `pe`'s segments (load/store access).
+    #[inline(always)]
+    pub(crate) fn maps(&self, pe: usize) -> bool {
+        self.routes[pe] == Route::Shm
+    }
+
+
+    /// Whether some PE is reached through UCX.
+    #[inline(always)]
+    pub(crate) fn has_ucx(&self) -> bool {
+        self.ucx.is_some()
+    }
+
+    fn ucx(&self) -> &ucx::Ucx {
+        self.ucx
+            .as_ref()
+            .expect("a UCX route implies the UCX transport")
+    }
+
+    /// Address of `addr` in this PE's own mapping.
+    #[inline(always)]
+    pub(crate) fn local(&self, addr: SymAddr) -> *mut u8 {
+        self.shm.addr(self.me, addr)
+    }
+
+    /// Reads a word of this PE's own segment (acquire).
+    #[inline(always)]
+    pub(crate) fn load_local<W: Word>(&self, addr: SymAddr) -> W {
+        // SAFETY: our own slot is always mapped; `addr` is a checked or runtime offset,
+        // aligned for `W` by its producer.
+        unsafe { W::load(self.local(addr).cast::<W>()) }
+    }
+
+    /// A load/store pointer to `addr` on `pe`, if this process maps it.
+    #[inline]
+    pub(crate) fn ptr(&self, pe: usize, addr: SymAddr) -> Option<*mut u8> {
+        self.maps(pe).then(|| self.shm.addr(pe, addr))
+    }
+
+    /// Moves `len` bytes between local `local` and `remote` on `pe`; returns when `local`
+    /// may be reused (put) or holds the data (get).
+    ///
+    /// # Safety
+    /// `local` is readable (put) or writable (get) for `len` bytes; `remote` was
+    /// range-checked for `len` bytes.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn xfer(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        dir: Dir,
+        pe: usize,
+        remote: SymAddr,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<()> {
+        match self.routes[pe] {
+            // SAFETY: the caller's contract; `copy` (memmove) keeps a transfer with
+            // oneself between overlapping buffers well defined.
+            Route::Shm => unsafe {
+                let r = self.shm.addr(pe, remote);
+                match dir {
+                    Dir::Put => shm::copy(local, r, len),
+                    Dir::Get => shm::copy(r, local, len),
+                }
+                Ok(())
+            },
+            // SAFETY: forwarded contract.
+            Route::Ucx => unsafe { self.ucx().xfer(routine, ctx, dir, pe, remote, local, len) },
+        }
+    }
+
+    /// A non-blocking transfer, complete at the context's quiet or when the completion
+    /// that `counter` yields (called only when needed) is complete. `signal`, if any, is
+    /// applied on `pe` after the data is delivered.
+    ///
+    /// # Safety
+    /// `local` is valid for `len` bytes and untouched by the caller until the completion
+    /// is complete; the completion outlives the transfer; `signal` is a checked, aligned
+    /// word.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) unsafe fn xfer_nbi<'c>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        dir: Dir,
+        pe: usize,
+        remote: SymAddr,
+        local: *mut u8,
+        len: usize,
+        counter: impl FnOnce() -> (&'c Completion, usize),
+        signal: Option<(SymAddr, AmoOp<u64>)>,
+    ) -> Result<()> {
+        match self.routes[pe] {
+            Route::Shm if self.engine.takes(len) => {
+                let (comp, lane) = counter();
+                let r = self.shm.addr(pe, remote);
+                let (dst, src) = match dir {
+                    Dir::Put => (r, local as *const u8),
+                    Dir::Get => (local, r as *const u8),
+                };
+                if let (true, Some((a, op))) = (self.amo_ucx, signal) {
+                    // The signal must go through UCX, after the data: copy now.
+                    // SAFETY: the caller's contract.
+                    unsafe { shm::copy(src, dst, len) };
+                    return self.amo_post(routine, ctx, pe, a, op);
+                }
+                let sig = signal.map(|(a, op)| (self.shm.addr(pe, a).cast::<u64>(), op));
+                // SAFETY: both ranges are valid (checked / the caller's contract) and stay
+                // untouched until `comp` completes.
+                unsafe { self.engine.submit(lane, comp, dst, src, len, sig) };
+                Ok(())
+            }
+            Route::Shm => {
+                // SAFETY: forwarded contract.
+                unsafe { self.xfer(routine, ctx, dir, pe, remote, local, len)? };
+                match signal {
+                    Some((a, op)) => self.amo_post(routine, ctx, pe, a, op),
+                    None => Ok(()),
+                }
+            }
+            // SAFETY: forwarded contract.
+            Route::Ucx => unsafe {
+                self.ucx()
+                    .xfer_nbi(routine, ctx, dir, pe, remote, local, len, counter, signal)
+            },
+        }
+    }
+
+    /// Puts `len` bytes to `dst` on `pe`, then applies `op` to the signal word `sig` there;
+    /// the signal is never visible before the data.
+    ///
+    /// # Safety
+    /// As [`Fabric::xfer`] for a put; `sig` is a checked, aligned word.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) unsafe fn put_signal(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+        sig: SymAddr,
+        op: AmoOp<u64>,
+    ) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
+        if self.routes[pe] == Route::Ucx || self.amo_ucx {
+            // The data may still be on its way (UCX) or went by another domain.
+            self.fence(ctx);
+        }
+        // On shared memory the atomic is a release: the data is visible before it.
+        self.amo_post(routine, ctx, pe, sig, op)
+    }
+
+    /// Applies `op` to the word at `addr` on `pe` and returns the previous value.
+    ///
+    /// `addr` is range-checked and aligned for `W` by the caller.
+    #[inline(always)]
+    pub(crate) fn amo<W: Word>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp<W>,
+    ) -> Result<W> {
+        if self.amo_ucx {
+            return self.ucx().amo(routine, ctx, pe, addr, op);
+        }
+        let p = self.shm.addr(pe, addr).cast::<W>();
+        debug_assert!(p.is_aligned());
+        // SAFETY: the caller checked range and alignment; the word lives in a shared
+        // mapping that outlives the call.
+        Ok(unsafe { W::rmw(p, op) })
+    }
+
+    /// An atomic whose previous value nobody needs (signals, flags, counters): through UCX
+    /// it is posted without a round trip, and delivered in order with later operations
+    /// after a fence.
+    #[inline(always)]
+    pub(crate) fn amo_post<W: Word>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp<W>,
+    ) -> Result<()> {
+        if self.amo_ucx {
+            return self.ucx().amo_post(routine, ctx, pe, addr, op);
+        }
+        self.amo(routine, ctx, pe, addr, op).map(drop)
+    }
+
+    /// Runs `f` on `len` bytes at `addr` on `pe`: in place where mapped, else on a copy
+    /// fetched into `scratch` (collectives read their peers' sources this way; the copy
+    /// is 8-byte aligned).
+    ///
+    /// # Safety
+    /// `addr` was range-checked for `len` bytes, and the bytes do not change during the
+    /// call.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn view<R>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        len: usize,
+        scratch: &mut Vec<u64>,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
+        if let Some(p) = self.ptr(pe, addr) {
+            // SAFETY: mapped, range-checked and stable (the caller's contract).
+            return Ok(f(unsafe { std::slice::from_raw_parts(p, len) }));
+        }
+        // Words, so the copy is 8-byte aligned like the elements it holds.
+        if scratch.len() < len.div_ceil(8) {
+            scratch.resize(len.div_ceil(8), 0);
+        }
+        let buf = scratch.as_mut_ptr().cast::<u8>();
+        // SAFETY: `scratch` holds at least `len` writable bytes; a get fills them.
+        unsafe {
+            self.xfer(routine, ctx, Dir::Get, pe, addr, buf, len)?;
+            Ok(f(std::slice::from_raw_parts(buf, len)))
+        }
+    }
+
+    /// Orders the context's earlier puts and AMOs to each PE before its later ones.
+    /// Copies still in the engine are completed first, as later ones must not overtake
+    /// them.
+    #[inline]
+    pub(crate) fn fence(&self, ctx: &CtxState) {
+        if ctx.comp.pending() {
+            self.engine.wait(ctx.lane, &ctx.comp);
+        }
+        if let Some(u) = &self.ucx {
+            u.fence(ctx);
+        }
+        fence(Ordering::Release);
+    }
+
+    /// Completes every operation issued on the context.
+    #[inline]
+    pub(crate) fn quiet(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+        if let Some(u) = &self.ucx {
+            u.quiet(routine, ctx)?;
+        }
+        if ctx.comp.pending() {
+            self.engine.wait(ctx.lane, &ctx.comp);
+        }
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Completes every transfer of every context and request of this PE: the copy
+    /// engine's, and every UCX worker's.
+    pub(crate) fn drain(&self, routine: &'static str) -> Result<()> {
+        self.engine.drain();
+        match &self.ucx {
+            Some(u) => u.flush_all(routine),
+            None => Ok(()),
+        }
+    }
+
+    /// Drives UCX's outstanding work (a waiting thread calls it between checks).
+    #[inline(always)]
+    pub(crate) fn progress(&self) {
+        if let Some(u) = &self.ucx {
+            u.progress();
+        }
+    }
+
+    /// Returns a context's UCX worker to the pool (the context is being destroyed or
+    /// recycled; it was quieted).
+    pub(crate) fn release_ctx(&self, ctx: &CtxState) {
+        if let Some(u) = &self.ucx {
+            u.release(ctx);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,11 @@
 //! The shared-memory transport: every PE of the host has every other PE's segment mapped,
 //! PE `p` at `base + p * stride`, so an operation is a `memcpy` or a CPU atomic on the
-//! peer's mapping. No locks, no allocation, no system call.
+//! peer's mapping (the [fabric](super::Fabric) does both). No locks, no allocation, no
+//! system call.
 
 use std::mem::MaybeUninit;
-use std::sync::atomic::{fence, Ordering};
 
-use super::{SymAddr, Transport};
-use crate::word::{AmoOp, Word};
+use super::SymAddr;
 
 /// Where one segment of every local PE is mapped: PE `p`'s at `base + p * stride`.
 #[derive(Debug, Clone, Copy)]
@@ -91,50 +90,6 @@ unsafe fn word<T: Copy>(src: *const u8, dst: *mut u8) {
     unsafe {
         dst.cast::<MaybeUninit<T>>()
             .write_unaligned(src.cast::<MaybeUninit<T>>().read_unaligned())
-    }
-}
-
-impl Transport for Shm {
-    #[inline(always)]
-    unsafe fn put(&self, pe: usize, dst: SymAddr, src: *const u8, len: usize) {
-        debug_assert!(dst.off + len <= self.segs[dst.seg as usize].len);
-        // SAFETY: the runtime checked that [dst, dst+len) is inside the peer's mapping;
-        // the caller guarantees `src` is readable. `copy` (memmove) keeps a put to oneself
-        // with overlapping buffers well defined.
-        unsafe { copy(src, self.addr(pe, dst), len) }
-    }
-
-    #[inline(always)]
-    unsafe fn get(&self, pe: usize, dst: *mut u8, src: SymAddr, len: usize) {
-        debug_assert!(src.off + len <= self.segs[src.seg as usize].len);
-        // SAFETY: as in `put`, with the roles of local and remote swapped.
-        unsafe { copy(self.addr(pe, src), dst, len) }
-    }
-
-    #[inline(always)]
-    unsafe fn atomic<W: Word>(&self, pe: usize, addr: SymAddr, op: AmoOp<W>) -> W {
-        let p = self.addr(pe, addr).cast::<W>();
-        debug_assert!(p.is_aligned());
-        // SAFETY: the runtime checked range and alignment; the word lives in a shared
-        // mapping that outlives the call.
-        unsafe { W::rmw(p, op) }
-    }
-
-    #[inline(always)]
-    fn fence(&self) {
-        // Copies are done when `put` returns; a release fence keeps later stores (a flag,
-        // an AMO) from passing earlier ones.
-        fence(Ordering::Release);
-    }
-
-    #[inline(always)]
-    fn quiet(&self) {
-        fence(Ordering::SeqCst);
-    }
-
-    #[inline(always)]
-    fn ptr(&self, pe: usize, addr: SymAddr) -> Option<*mut u8> {
-        Some(self.addr(pe, addr))
     }
 }
 

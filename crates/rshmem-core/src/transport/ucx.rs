@@ -1,0 +1,616 @@
+//! The UCX transport: PEs this process does not map are reached through UCX's UCP layer
+//! (`rshmem-ucx`, which loads `libucp.so.0` at run time).
+//!
+//! - Each PE registers its segments (the used part of its slot, and its shared globals)
+//!   and publishes, through the bootstrap's key-value store, the address of a *service*
+//!   worker, the packed remote keys and the segments' base addresses.
+//! - The service worker is driven by a progress thread that sleeps on the worker's event
+//!   file descriptor: on TCP, UCX carries gets and atomics as messages that the target
+//!   must handle, and a PE that computes without calling the library still serves them.
+//! - Each context has its own worker (made on the context's first UCX operation, pooled
+//!   when the context is destroyed, with its endpoints), so threads on private contexts
+//!   share nothing; endpoints to the peers' service workers are made on first use.
+//! - Blocking operations wait for local completion; `quiet` is a flush of the context's
+//!   worker; `fence` is the worker's fence; non-blocking operations count their
+//!   completion in a [`Completion`] from UCX's completion callback.
+//! - Workers are thread-safe (UCX's multi-thread mode), so any waiting thread may drive
+//!   every worker's progress.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rshmem_boot::Bootstrap;
+use rshmem_ucx::{
+    AtomicOp, Endpoint, FetchOp, Issued, ProgressThread, Region, RemoteKey, Ucp, UcxError, Worker,
+};
+
+use super::engine::Completion;
+use super::{CtxState, Dir, SymAddr};
+use crate::error::{Error, InitError, Result};
+use crate::word::{AmoOp, Word};
+
+/// Longest chunk of a value put in the bootstrap's store (PMI allows 512 characters).
+const CHUNK: usize = 500;
+
+/// What this PE knows of a peer it reaches through UCX.
+#[derive(Debug)]
+struct Peer {
+    /// The peer's service worker address.
+    worker: Vec<u8>,
+    /// Packed remote keys of its segments, indexed by [`Seg`] (empty: no such segment).
+    rkeys: [Vec<u8>; 2],
+    /// Where its segments start in its address space.
+    base: [u64; 2],
+}
+
+/// An endpoint to a peer's service worker, with the peer's remote keys unpacked for it.
+#[derive(Debug)]
+struct Conn {
+    /// Declared before `ep`: keys are destroyed before their endpoint.
+    rkeys: [Option<RemoteKey>; 2],
+    ep: Endpoint,
+}
+
+/// A context's worker and its endpoints (made on first use).
+#[derive(Debug)]
+pub(crate) struct CtxWorker {
+    conns: Box<[OnceLock<Conn>]>,
+    worker: Arc<Worker>,
+}
+
+/// A context's worker, if it has one (null until its first UCX operation).
+#[derive(Debug)]
+pub(crate) struct CtxSlot(AtomicPtr<CtxWorker>);
+
+impl CtxSlot {
+    pub(crate) const fn new() -> CtxSlot {
+        CtxSlot(AtomicPtr::new(std::ptr::null_mut()))
+    }
+}
+
+/// The UCX transport of one PE.
+#[derive(Debug)]
+pub(crate) struct Ucx {
+    /// Stopped first, when the transport drops.
+    progress: Mutex<Option<ProgressThread>>,
+    /// Per PE; `None` for PEs reached through shared memory.
+    peers: Box<[Option<Peer>]>,
+    /// Every context worker made (owned here; contexts point at them).
+    workers: Mutex<Vec<*mut CtxWorker>>,
+    /// Workers of destroyed contexts, ready for new ones.
+    free: Mutex<Vec<*mut CtxWorker>>,
+    /// Registered until the transport drops (fields drop in this order).
+    _regions: Vec<Region>,
+    _service: Arc<Worker>,
+    ucp: Arc<Ucp>,
+}
+
+// SAFETY: the raw worker pointers come from `Box::into_raw` and are freed only by
+// `shutdown`; the workers themselves are multi-threaded UCX workers (Sync).
+unsafe impl Send for Ucx {}
+// SAFETY: as above; the lists are behind mutexes.
+unsafe impl Sync for Ucx {}
+
+/// A segment of this PE to register: its base address and length.
+pub(crate) type Segment = (usize, usize);
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Puts `value` under `key` in chunks the store accepts: `key` holds the chunk count.
+fn put_long(boot: &dyn Bootstrap, key: &str, value: &str) -> Result<(), InitError> {
+    let chunks: Vec<&str> = value
+        .as_bytes()
+        .chunks(CHUNK)
+        .map(|c| std::str::from_utf8(c).expect("hex is ASCII"))
+        .collect();
+    boot.put(key, &chunks.len().to_string())?;
+    for (i, c) in chunks.iter().enumerate() {
+        boot.put(&format!("{key}.{i}"), c)?;
+    }
+    Ok(())
+}
+
+fn get_long(boot: &dyn Bootstrap, pe: usize, key: &str) -> Result<String, InitError> {
+    let n: usize = boot.get(pe, key)?.parse().map_err(|_| {
+        InitError::Topology(format!("PE {pe} published a malformed UCX value {key:?}"))
+    })?;
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&boot.get(pe, &format!("{key}.{i}"))?);
+    }
+    Ok(s)
+}
+
+fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
+    move |e| InitError::Transport(format!("{what}: {e}"))
+}
+
+/// UCX's name for what went wrong, for [`Error::Transport`].
+fn status_of(e: &UcxError) -> &'static str {
+    match e {
+        UcxError::Status { status, .. } | UcxError::PeerFailed(status) => status.name(),
+        UcxError::Load { .. } => "library not loaded",
+        _ => "invalid argument",
+    }
+}
+
+impl Ucx {
+    /// Loads UCX, registers `segments` (indexed by [`Seg`]; length 0: none), starts the
+    /// service worker and its progress thread, and publishes what peers need. Every PE
+    /// of a job that uses UCX calls it, then [`Ucx::connect`] after the store's fence.
+    pub(crate) fn start(
+        boot: &dyn Bootstrap,
+        library: &str,
+        segments: [Segment; 2],
+    ) -> Result<Ucx, InitError> {
+        let ucp = Ucp::load_from(library).map_err(|e| InitError::Transport(e.to_string()))?;
+        let service = Arc::new(
+            ucp.worker()
+                .map_err(ucx_init_error("cannot create the UCX service worker"))?,
+        );
+        let mut regions = Vec::new();
+        let mut desc = Vec::new();
+        for (base, len) in segments {
+            if len == 0 {
+                desc.push(format!("{base:x}:"));
+                continue;
+            }
+            let r = ucp.mem_map(base as *mut u8, len).map_err(ucx_init_error(
+                "cannot register the symmetric memory with UCX",
+            ))?;
+            let key = r
+                .pack_rkey()
+                .map_err(ucx_init_error("cannot pack a UCX remote key"))?;
+            desc.push(format!("{base:x}:{}", hex(&key)));
+            regions.push(r);
+        }
+        let addr = service
+            .address()
+            .map_err(ucx_init_error("cannot read the UCX worker address"))?;
+        put_long(boot, "ucx-worker", &hex(&addr))?;
+        put_long(boot, "ucx-segs", &desc.join(","))?;
+        let progress = ProgressThread::start(Arc::clone(&service))
+            .map_err(ucx_init_error("cannot start the UCX progress thread"))?;
+        Ok(Ucx {
+            peers: Box::new([]),
+            workers: Mutex::new(Vec::new()),
+            free: Mutex::new(Vec::new()),
+            progress: Mutex::new(Some(progress)),
+            _regions: regions,
+            _service: service,
+            ucp,
+        })
+    }
+
+    /// Reads the published values of the PEs `remote` marks (after the store's fence).
+    pub(crate) fn connect(
+        &mut self,
+        boot: &dyn Bootstrap,
+        remote: &[bool],
+    ) -> Result<(), InitError> {
+        let mut peers = Vec::with_capacity(remote.len());
+        for (pe, &r) in remote.iter().enumerate() {
+            if !r {
+                peers.push(None);
+                continue;
+            }
+            let bad = |what: &str| {
+                InitError::Topology(format!("PE {pe} published a malformed UCX {what}"))
+            };
+            let worker =
+                unhex(&get_long(boot, pe, "ucx-worker")?).ok_or_else(|| bad("worker address"))?;
+            let segs = get_long(boot, pe, "ucx-segs")?;
+            let mut rkeys = [Vec::new(), Vec::new()];
+            let mut base = [0u64; 2];
+            for (i, d) in segs.split(',').enumerate().take(2) {
+                let (b, k) = d.split_once(':').ok_or_else(|| bad("segment"))?;
+                base[i] = u64::from_str_radix(b, 16).map_err(|_| bad("segment base"))?;
+                rkeys[i] = unhex(k).ok_or_else(|| bad("remote key"))?;
+            }
+            peers.push(Some(Peer {
+                worker,
+                rkeys,
+                base,
+            }));
+        }
+        self.peers = peers.into_boxed_slice();
+        Ok(())
+    }
+
+    /// The context's worker, made (or taken from the pool) on first use.
+    fn worker(&self, routine: &'static str, ctx: &CtxState) -> Result<&CtxWorker> {
+        let p = ctx.ucx.0.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: workers live until `shutdown`, which no operation races with.
+            return Ok(unsafe { &*p });
+        }
+        self.attach(routine, ctx)
+    }
+
+    #[cold]
+    fn attach(&self, routine: &'static str, ctx: &CtxState) -> Result<&CtxWorker> {
+        let reused = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let w = match reused {
+            Some(w) => w,
+            None => {
+                let worker = self.ucp.worker().map_err(|e| Error::Transport {
+                    routine,
+                    pe: None,
+                    what: "cannot create a UCX worker for the context",
+                    status: status_of(&e),
+                })?;
+                let w = Box::into_raw(Box::new(CtxWorker {
+                    conns: (0..self.peers.len()).map(|_| OnceLock::new()).collect(),
+                    worker: Arc::new(worker),
+                }));
+                self.workers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(w);
+                w
+            }
+        };
+        match ctx.ucx.0.compare_exchange(
+            std::ptr::null_mut(),
+            w,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            // SAFETY: as in `worker`.
+            Ok(_) => Ok(unsafe { &*w }),
+            Err(other) => {
+                // Another thread of a shared context attached one first.
+                self.free.lock().unwrap_or_else(|e| e.into_inner()).push(w);
+                // SAFETY: as in `worker`.
+                Ok(unsafe { &*other })
+            }
+        }
+    }
+
+    /// The endpoint to `pe` on `w`, and the remote address and key of `addr` there.
+    #[inline]
+    fn target<'w>(
+        &self,
+        routine: &'static str,
+        w: &'w CtxWorker,
+        pe: usize,
+        addr: SymAddr,
+    ) -> Result<(&'w Endpoint, u64, &'w RemoteKey)> {
+        let conn = match w.conns[pe].get() {
+            Some(c) => c,
+            None => self.open(routine, w, pe)?,
+        };
+        let seg = addr.seg as usize;
+        let peer = self.peers[pe].as_ref().expect("a UCX route has a peer");
+        let key = conn.rkeys[seg].as_ref().ok_or(Error::Transport {
+            routine,
+            pe: Some(pe),
+            what: "the peer has no such symmetric segment (global variables are symmetric on no PE or on every PE)",
+            status: "",
+        })?;
+        Ok((&conn.ep, peer.base[seg] + addr.off as u64, key))
+    }
+
+    #[cold]
+    fn open<'w>(&self, routine: &'static str, w: &'w CtxWorker, pe: usize) -> Result<&'w Conn> {
+        let peer = self.peers[pe].as_ref().expect("a UCX route has a peer");
+        let fail = |what: &'static str| {
+            move |e: UcxError| Error::Transport {
+                routine,
+                pe: Some(pe),
+                what,
+                status: status_of(&e),
+            }
+        };
+        let ep = w
+            .worker
+            .connect(&peer.worker)
+            .map_err(fail("cannot connect to the PE through UCX"))?;
+        let mut rkeys = [None, None];
+        for (i, k) in peer.rkeys.iter().enumerate() {
+            if !k.is_empty() {
+                rkeys[i] = Some(
+                    ep.unpack_rkey(k)
+                        .map_err(fail("cannot unpack the PE's UCX remote key"))?,
+                );
+            }
+        }
+        // A racing thread may have opened one too: the first stays, ours is closed.
+        let _ = w.conns[pe].set(Conn { rkeys, ep });
+        Ok(w.conns[pe].get().expect("set above"))
+    }
+
+    fn op_error(
+        routine: &'static str,
+        pe: usize,
+        what: &'static str,
+    ) -> impl Fn(UcxError) -> Error {
+        move |e| Error::Transport {
+            routine,
+            pe: Some(pe),
+            what,
+            status: status_of(&e),
+        }
+    }
+
+    /// A blocking transfer (see [`super::Fabric::xfer`]).
+    ///
+    /// # Safety
+    /// As [`super::Fabric::xfer`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn xfer(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        dir: Dir,
+        pe: usize,
+        remote: SymAddr,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<()> {
+        let w = self.worker(routine, ctx)?;
+        let (ep, raddr, key) = self.target(routine, w, pe, remote)?;
+        // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
+        // for `len` bytes); the remote range was checked.
+        unsafe {
+            match dir {
+                Dir::Put => ep.put_blocking(std::slice::from_raw_parts(local, len), raddr, key),
+                Dir::Get => ep.get_blocking(std::slice::from_raw_parts_mut(local, len), raddr, key),
+            }
+        }
+        .map_err(Self::op_error(routine, pe, "a UCX transfer failed"))
+    }
+
+    /// A non-blocking transfer (see [`super::Fabric::xfer_nbi`]).
+    ///
+    /// # Safety
+    /// As [`super::Fabric::xfer_nbi`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn xfer_nbi<'c>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        dir: Dir,
+        pe: usize,
+        remote: SymAddr,
+        local: *mut u8,
+        len: usize,
+        counter: impl FnOnce() -> (&'c Completion, usize),
+        signal: Option<(SymAddr, AmoOp<u64>)>,
+    ) -> Result<()> {
+        let w = self.worker(routine, ctx)?;
+        let (ep, raddr, key) = self.target(routine, w, pe, remote)?;
+        let (comp, _) = counter();
+        comp.issue(1);
+        // SAFETY: the caller keeps `local` valid until `comp` completes, and `comp` alive.
+        let r = unsafe {
+            match dir {
+                Dir::Put => ep.put(local, len, raddr, key, Some(comp.done_counter())),
+                Dir::Get => ep.get(local, len, raddr, key, Some(comp.done_counter())),
+            }
+        };
+        match r {
+            Ok(Issued::Done) => comp.finish(1),
+            Ok(Issued::Pending) => {}
+            Err(e) => {
+                comp.finish(1);
+                return Err(Self::op_error(routine, pe, "a UCX transfer failed")(e));
+            }
+        }
+        if let Some((a, op)) = signal {
+            w.worker
+                .fence()
+                .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
+            self.amo_post(routine, ctx, pe, a, op)?;
+        }
+        Ok(())
+    }
+
+    /// An atomic returning the previous value.
+    ///
+    /// UCX has integer atomics of 4 and 8 bytes; the rest (floating-point addition, 2-byte
+    /// words) is a compare-and-swap loop on the word (or the 4-byte word holding it), which
+    /// is atomic with respect to every other atomic, as all of the job's go through UCX.
+    pub(crate) fn amo<W: Word>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp<W>,
+    ) -> Result<W> {
+        let w = self.worker(routine, ctx)?;
+        let err = Self::op_error(routine, pe, "a UCX atomic failed");
+        let native = matches!(W::SIZE, 4 | 8) && !(W::FLOAT && matches!(op, AmoOp::Add(_)));
+        if !native {
+            return self.amo_by_cswap(routine, w, pe, addr, op);
+        }
+        let (ep, raddr, key) = self.target(routine, w, pe, addr)?;
+        let size = W::SIZE;
+        let fetch = |o: FetchOp, v: W| ep.atomic_fetch(o, v.to_bits64(), size, raddr, key);
+        let old = match op {
+            AmoOp::Fetch => ep.atomic_fetch(FetchOp::Or, 0, size, raddr, key),
+            AmoOp::Set(v) => fetch(FetchOp::Swap, v).map(|_| v.to_bits64()),
+            AmoOp::Swap(v) => fetch(FetchOp::Swap, v),
+            AmoOp::Add(v) => fetch(FetchOp::Add, v),
+            AmoOp::And(v) => fetch(FetchOp::And, v),
+            AmoOp::Or(v) => fetch(FetchOp::Or, v),
+            AmoOp::Xor(v) => fetch(FetchOp::Xor, v),
+            AmoOp::CompareSwap { cond, value } => {
+                ep.cswap(cond.to_bits64(), value.to_bits64(), size, raddr, key)
+            }
+        }
+        .map_err(err)?;
+        Ok(W::from_bits64(old))
+    }
+
+    /// [`Ucx::amo`] for what UCX lacks, as a compare-and-swap loop on the aligned 4- or
+    /// 8-byte word holding the value.
+    #[cold]
+    fn amo_by_cswap<W: Word>(
+        &self,
+        routine: &'static str,
+        w: &CtxWorker,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp<W>,
+    ) -> Result<W> {
+        let err = Self::op_error(routine, pe, "a UCX atomic failed");
+        let size = W::SIZE.max(4);
+        let shift = 8 * (addr.off % size) as u32;
+        let word = SymAddr {
+            seg: addr.seg,
+            off: addr.off - addr.off % size,
+        };
+        let (ep, raddr, key) = self.target(routine, w, pe, word)?;
+        let mask = if W::SIZE >= 8 {
+            u64::MAX
+        } else {
+            ((1u64 << (8 * W::SIZE)) - 1) << shift
+        };
+        let mut old = ep
+            .atomic_fetch(FetchOp::Or, 0, size, raddr, key)
+            .map_err(&err)?;
+        loop {
+            let mut v = W::from_bits64((old & mask) >> shift);
+            // SAFETY: `v` is a live local of type `W`: the operation runs on it in place.
+            let prev = unsafe { W::rmw(&mut v, op) };
+            let new = (old & !mask) | ((v.to_bits64() << shift) & mask);
+            let seen = ep.cswap(old, new, size, raddr, key).map_err(&err)?;
+            if seen == old {
+                return Ok(prev);
+            }
+            old = seen;
+        }
+    }
+
+    /// An atomic whose previous value is not needed.
+    pub(crate) fn amo_post<W: Word>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp<W>,
+    ) -> Result<()> {
+        let post = match op {
+            AmoOp::Add(v) if !W::FLOAT => Some((AtomicOp::Add, v)),
+            AmoOp::And(v) => Some((AtomicOp::And, v)),
+            AmoOp::Or(v) => Some((AtomicOp::Or, v)),
+            AmoOp::Xor(v) => Some((AtomicOp::Xor, v)),
+            _ => None,
+        };
+        match post {
+            Some((o, v)) if matches!(W::SIZE, 4 | 8) => {
+                let w = self.worker(routine, ctx)?;
+                let (ep, raddr, key) = self.target(routine, w, pe, addr)?;
+                ep.atomic_post(o, v.to_bits64(), W::SIZE, raddr, key)
+                    .map_err(Self::op_error(routine, pe, "a UCX atomic failed"))
+            }
+            _ => self.amo(routine, ctx, pe, addr, op).map(drop),
+        }
+    }
+
+    /// Orders the context's earlier operations before its later ones.
+    pub(crate) fn fence(&self, ctx: &CtxState) {
+        let p = ctx.ucx.0.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: as in `worker`. A failed fence means a failed peer, which the
+            // next operation to it reports.
+            let _ = unsafe { &*p }.worker.fence();
+        }
+    }
+
+    /// Completes the context's operations (a flush of its worker).
+    pub(crate) fn quiet(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+        let p = ctx.ucx.0.load(Ordering::Acquire);
+        if p.is_null() {
+            return Ok(());
+        }
+        // SAFETY: as in `worker`.
+        unsafe { &*p }.worker.flush().map_err(|e| Error::Transport {
+            routine,
+            pe: None,
+            what: "completing operations through UCX failed",
+            status: status_of(&e),
+        })
+    }
+
+    /// Completes the operations of every context worker.
+    pub(crate) fn flush_all(&self, routine: &'static str) -> Result<()> {
+        let list: Vec<*mut CtxWorker> = self
+            .workers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for w in list {
+            // SAFETY: as in `worker`.
+            unsafe { &*w }
+                .worker
+                .flush()
+                .map_err(|e| Error::Transport {
+                    routine,
+                    pe: None,
+                    what: "completing operations through UCX failed",
+                    status: status_of(&e),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Drives every context worker once (waiting threads call it).
+    pub(crate) fn progress(&self) {
+        let list = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        for &w in list.iter() {
+            // SAFETY: as in `worker`.
+            unsafe { &*w }.worker.progress();
+        }
+    }
+
+    /// Takes the context's worker back (the context was quieted).
+    pub(crate) fn release(&self, ctx: &CtxState) {
+        let p = ctx.ucx.0.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            self.free.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        }
+    }
+}
+
+impl Drop for Ucx {
+    /// Closes every endpoint, destroys the workers and stops the progress thread; the
+    /// memory is deregistered and UCX released as the fields drop (after the finalize
+    /// barrier, or when init fails).
+    fn drop(&mut self) {
+        let workers = std::mem::take(self.workers.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for w in workers {
+            // SAFETY: each came from `Box::into_raw` once; no context uses it any more.
+            drop(unsafe { Box::from_raw(w) });
+        }
+        if let Some(t) = self
+            .progress
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            let _ = t.stop();
+        }
+    }
+}

@@ -1,0 +1,505 @@
+//! Two workers of one process connected to each other: the target is served only by a
+//! ProgressThread, the client is used by the test thread. Each test runs with the UCX
+//! transports of the environment and again with TLS forced to tcp (AM-emulated RMA/atomics).
+
+use super::*;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Aborts the test process if the test is still running after `secs` (no hang).
+struct Watchdog(Arc<AtomicBool>);
+
+fn watchdog(name: &'static str, secs: u64) -> Watchdog {
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < end {
+            if d.load(Ordering::Acquire) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("watchdog: test {name} still running after {secs} s, aborting");
+        std::process::abort();
+    });
+    Watchdog(done)
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// An anonymous shared mapping, like a symmetric heap.
+struct Mmap {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: plain memory; tests synchronise through UCX operations and flushes.
+unsafe impl Send for Mmap {}
+// SAFETY: as for Send.
+unsafe impl Sync for Mmap {}
+
+impl Mmap {
+    fn new(len: usize) -> Mmap {
+        // SAFETY: anonymous mapping, checked below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        Mmap { ptr: p.cast(), len }
+    }
+
+    fn addr(&self, off: usize) -> u64 {
+        self.ptr as u64 + off as u64
+    }
+
+    fn read_u64(&self, off: usize) -> u64 {
+        assert!(off + 8 <= self.len);
+        // SAFETY: in bounds, aligned by the callers; volatile since UCX writes behind our back.
+        unsafe { std::ptr::read_volatile(self.ptr.add(off).cast::<u64>()) }
+    }
+
+    fn read_u32(&self, off: usize) -> u32 {
+        assert!(off + 4 <= self.len);
+        // SAFETY: as in read_u64.
+        unsafe { std::ptr::read_volatile(self.ptr.add(off).cast::<u32>()) }
+    }
+
+    fn write_u64(&self, off: usize, v: u64) {
+        assert!(off + 8 <= self.len);
+        // SAFETY: as in read_u64.
+        unsafe { std::ptr::write_volatile(self.ptr.add(off).cast::<u64>(), v) }
+    }
+
+    fn bytes(&self, off: usize, n: usize) -> Vec<u8> {
+        assert!(off + n <= self.len);
+        // SAFETY: in bounds; no UCX operation is in flight when tests read.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(off), n) }.to_vec()
+    }
+}
+
+impl Drop for Mmap {
+    fn drop(&mut self) {
+        // SAFETY: our mapping, unmapped once (after the Region, see Target's field order).
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+const HEAP: usize = 1 << 20;
+
+/// The target side: a worker served by a progress thread, and a registered heap.
+struct Target {
+    progress: Option<ProgressThread>,
+    worker: Arc<Worker>,
+    _region: Region,
+    rkey: Vec<u8>,
+    address: Vec<u8>,
+    heap: Mmap,
+}
+
+impl Target {
+    fn new(ucp: &Arc<Ucp>, serve: bool) -> Target {
+        let heap = Mmap::new(HEAP);
+        let worker = Arc::new(ucp.worker().expect("worker"));
+        let region = ucp.mem_map(heap.ptr, heap.len).expect("mem_map");
+        assert_eq!(region.addr(), heap.addr(0));
+        assert_eq!(region.len(), HEAP);
+        let rkey = region.pack_rkey().expect("pack_rkey");
+        let address = worker.address().expect("address");
+        let progress =
+            serve.then(|| ProgressThread::start(worker.clone()).expect("progress thread"));
+        Target {
+            progress,
+            worker,
+            _region: region,
+            rkey,
+            address,
+            heap,
+        }
+    }
+}
+
+/// A client worker connected to a target, with the target's key unpacked.
+struct Client<M: ThreadMode = Multi> {
+    rkey: RemoteKey<M>,
+    ep: Endpoint<M>,
+    worker: Worker<M>,
+}
+
+fn client(ucp: &Arc<Ucp>, t: &Target) -> Client {
+    let worker = ucp.worker().expect("client worker");
+    let ep = worker.connect(&t.address).expect("connect");
+    let rkey = ep.unpack_rkey(&t.rkey).expect("unpack_rkey");
+    Client { rkey, ep, worker }
+}
+
+/// Runs `f` with the environment's transports, then with TLS=tcp.
+fn each_tls(f: impl Fn(&Arc<Ucp>, &str)) {
+    for (label, cfg) in [("default", &[][..]), ("tcp", &[("TLS", "tcp")][..])] {
+        let ucp = Ucp::load_with(&LoadOptions {
+            config: cfg,
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        f(&ucp, label);
+    }
+}
+
+#[test]
+fn load_bogus_library_says_what_to_install() {
+    let _w = watchdog("load_bogus_library_says_what_to_install", 30);
+    let err = Ucp::load_from("libucp-does-not-exist.so.0").expect_err("must fail");
+    let msg = err.to_string();
+    assert!(msg.contains("libucp-does-not-exist.so.0"), "{msg}");
+    assert!(msg.contains("apt-get install libucx0"), "{msg}");
+    assert!(msg.contains("dnf install ucx"), "{msg}");
+    assert!(
+        msg.contains("cannot open shared object file"),
+        "dlopen error missing: {msg}"
+    );
+}
+
+#[test]
+fn load_reports_version() {
+    let _w = watchdog("load_reports_version", 30);
+    let ucp = Ucp::load().expect("load");
+    assert!(ucp.version().starts_with("1."), "{}", ucp.version());
+    let bad = Ucp::load_with(&LoadOptions {
+        config: &[("MAX_EAGER_LANES", "not-a-number")],
+        ..Default::default()
+    });
+    let msg = bad.expect_err("unknown config name").to_string();
+    assert!(msg.contains("ucp_config_modify"), "{msg}");
+}
+
+#[test]
+fn put_flush_then_get() {
+    let _w = watchdog("put_flush_then_get", 120);
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let c = client(ucp, &t);
+        c.ep.put_blocking(
+            &0xdead_beef_cafe_f00du64.to_ne_bytes(),
+            t.heap.addr(64),
+            &c.rkey,
+        )
+        .unwrap();
+        c.worker.flush().unwrap();
+        assert_eq!(t.heap.read_u64(64), 0xdead_beef_cafe_f00d, "{tls}");
+
+        let big: Vec<u8> = (0..65536u32).map(|i| (i * 7 + 3) as u8).collect();
+        c.ep.put_blocking(&big, t.heap.addr(4096), &c.rkey).unwrap();
+        c.worker.flush().unwrap();
+        assert_eq!(t.heap.bytes(4096, big.len()), big, "{tls}");
+
+        t.heap.write_u64(128, 0x1122_3344_5566_7788);
+        let mut got = [0u8; 8];
+        c.ep.get_blocking(&mut got, t.heap.addr(128), &c.rkey)
+            .unwrap();
+        assert_eq!(u64::from_ne_bytes(got), 0x1122_3344_5566_7788, "{tls}");
+        let mut back = vec![0u8; big.len()];
+        c.ep.get_blocking(&mut back, t.heap.addr(4096), &c.rkey)
+            .unwrap();
+        assert_eq!(back, big, "{tls}");
+        c.worker.fence().unwrap();
+        drop(c);
+        t.progress.unwrap().stop().unwrap();
+    });
+}
+
+#[test]
+fn local_worker_put_get() {
+    let _w = watchdog("local_worker_put_get", 120);
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let worker = ucp.local_worker().unwrap();
+        let ep = worker.connect(&t.address).unwrap();
+        let rkey = ep.unpack_rkey(&t.rkey).unwrap();
+        ep.put_blocking(&77u64.to_ne_bytes(), t.heap.addr(0), &rkey)
+            .unwrap();
+        worker.flush().unwrap();
+        assert_eq!(t.heap.read_u64(0), 77, "{tls}");
+        let mut got = [0u8; 8];
+        ep.get_blocking(&mut got, t.heap.addr(0), &rkey).unwrap();
+        assert_eq!(u64::from_ne_bytes(got), 77, "{tls}");
+        assert_eq!(
+            ep.atomic_fetch(FetchOp::Add, 1, 8, t.heap.addr(0), &rkey)
+                .unwrap(),
+            77
+        );
+    });
+}
+
+#[test]
+fn fetch_add_from_two_threads_is_exact() {
+    let _w = watchdog("fetch_add_from_two_threads_is_exact", 240);
+    const N: u64 = 300;
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let olds: Vec<(Vec<u64>, Vec<u64>)> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let c = client(ucp, &t);
+                        let (mut o32, mut o64) = (Vec::new(), Vec::new());
+                        for _ in 0..N {
+                            o32.push(
+                                c.ep.atomic_fetch(FetchOp::Add, 1, 4, t.heap.addr(0), &c.rkey)
+                                    .unwrap(),
+                            );
+                            o64.push(
+                                c.ep.atomic_fetch(FetchOp::Add, 3, 8, t.heap.addr(8), &c.rkey)
+                                    .unwrap(),
+                            );
+                        }
+                        (o32, o64)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(t.heap.read_u32(0), 2 * N as u32, "{tls}");
+        assert_eq!(t.heap.read_u64(8), 2 * N * 3, "{tls}");
+        // Every fetch saw a distinct old value: no lost or duplicated update.
+        let mut all32: Vec<u64> = olds.iter().flat_map(|o| o.0.iter().copied()).collect();
+        let mut all64: Vec<u64> = olds.iter().flat_map(|o| o.1.iter().copied()).collect();
+        all32.sort_unstable();
+        all64.sort_unstable();
+        assert_eq!(all32, (0..2 * N).collect::<Vec<_>>(), "{tls}");
+        assert_eq!(
+            all64,
+            (0..2 * N).map(|i| 3 * i).collect::<Vec<_>>(),
+            "{tls}"
+        );
+    });
+}
+
+#[test]
+fn cswap_swap_and_bitwise_ops() {
+    let _w = watchdog("cswap_swap_and_bitwise_ops", 120);
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let c = client(ucp, &t);
+        let (a64, a32) = (t.heap.addr(16), t.heap.addr(32));
+        t.heap.write_u64(16, 5);
+        // Mismatch: old value returned, memory unchanged.
+        assert_eq!(c.ep.cswap(4, 9, 8, a64, &c.rkey).unwrap(), 5, "{tls}");
+        assert_eq!(t.heap.read_u64(16), 5, "{tls}");
+        // Match: old value returned, new stored.
+        assert_eq!(c.ep.cswap(5, 9, 8, a64, &c.rkey).unwrap(), 5, "{tls}");
+        assert_eq!(t.heap.read_u64(16), 9, "{tls}");
+        // 32-bit on a word whose neighbour must stay intact.
+        t.heap.write_u64(32, 0xffff_ffff_0000_0007);
+        assert_eq!(
+            c.ep.cswap(7, 0x8000_0001, 4, a32, &c.rkey).unwrap(),
+            7,
+            "{tls}"
+        );
+        assert_eq!(t.heap.read_u64(32), 0xffff_ffff_8000_0001, "{tls}");
+        assert_eq!(
+            c.ep.atomic_fetch(FetchOp::Swap, 42, 8, a64, &c.rkey)
+                .unwrap(),
+            9
+        );
+        assert_eq!(
+            c.ep.atomic_fetch(FetchOp::And, 0b1010, 8, a64, &c.rkey)
+                .unwrap(),
+            42
+        );
+        assert_eq!(
+            c.ep.atomic_fetch(FetchOp::Or, 0b0101, 8, a64, &c.rkey)
+                .unwrap(),
+            0b1010
+        );
+        assert_eq!(
+            c.ep.atomic_fetch(FetchOp::Xor, 0b0011, 8, a64, &c.rkey)
+                .unwrap(),
+            0b1111
+        );
+        c.ep.atomic_post(AtomicOp::Add, 100, 8, a64, &c.rkey)
+            .unwrap();
+        c.ep.atomic_post(AtomicOp::Xor, 1, 8, a64, &c.rkey).unwrap();
+        c.ep.atomic_post(AtomicOp::Or, 0x100, 4, a32, &c.rkey)
+            .unwrap();
+        c.ep.atomic_post(AtomicOp::And, 0xfff, 4, a32, &c.rkey)
+            .unwrap();
+        c.worker.flush().unwrap();
+        assert_eq!(t.heap.read_u64(16), (0b1100 + 100) ^ 1, "{tls}");
+        assert_eq!(t.heap.read_u64(32), 0xffff_ffff_0000_0101, "{tls}");
+    });
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    let _w = watchdog("bad_arguments_are_refused", 60);
+    let ucp = Ucp::load().unwrap();
+    let t = Target::new(&ucp, true);
+    let c1 = client(&ucp, &t);
+    let c2 = client(&ucp, &t);
+    let e = c1
+        .ep
+        .atomic_fetch(FetchOp::Add, 1, 3, t.heap.addr(0), &c1.rkey)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("Endpoint::atomic_fetch: size 3"),
+        "{e}"
+    );
+    let e = c1
+        .ep
+        .put_blocking(&[1], t.heap.addr(0), &c2.rkey)
+        .unwrap_err();
+    assert!(e.to_string().contains("another endpoint"), "{e}");
+    assert!(ucp.mem_map(std::ptr::null_mut(), 8).is_err());
+    assert!(c1.worker.connect(&[]).is_err());
+    assert!(c1.ep.unpack_rkey(&[]).is_err());
+}
+
+#[test]
+fn nonblocking_puts_count_completions() {
+    let _w = watchdog("nonblocking_puts_count_completions", 120);
+    const N: usize = 500;
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let c = client(ucp, &t);
+        let src: Vec<u64> = (0..N as u64).map(|i| i * 11 + 1).collect();
+        let done = AtomicU64::new(0);
+        let mut pending = 0u64;
+        for (i, v) in src.iter().enumerate() {
+            // SAFETY: src and done outlive the wait below.
+            let r = unsafe {
+                c.ep.put(
+                    (v as *const u64).cast(),
+                    8,
+                    t.heap.addr(8 * i),
+                    &c.rkey,
+                    Some(&done),
+                )
+            }
+            .unwrap();
+            if r == Issued::Pending {
+                pending += 1;
+            }
+        }
+        let end = Instant::now() + Duration::from_secs(60);
+        while done.load(Ordering::Acquire) < pending {
+            assert!(
+                Instant::now() < end,
+                "{tls}: {} of {pending} completions",
+                done.load(Ordering::Acquire)
+            );
+            if !c.worker.progress() {
+                std::thread::yield_now();
+            }
+        }
+        assert_eq!(done.load(Ordering::Acquire), pending, "{tls}");
+        c.worker.flush().unwrap();
+        for (i, v) in src.iter().enumerate() {
+            assert_eq!(t.heap.read_u64(8 * i), *v, "{tls}: word {i}");
+        }
+        eprintln!("{tls}: {pending} of {N} puts were pending");
+        // Non-blocking gets with the same counter contract.
+        let mut dst = vec![0u64; N];
+        let gdone = AtomicU64::new(0);
+        let mut gpending = 0;
+        for (i, d) in dst.iter_mut().enumerate() {
+            // SAFETY: dst and gdone outlive the wait below; dst is not read until then.
+            let r = unsafe {
+                c.ep.get(
+                    (d as *mut u64).cast(),
+                    8,
+                    t.heap.addr(8 * i),
+                    &c.rkey,
+                    Some(&gdone),
+                )
+            }
+            .unwrap();
+            if r == Issued::Pending {
+                gpending += 1;
+            }
+        }
+        while gdone.load(Ordering::Acquire) < gpending {
+            assert!(Instant::now() < end, "{tls}: gets stuck");
+            if !c.worker.progress() {
+                std::thread::yield_now();
+            }
+        }
+        assert_eq!(dst, src, "{tls}");
+    });
+}
+
+#[test]
+fn progress_thread_serves_a_target_whose_owner_sleeps() {
+    let _w = watchdog("progress_thread_serves_a_target_whose_owner_sleeps", 120);
+    each_tls(|ucp, tls| {
+        // The target's worker is never progressed by its owner (this thread only sleeps).
+        let t = Target::new(ucp, false);
+        let mut serving = None;
+        t.heap.write_u64(0, 4242);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let c = client(ucp, &t);
+                let mut v = 0u64;
+                let done = AtomicU64::new(0);
+                // SAFETY: v and done outlive the waits below.
+                let r = unsafe {
+                    c.ep.get(
+                        (&mut v as *mut u64).cast(),
+                        8,
+                        t.heap.addr(0),
+                        &c.rkey,
+                        Some(&done),
+                    )
+                }
+                .unwrap();
+                if tls == "tcp" {
+                    // On tcp the get is emulated: nothing happens while nobody progresses the target.
+                    assert_eq!(r, Issued::Pending);
+                    let end = Instant::now() + Duration::from_millis(300);
+                    while Instant::now() < end {
+                        c.worker.progress();
+                        std::thread::yield_now();
+                    }
+                    assert_eq!(
+                        done.load(Ordering::Acquire),
+                        0,
+                        "tcp get completed without target progress"
+                    );
+                }
+                tx.send(()).unwrap();
+                while r == Issued::Pending && done.load(Ordering::Acquire) == 0 {
+                    if !c.worker.progress() {
+                        std::thread::yield_now();
+                    }
+                }
+                assert_eq!(v, 4242, "{tls}");
+                let start = Instant::now();
+                for _ in 0..100 {
+                    let mut got = [0u8; 8];
+                    c.ep.get_blocking(&mut got, t.heap.addr(0), &c.rkey)
+                        .unwrap();
+                    assert_eq!(u64::from_ne_bytes(got), 4242);
+                }
+                eprintln!(
+                    "{tls}: 100 gets served by the progress thread in {:?}",
+                    start.elapsed()
+                );
+            });
+            rx.recv().unwrap();
+            // Only now the target is served, by its progress thread alone.
+            serving = Some(ProgressThread::start(t.worker.clone()).unwrap());
+        });
+        serving.unwrap().stop().unwrap();
+    });
+}

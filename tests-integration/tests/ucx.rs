@@ -1,0 +1,97 @@
+//! The UCX transport on one host: forced for every PE (`SHMEM_TRANSPORT=ucx`), and mixed
+//! with shared memory (`SHMEM_TRANSPORT=mixed`: each virtual host's PEs share memory, and
+//! reach the other virtual hosts through UCX). `UCX_TLS=tcp` makes UCX emulate RMA and
+//! atomics in software, as on a cluster without RDMA, so targets must make progress.
+//! (CI also runs the whole integration suite with `SHMEM_TRANSPORT=ucx`.)
+
+use std::time::Duration;
+
+use rshmem_tests::{shm_objects, Job};
+
+/// `Job` for `prog` on `np` PEs, every PE through UCX over TCP.
+fn over_ucx(np: usize, prog: &str) -> Job {
+    Job::new(np, prog)
+        .env("SHMEM_TRANSPORT", "ucx")
+        .env("UCX_TLS", "tcp")
+        .timeout(Duration::from_secs(240))
+}
+
+/// `Job` for `prog` on `np` PEs on 2 virtual hosts: shared memory within, UCX between.
+fn mixed(np: usize, prog: &str) -> Job {
+    Job::new(np, prog)
+        .env("SHMEM_TRANSPORT", "mixed")
+        .env("SHMEM_VIRTUAL_HOSTS", "2")
+        .env("UCX_TLS", "tcp")
+        .timeout(Duration::from_secs(240))
+}
+
+/// Local and remote PEs hammer the same words with every atomic (`core_amo`: PE 0's words
+/// and a ring); with PEs 0-1 on one virtual host and 2-3 on the other, each word is
+/// updated by node-local and remote PEs at once, and every final value must be exact.
+#[test]
+#[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
+fn atomics_from_local_and_remote_pes_on_one_word_are_exact() {
+    for np in [3, 4] {
+        let out = mixed(np, "core_amo").args(["blocking"]).run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok blocking").len(), np, "{}", out.stdout);
+    }
+}
+
+/// A PE that computes without calling the library serves gets and fetch-adds.
+#[test]
+#[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
+fn a_computing_pe_still_serves_its_peers() {
+    for np in [2, 3] {
+        let out = over_ucx(np, "ucx_progress").run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok pe=").len(), np, "{}", out.stdout);
+        assert_eq!(out.lines_with("served while computing").len(), 1);
+    }
+}
+
+/// The mixed path moves data and runs collectives (RMA, contexts, teams and collectives).
+#[test]
+#[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
+fn mixed_routes_run_rma_contexts_and_collectives() {
+    for (prog, args) in [
+        ("core_rma", &["contig"][..]),
+        ("core_rma", &["nbi"]),
+        ("core_rma", &["fence"]),
+        ("core_ctx", &["nbe"]),
+        ("coll_basic", &[]),
+        ("api_team", &["basic"]),
+    ] {
+        let out = mixed(4, prog).args(args.iter().copied()).run();
+        out.assert_ok();
+    }
+    for alg in ["linear", "recursive_doubling", "hierarchical"] {
+        let out = mixed(4, "coll_basic")
+            .env("SHMEM_REDUCE_ALGORITHM", alg)
+            .run();
+        out.assert_ok();
+        assert_eq!(
+            out.lines_with("ok coll_basic pe=").len(),
+            4,
+            "{alg}: {out:?}"
+        );
+    }
+}
+
+/// Without UCX a job that needs it fails at init, saying what to install, and leaves
+/// nothing behind.
+#[test]
+fn a_job_needing_absent_ucx_fails_saying_what_to_install() {
+    let before = shm_objects();
+    let out = Job::new(2, "core_smoke")
+        .env("SHMEM_TRANSPORT", "ucx")
+        .env("SHMEM_UCX_LIBRARY", "/nonexistent/libucp.so.0")
+        .timeout(Duration::from_secs(60))
+        .run();
+    assert_ne!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stderr.contains("shmem_init"), "{}", out.stderr);
+    assert!(out.stderr.contains("libucx0"), "{}", out.stderr);
+    let after = shm_objects();
+    let left: Vec<_> = after.iter().filter(|o| !before.contains(o)).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
