@@ -92,6 +92,7 @@ run() {
     return 1
 }
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 # rshmem: C programs under both transports.
 for cfg in shm ucx; do
     if [ $cfg = ucx ]; then set -- env SHMEM_TRANSPORT=ucx UCX_TLS=tcp; else set -- env -u SHMEM_TRANSPORT; fi
@@ -157,6 +158,8 @@ if [ "$oshmem" = yes ]; then
     fi
 fi
 
+echo
+echo "load average (1, 5, 15 min) before the runs: $load0; after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?') ($cores cores)"
 python3 - "$results" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
