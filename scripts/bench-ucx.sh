@@ -185,9 +185,9 @@ def head(title, cols=("rshmem shm", "rshmem ucx", "OSHMEM ucx", "OSH/rs-ucx")):
     print()
     print(title)
     print(fmt.format("figure", *cols))
-def row(label, vals, kind, ratio_of=(2, 1)):
-    a, b = ratio_of
-    print(fmt.format(label, *(show(v, kind) for v in vals), ratio(vals[a], vals[b], kind, label)))
+def row(label, vals, kind, tag=None):
+    print(fmt.format(label, *(show(v, kind) for v in vals),
+                     ratio(vals[2], vals[1], kind, tag or label)))
 
 print()
 print("rshmem over shared memory / rshmem over UCX (SHMEM_TRANSPORT=ucx UCX_TLS=tcp) / Open MPI")
@@ -249,7 +249,8 @@ if any(r["config"] in RS for r in rows):
                ("barrier_all", None, "latency_median", 2))]
     for label, b, n, metric, kind, osh in items:
         o = None if osh is None else get("oshmem-ucx", osh[0], osh[1], osh[2], osh[3])
-        row(label, [rg("rust-shm", b, n, metric), rg("rust-ucx", b, n, metric), o], kind)
+        row(label, [rg("rust-shm", b, n, metric), rg("rust-ucx", b, n, metric), o], kind,
+            tag="Rust " + label)
     print("Rust put/AMO batches: as in rshmem-bench pe (a put batch ends with quiet; every Rust")
     print("AMO is the fetching core call, even for the non-fetching names).")
 
