@@ -16,8 +16,8 @@
 #               use (scoll mpi) goes through UCX over TCP too instead of Open MPI's
 #               shared-memory BTL. The script checks in the verbose MCA output that spml ucx
 #               and pml ucx were selected.
-# then rshmem-bench pe --quick (the Rust API) under the default transport and under
-# SHMEM_TRANSPORT=ucx UCX_TLS=tcp. Open MPI 4.1.4's OSHMEM has no team API, so the
+# then rshmem-bench pe --quick and coll --quick --max-size 65536 (the Rust API, 2 PEs) under
+# the default transport and under SHMEM_TRANSPORT=ucx UCX_TLS=tcp. Open MPI 4.1.4's OSHMEM has no team API, so the
 # compared collectives are the active-set forms (shmem_broadcast64 + barrier_all,
 # shmem_long_sum_to_all); rshmem's team forms are extra rows.
 #
@@ -114,6 +114,10 @@ for cfg in shm ucx; do
         run "rust-$cfg" "$@" "$rs/oshrun" -np 2 "$target/release/rshmem-bench" pe --quick &&
             grep '^{' "$tmp/rust-$cfg.out" | sed 's/}$/,"impl":"rust"}/' > "$tmp/rust-$cfg.json" &&
             collect "rust-$cfg" "$tmp/rust-$cfg.json"
+        run "rust-coll-$cfg" "$@" "$rs/oshrun" -np 2 "$target/release/rshmem-bench" coll --quick \
+            --max-size 65536 > /dev/null &&
+            grep '^{' "$tmp/rust-coll-$cfg.out" | sed 's/}$/,"impl":"rust"}/' > "$tmp/rust-coll-$cfg.json" &&
+            collect "rust-$cfg" "$tmp/rust-coll-$cfg.json"
     fi
 done
 
@@ -253,6 +257,23 @@ if any(r["config"] in RS for r in rows):
             tag="Rust " + label)
     print("Rust put/AMO batches: as in rshmem-bench pe (a put batch ends with quiet; every Rust")
     print("AMO is the fetching core call, even for the non-fetching names).")
+
+    head("Rust API collectives, rshmem-bench coll --quick, 2 PEs, default algorithms and each\n"
+         "reduction algorithm forced (OSHMEM ucx: the C active-set figure where one exists)",
+         ("Rust shm", "Rust ucx", "OSHMEM ucx", "OSH/rs-ucx"))
+    citems = [("team_sync(WORLD)", "team_sync_world", None, None),
+              ("barrier_all", "barrier_all_coll", None, ("barrier_all", None)),
+              ("broadcastmem 8 B", "broadcast", 8, None),
+              ("broadcastmem 65536 B", "broadcast", 65536, None),
+              ("int64_sum_reduce 8 B", "reduce_sum_i64", 8, ("reduce_sum_to_all", 8)),
+              ("int64_sum_reduce 65536 B", "reduce_sum_i64", 65536, ("reduce_sum_to_all", 65536))]
+    for alg in ["shm", "rd", "ring", "linear"]:
+        for n in [8, 65536]:
+            citems.append((f"f64 sum, {alg} forced, {n} B", f"reduce_sum_f64_{alg}", n, None))
+    for label, b, n, osh in citems:
+        o = None if osh is None else get("oshmem-ucx", osh[0], osh[1], "latency_median", 2)
+        row(label, [rg("rust-shm", b, n, "latency_median"), rg("rust-ucx", b, n, "latency_median"), o],
+            "lat", tag="Rust " + label)
 
 print()
 if slower:
