@@ -16,7 +16,9 @@
 //! whole workspace, needs neither UCX headers, libclang nor `libucp` — only a job that actually
 //! uses the network needs UCX installed, and then [`Ucp::load`]'s error says what to install.
 //! UCP keeps its ABI backward compatible and [`Ucp::load`] passes the API version the bindings
-//! were generated for to `ucp_init_version`, so newer UCX libraries work too. The library is
+//! were generated for to `ucp_init_version`, so newer UCX libraries work too. This crate's own
+//! tests that need UCX are skipped (saying so on stderr) when `libucp.so.0` cannot be loaded,
+//! unless `RSHMEM_REQUIRE_UCX=1`. The library is
 //! opened with `RTLD_NODELETE`: UCX is never unloaded once loaded (its own modules and
 //! callbacks may outlive a context).
 //!
@@ -27,7 +29,18 @@
 //! are `Send + Sync`: any thread may issue operations or progress it, e.g. its owner and a
 //! [`ProgressThread`]. A [`Worker<Local>`] (`UCS_THREAD_MODE_SERIALIZED`, cheaper) and its
 //! endpoints and keys are neither `Send` nor `Sync`: they share the worker, so they must stay
-//! on the thread that created them.
+//! on the thread that created them:
+//!
+//! ```compile_fail
+//! fn needs_send<T: Send>(_: T) {}
+//! let ucp = rshmem_ucx::Ucp::load().unwrap();
+//! needs_send(ucp.local_worker().unwrap()); // a Local worker cannot move to another thread
+//! ```
+//! ```no_run
+//! fn needs_send<T: Send>(_: T) {}
+//! let ucp = rshmem_ucx::Ucp::load().unwrap();
+//! needs_send(ucp.worker().unwrap()); // a Multi worker can
+//! ```
 //!
 //! # Completion contract
 //!
@@ -36,8 +49,14 @@
 //! 1 is added to it (`Release`) when the operation completes, from UCX's completion callback,
 //! run inside some thread's progress call; the crate releases the request itself. A completed
 //! put is LOCALLY complete (the source may be reused); remote completion needs
-//! [`Worker::flush`]. A failed operation also counts as completed; the failure is reported by
-//! [`Endpoint::status`] and by the next flush.
+//! [`Worker::flush`]. A failed operation also counts as completed. When a peer dies, the
+//! endpoint's [`Endpoint::status`] turns to [`UcxError::PeerFailed`], blocking operations waiting
+//! on it return that error and later operations fail at once; a worker flush does NOT report it
+//! (UCX purges the failed operations), so check the endpoints' status after a flush when it
+//! matters.
+//!
+//! Status codes are named by a table of this crate ([`Status::name`]) rather than by
+//! `ucs_status_string`, which lives in another library (`libucs`).
 
 #![warn(missing_docs)]
 
@@ -330,6 +349,17 @@ impl Ucp {
     /// range is registered; UCX allocates nothing). The memory must stay mapped until the
     /// region is dropped.
     pub fn mem_map(self: &Arc<Self>, addr: *mut u8, len: usize) -> Result<Region> {
+        self.map(addr, len, false)
+    }
+
+    /// [`Ucp::mem_map`] with `UCP_MEM_MAP_NONBLOCK`: pages are neither populated nor pinned
+    /// up front, but when communication first touches them (on-demand paging where the
+    /// network supports it), for a large range of which little is ever used.
+    pub fn mem_map_on_demand(self: &Arc<Self>, addr: *mut u8, len: usize) -> Result<Region> {
+        self.map(addr, len, true)
+    }
+
+    fn map(self: &Arc<Self>, addr: *mut u8, len: usize, on_demand: bool) -> Result<Region> {
         if addr.is_null() || len == 0 {
             return Err(UcxError::InvalidArgument {
                 routine: "Ucp::mem_map",
@@ -338,10 +368,17 @@ impl Ucp {
         }
         let params = sys::ucp_mem_map_params_t {
             field_mask: u64::from(
-                sys::UCP_MEM_MAP_PARAM_FIELD_ADDRESS | sys::UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                sys::UCP_MEM_MAP_PARAM_FIELD_ADDRESS
+                    | sys::UCP_MEM_MAP_PARAM_FIELD_LENGTH
+                    | sys::UCP_MEM_MAP_PARAM_FIELD_FLAGS,
             ),
             address: addr.cast(),
             length: len,
+            flags: if on_demand {
+                sys::UCP_MEM_MAP_NONBLOCK
+            } else {
+                0
+            },
             ..Default::default()
         };
         let mut memh: sys::ucp_mem_h = std::ptr::null_mut();
@@ -578,6 +615,23 @@ impl<M: ThreadMode> Worker<M> {
         self.inner.wait("ucp_worker_flush_nbx", req)
     }
 
+    /// Starts a flush of every operation issued on this worker so far: when it completes, they
+    /// are complete at their targets. Same completion contract as the operations.
+    ///
+    /// # Safety
+    /// `done` must stay alive until it is incremented.
+    pub unsafe fn flush_nb(&self, done: Option<&AtomicU64>) -> Result<Issued> {
+        let p = Endpoint::<M>::param(done);
+        // SAFETY: live worker; the caller keeps done alive.
+        let req = unsafe { self.inner.lib().ucp_worker_flush_nbx(self.inner.h, &p) };
+        issued(
+            self.inner.lib(),
+            "ucp_worker_flush_nbx",
+            req,
+            done.is_some(),
+        )
+    }
+
     /// The worker's event file descriptor (readable when [`Worker::arm`]ed and work arrived).
     /// Owned by the worker: do not close it.
     pub fn efd(&self) -> Result<RawFd> {
@@ -611,11 +665,20 @@ impl<M: ThreadMode> Worker<M> {
         })
     }
 
-    /// Creates an endpoint to the worker whose packed [`Worker::address`] is `remote_address`.
-    /// The endpoint uses peer error handling: if the peer dies, pending and later operations
-    /// fail ([`UcxError::PeerFailed`]) instead of hanging. The connection is wired up lazily:
-    /// the first operation needs both workers to progress.
+    /// Creates an endpoint to the worker whose packed [`Worker::address`] is `remote_address`,
+    /// with peer error handling: if the peer dies, pending and later operations fail with
+    /// [`UcxError::PeerFailed`] instead of hanging. The connection is wired up lazily: the first
+    /// operation needs both workers to progress.
+    ///
+    /// UCX 1.13 then uses only transports able to detect a dead peer (tcp here; rc/dc/ud on
+    /// InfiniBand), not shared memory: see [`Worker::connect_with`].
     pub fn connect(&self, remote_address: &[u8]) -> Result<Endpoint<M>> {
+        self.connect_with(remote_address, true)
+    }
+
+    /// As [`Worker::connect`]; with `peer_errors` false (`UCP_ERR_HANDLING_MODE_NONE`) UCX may
+    /// use every transport, shared memory included, but an operation to a dead peer may hang.
+    pub fn connect_with(&self, remote_address: &[u8], peer_errors: bool) -> Result<Endpoint<M>> {
         if remote_address.is_empty() {
             return Err(UcxError::InvalidArgument {
                 routine: "Worker::connect",
@@ -630,7 +693,11 @@ impl<M: ThreadMode> Worker<M> {
                     | sys::UCP_EP_PARAM_FIELD_ERR_HANDLER,
             ),
             address: remote_address.as_ptr().cast(),
-            err_mode: sys::UCP_ERR_HANDLING_MODE_PEER,
+            err_mode: if peer_errors {
+                sys::UCP_ERR_HANDLING_MODE_PEER
+            } else {
+                sys::UCP_ERR_HANDLING_MODE_NONE
+            },
             err_handler: sys::ucp_err_handler {
                 cb: Some(ep_error_cb),
                 arg: (&*failed as *const AtomicI8).cast_mut().cast(),
@@ -657,6 +724,30 @@ impl<M: ThreadMode> Worker<M> {
     }
 }
 
+/// Turns an `_nbx` return value into [`Issued`]; a request without a counting callback is
+/// released at once (UCX then completes it internally).
+fn issued(
+    lib: &sys::UcpLib,
+    routine: &'static str,
+    req: sys::ucs_status_ptr_t,
+    counted: bool,
+) -> Result<Issued> {
+    if req.is_null() {
+        Ok(Issued::Done)
+    } else if ptr_is_err(req) {
+        Err(UcxError::Status {
+            routine,
+            status: ptr_status(req),
+        })
+    } else {
+        if !counted {
+            // SAFETY: a live request nobody else references.
+            unsafe { lib.ucp_request_free(req) };
+        }
+        Ok(Issued::Pending)
+    }
+}
+
 extern "C" fn ep_error_cb(arg: *mut c_void, _ep: sys::ucp_ep_h, status: sys::ucs_status_t) {
     // SAFETY: arg is the endpoint's failure cell, alive until the endpoint is closed.
     let cell = unsafe { &*(arg as *const AtomicI8) };
@@ -670,19 +761,20 @@ extern "C" fn ep_error_cb(arg: *mut c_void, _ep: sys::ucp_ep_h, status: sys::ucs
     );
 }
 
-// Completion callback of pending operations with a `done` counter: count, then release.
+// Completion callback of pending operations with a `done` counter: release, then count (the
+// caller may tear everything down as soon as it sees the count).
 extern "C" fn send_done_cb(
     request: *mut c_void,
     _status: sys::ucs_status_t,
     user_data: *mut c_void,
 ) {
-    // SAFETY: user_data is the caller's counter, which the caller keeps alive until this runs.
-    unsafe { &*(user_data as *const AtomicU64) }.fetch_add(1, Ordering::Release);
     if let Some(free) = REQUEST_FREE.get() {
         // SAFETY: request is this completed request, not referenced elsewhere (the issuer did
         // not keep it); releasing inside the callback is allowed by UCX.
         unsafe { free(request) };
     }
+    // SAFETY: user_data is the caller's counter, which the caller keeps alive until this runs.
+    unsafe { &*(user_data as *const AtomicU64) }.fetch_add(1, Ordering::Release);
 }
 
 struct EpInner {
@@ -727,20 +819,29 @@ impl<M: ThreadMode> fmt::Debug for Endpoint<M> {
 /// A remote key unpacked on one endpoint; destroyed on drop (before its endpoint is closed).
 pub struct RemoteKey<M: ThreadMode = Multi> {
     ep: Arc<EpInner>,
-    h: sys::ucp_rkey_h,
+    h: RkeyHandle,
     _mode: PhantomData<M>,
 }
 
+#[derive(Clone, Copy)]
+struct RkeyHandle(sys::ucp_rkey_h);
+
+// SAFETY: only reachable through the mode-marked RemoteKey; operations using it run under the
+// worker's lock in UCS_THREAD_MODE_MULTI.
+unsafe impl Send for RkeyHandle {}
+// SAFETY: as for Send.
+unsafe impl Sync for RkeyHandle {}
+
 impl<M: ThreadMode> fmt::Debug for RemoteKey<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RemoteKey({:p})", self.h)
+        write!(f, "RemoteKey({:p})", self.h.0)
     }
 }
 
 impl<M: ThreadMode> Drop for RemoteKey<M> {
     fn drop(&mut self) {
         // SAFETY: the key came from ucp_ep_rkey_unpack; its endpoint is still open (we hold it).
-        unsafe { self.ep.worker.lib().ucp_rkey_destroy(self.h) };
+        unsafe { self.ep.worker.lib().ucp_rkey_destroy(self.h.0) };
     }
 }
 
@@ -832,6 +933,49 @@ impl Operand {
     }
 }
 
+/// Caller-owned storage of a non-blocking fetching atomic ([`Endpoint::atomic_fetch_nb`],
+/// [`Endpoint::cswap_nb`]): UCX reads the operand and writes the old value here while the
+/// operation is in flight, so it must outlive the operation and not be reused before.
+#[repr(C)]
+pub struct AmoBuffer {
+    operand: std::cell::UnsafeCell<Operand>,
+    reply: std::cell::UnsafeCell<Operand>,
+}
+
+// SAFETY: plain integers; the unsafe issuing functions make the caller keep it unshared while
+// an operation is in flight.
+unsafe impl Send for AmoBuffer {}
+
+impl Default for AmoBuffer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for AmoBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AmoBuffer")
+    }
+}
+
+impl AmoBuffer {
+    /// An empty buffer.
+    pub const fn new() -> Self {
+        AmoBuffer {
+            operand: std::cell::UnsafeCell::new(Operand { u64: 0 }),
+            reply: std::cell::UnsafeCell::new(Operand { u64: 0 }),
+        }
+    }
+
+    /// The old value fetched by the completed operation of `size` bytes (4 or 8). Read it
+    /// after completion only ([`Issued::Done`], or the `done` counter observed incremented).
+    pub fn result(&self, size: usize) -> u64 {
+        // SAFETY: after completion UCX no longer writes the reply; the caller reads it after
+        // observing completion (Acquire on the counter, or the issuing call's return).
+        unsafe { (*self.reply.get()).get(size) }
+    }
+}
+
 fn check_size(routine: &'static str, size: usize) -> Result<()> {
     if size == 4 || size == 8 {
         Ok(())
@@ -868,7 +1012,7 @@ impl<M: ThreadMode> Endpoint<M> {
         })?;
         Ok(RemoteKey {
             ep: self.inner.clone(),
-            h,
+            h: RkeyHandle(h),
             _mode: PhantomData,
         })
     }
@@ -891,6 +1035,17 @@ impl<M: ThreadMode> Endpoint<M> {
             });
         }
         self.status()
+    }
+
+    /// Waits for `req`; a failure on a failed endpoint is reported as the peer's failure.
+    fn wait(&self, routine: &'static str, req: sys::ucs_status_ptr_t) -> Result<()> {
+        self.inner
+            .worker
+            .wait(routine, req)
+            .map_err(|e| match self.status() {
+                Err(peer) => peer,
+                Ok(()) => e,
+            })
     }
 
     fn param(done: Option<&AtomicU64>) -> sys::ucp_request_param_t {
@@ -943,7 +1098,7 @@ impl<M: ThreadMode> Endpoint<M> {
         // SAFETY: the caller keeps src and done alive as documented; the key is this endpoint's.
         let req = unsafe {
             self.lib()
-                .ucp_put_nbx(self.inner.h, src.cast(), len, raddr, rkey.h, &p)
+                .ucp_put_nbx(self.inner.h, src.cast(), len, raddr, rkey.h.0, &p)
         };
         self.issued("ucp_put_nbx", req, done.is_some())
     }
@@ -966,7 +1121,7 @@ impl<M: ThreadMode> Endpoint<M> {
         // SAFETY: the caller keeps dst and done alive as documented; the key is this endpoint's.
         let req = unsafe {
             self.lib()
-                .ucp_get_nbx(self.inner.h, dst.cast(), len, raddr, rkey.h, &p)
+                .ucp_get_nbx(self.inner.h, dst.cast(), len, raddr, rkey.h.0, &p)
         };
         self.issued("ucp_get_nbx", req, done.is_some())
     }
@@ -983,11 +1138,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 src.as_ptr().cast(),
                 src.len(),
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_put_nbx", req)
+        self.wait("ucp_put_nbx", req)
     }
 
     /// Reads `dst.len()` bytes at `raddr` into `dst` and waits until they arrived.
@@ -1001,11 +1156,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 dst.as_mut_ptr().cast(),
                 dst.len(),
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_get_nbx", req)
+        self.wait("ucp_get_nbx", req)
     }
 
     /// A non-fetching atomic `op` with `value` on the `size`-byte (4 or 8) word at `raddr`.
@@ -1034,11 +1189,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 (&operand as *const Operand).cast(),
                 1,
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_atomic_op_nbx", req)
+        self.wait("ucp_atomic_op_nbx", req)
     }
 
     /// A fetching atomic `op` with `value` on the `size`-byte word at `raddr`; blocks
@@ -1086,6 +1241,88 @@ impl<M: ThreadMode> Endpoint<M> {
         Ok(reply.get(size))
     }
 
+    /// Starts a fetching atomic `op` with `value` on the `size`-byte word at `raddr`; the old
+    /// value is then in `buf` ([`AmoBuffer::result`]).
+    ///
+    /// # Safety
+    /// `buf` must stay alive and unused by anything else until completion ([`Issued::Done`] or
+    /// the `done` increment), and `done` must stay alive until it is incremented.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn atomic_fetch_nb(
+        &self,
+        op: FetchOp,
+        value: u64,
+        size: usize,
+        raddr: u64,
+        rkey: &RemoteKey<M>,
+        buf: &AmoBuffer,
+        done: Option<&AtomicU64>,
+    ) -> Result<Issued> {
+        check_size("Endpoint::atomic_fetch_nb", size)?;
+        self.check_rkey("Endpoint::atomic_fetch_nb", rkey)?;
+        // SAFETY: the caller gives us buf exclusively until completion.
+        unsafe {
+            *buf.operand.get() = Operand::new(size, value);
+            *buf.reply.get() = Operand::new(size, 0);
+            self.fetch_op_nb(op.ucp(), size, buf, raddr, rkey, done)
+        }
+    }
+
+    /// Starts a compare-and-swap (as [`Endpoint::cswap`]); the old value is then in `buf`.
+    ///
+    /// # Safety
+    /// As for [`Endpoint::atomic_fetch_nb`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn cswap_nb(
+        &self,
+        compare: u64,
+        new: u64,
+        size: usize,
+        raddr: u64,
+        rkey: &RemoteKey<M>,
+        buf: &AmoBuffer,
+        done: Option<&AtomicU64>,
+    ) -> Result<Issued> {
+        check_size("Endpoint::cswap_nb", size)?;
+        self.check_rkey("Endpoint::cswap_nb", rkey)?;
+        // SAFETY: the caller gives us buf exclusively until completion.
+        unsafe {
+            *buf.operand.get() = Operand::new(size, compare);
+            *buf.reply.get() = Operand::new(size, new);
+            self.fetch_op_nb(sys::UCP_ATOMIC_OP_CSWAP, size, buf, raddr, rkey, done)
+        }
+    }
+
+    /// # Safety
+    /// buf and done as for [`Endpoint::atomic_fetch_nb`].
+    unsafe fn fetch_op_nb(
+        &self,
+        op: sys::ucp_atomic_op_t,
+        size: usize,
+        buf: &AmoBuffer,
+        raddr: u64,
+        rkey: &RemoteKey<M>,
+        done: Option<&AtomicU64>,
+    ) -> Result<Issued> {
+        let mut p = Self::param(done);
+        p.op_attr_mask |= sys::UCP_OP_ATTR_FIELD_DATATYPE | sys::UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        p.datatype = dt_contig(size);
+        p.reply_buffer = buf.reply.get().cast();
+        // SAFETY: the caller keeps buf and done alive until completion.
+        let req = unsafe {
+            self.lib().ucp_atomic_op_nbx(
+                self.inner.h,
+                op,
+                buf.operand.get().cast_const().cast(),
+                1,
+                raddr,
+                rkey.h.0,
+                &p,
+            )
+        };
+        self.issued("ucp_atomic_op_nbx", req, done.is_some())
+    }
+
     fn fetch_op(
         &self,
         op: sys::ucp_atomic_op_t,
@@ -1109,11 +1346,11 @@ impl<M: ThreadMode> Endpoint<M> {
                 (operand as *const Operand).cast(),
                 1,
                 raddr,
-                rkey.h,
+                rkey.h.0,
                 &p,
             )
         };
-        self.inner.worker.wait("ucp_atomic_op_nbx", req)
+        self.wait("ucp_atomic_op_nbx", req)
     }
 }
 
@@ -1124,6 +1361,7 @@ impl<M: ThreadMode> Endpoint<M> {
 pub struct ProgressThread {
     stop_fd: RawFd,
     stopping: Arc<AtomicBool>,
+    rounds: Arc<AtomicU64>,
     handle: Option<JoinHandle<Result<()>>>,
 }
 
@@ -1141,6 +1379,8 @@ impl ProgressThread {
         }
         let stopping = Arc::new(AtomicBool::new(false));
         let flag = stopping.clone();
+        let rounds = Arc::new(AtomicU64::new(0));
+        let counter = rounds.clone();
         let handle = std::thread::Builder::new()
             .name("ucx-progress".into())
             .spawn(move || -> Result<()> {
@@ -1157,6 +1397,7 @@ impl ProgressThread {
                     },
                 ];
                 while !flag.load(Ordering::Acquire) {
+                    counter.fetch_add(1, Ordering::Relaxed);
                     while worker.progress() {}
                     if !worker.arm()? {
                         continue;
@@ -1182,8 +1423,15 @@ impl ProgressThread {
         Ok(ProgressThread {
             stop_fd,
             stopping,
+            rounds,
             handle: Some(handle),
         })
+    }
+
+    /// How many times the thread has woken up and progressed the worker (a diagnostic: it
+    /// stays still while the worker is idle).
+    pub fn rounds(&self) -> u64 {
+        self.rounds.load(Ordering::Relaxed)
     }
 
     /// Stops and joins the thread; returns the error that ended it early, if any.

@@ -11,7 +11,7 @@
 //! Every check is an assertion: a failure panics and the job exits non-zero.
 #![allow(unsafe_code)]
 
-use rshmem_core::{memory, runtime, setup, sync, Error, ThreadLevel};
+use rshmem_core::{memory, rma, runtime, setup, sync, Error, ThreadLevel};
 
 fn level(s: &str) -> ThreadLevel {
     match s {
@@ -99,13 +99,32 @@ fn setup_mode(requested: ThreadLevel) {
     assert!(!setup::addr_accessible(slots as usize, n as i64).unwrap());
     assert!(!setup::addr_accessible(slots as usize, -1).unwrap());
 
-    // ptr: non-null for every PE, itself for this PE, null for bad input.
+    // ptr: non-null for every PE this PE maps (all of them on one host; itself alone under
+    // SHMEM_TRANSPORT=ucx, the others reached by put), itself for this PE, null for bad
+    // input.
+    let maps_all = rshmem_tests::expected_shared_size(me, n) == n;
     assert_eq!(setup::ptr(slots as usize, me as i64).unwrap(), slots.cast());
     assert!(setup::ptr(slots as usize, n as i64).unwrap().is_null());
     assert!(setup::ptr(slots as usize, -1).unwrap().is_null());
     assert!(setup::ptr(local.as_ptr() as usize, 0).unwrap().is_null());
     for pe in 0..n {
         let q = setup::ptr(slots as usize, pe as i64).unwrap() as *mut u64;
+        if pe != me && !maps_all {
+            assert!(q.is_null(), "shmem_ptr(slots, {pe}) of an unmapped PE");
+            let v = (me * 1000 + pe) as u64;
+            // SAFETY: `slots` is symmetric (n u64s); `v` is a live local.
+            unsafe {
+                rma::put(
+                    "shmem_putmem",
+                    slots.add(me).cast(),
+                    (&v as *const u64).cast(),
+                    8,
+                    pe as i64,
+                )
+                .unwrap()
+            };
+            continue;
+        }
         assert!(!q.is_null(), "shmem_ptr(slots, {pe}) is null");
         // SAFETY: `q` maps PE `pe`'s copy of `slots` (n u64s); slot `me` is written only
         // by this PE.

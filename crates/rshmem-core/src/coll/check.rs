@@ -146,7 +146,7 @@ impl Runtime {
             mine[i + 1] = a.1;
         }
         for (i, v) in mine.iter().enumerate() {
-            self.amo(routine, self.me, word(i), AmoOp::Set(*v))?;
+            self.set_own(word(i), *v);
         }
         self.sync_in(routine, team);
         // Every member compares every member with rank 0, so all find the same first

@@ -176,64 +176,30 @@ impl Runtime {
         })
     }
 
-    /// Copies `len` bytes at `buf + off` on team rank `r` into local `dst` (a load from
-    /// the peer's mapping on the node, a get through UCX elsewhere).
+    /// Moves `len` bytes between local `local` and `buf + off` on team rank `r`: a load
+    /// or store on the peer's mapping on the node, a get or put through UCX elsewhere.
     ///
     /// # Safety
-    /// `dst` is writable for `len` bytes; the range lies inside the checked buffer.
+    /// `local` is readable (put) or writable (get) for `len` bytes; the range lies inside
+    /// the checked buffer.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn coll_get(
+    unsafe fn coll_xfer(
         &self,
         routine: &'static str,
         team: &Team,
+        dir: Dir,
         r: usize,
         buf: &Buf,
         off: usize,
-        dst: *mut u8,
+        local: *const u8,
         len: usize,
     ) -> Result<()> {
         let pe = team.members().pe(r);
+        let ctx = Ctx::default_ctx().state();
         // SAFETY: forwarded contract.
         unsafe {
-            self.fabric.xfer(
-                routine,
-                Ctx::default_ctx().state(),
-                Dir::Get,
-                pe,
-                buf.at(off),
-                dst,
-                len,
-            )
-        }
-    }
-
-    /// Copies `len` bytes of local `src` to `buf + off` on team rank `r`.
-    ///
-    /// # Safety
-    /// `src` is readable for `len` bytes; the range lies inside the checked buffer.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn coll_put(
-        &self,
-        routine: &'static str,
-        team: &Team,
-        r: usize,
-        buf: &Buf,
-        off: usize,
-        src: *const u8,
-        len: usize,
-    ) -> Result<()> {
-        let pe = team.members().pe(r);
-        // SAFETY: forwarded contract.
-        unsafe {
-            self.fabric.xfer(
-                routine,
-                Ctx::default_ctx().state(),
-                Dir::Put,
-                pe,
-                buf.at(off),
-                src as *mut u8,
-                len,
-            )
+            self.fabric
+                .xfer(routine, ctx, dir, pe, buf.at(off), local as *mut u8, len)
         }
     }
 
@@ -356,13 +322,13 @@ pub unsafe fn broadcast_with(
     if alg != DataAlg::Linear {
         // SAFETY: the root's source is not written during the collective; `dest` is
         // ours. The copy tolerates the root's in-place case.
-        unsafe { rt.coll_get(routine, team, root as usize, &s, 0, dest, nbytes)? };
+        unsafe { rt.coll_xfer(routine, team, Dir::Get, root as usize, &s, 0, dest, nbytes)? };
     } else if team.my_pe() == root as usize {
         let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
         for r in 0..team.n_pes() {
             // SAFETY: every member's dest is checked symmetric and written only by the
             // root during the collective.
-            unsafe { rt.coll_put(routine, team, r, &d, 0, src, nbytes)? };
+            unsafe { rt.coll_xfer(routine, team, Dir::Put, r, &d, 0, src, nbytes)? };
         }
     }
     rt.sync_in(routine, team);
@@ -420,7 +386,18 @@ unsafe fn tree_broadcast(
             let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(nbytes));
             // SAFETY: the parent announced chunk `c` of its destination complete, and it
             // does not change it before we acknowledge; ours is `nbytes` (checked).
-            unsafe { rt.coll_get(routine, team, parent, &d, lo, dest.add(lo), hi - lo)? };
+            unsafe {
+                rt.coll_xfer(
+                    routine,
+                    team,
+                    Dir::Get,
+                    parent,
+                    &d,
+                    lo,
+                    dest.add(lo),
+                    hi - lo,
+                )?
+            };
             rt.amo_post::<u64>(routine, team.members().pe(parent), done, AmoOp::Add(1))?;
             announce(c)?;
         }
@@ -469,10 +446,21 @@ pub unsafe fn fcollect(
         if rt.algs.fcollect != DataAlg::Linear {
             // SAFETY: peer sources are stable during the collective; our dest holds
             // `nbytes * n` bytes.
-            unsafe { rt.coll_get(routine, team, r, &s, 0, dest.add(r * nbytes), nbytes)? };
+            unsafe {
+                rt.coll_xfer(
+                    routine,
+                    team,
+                    Dir::Get,
+                    r,
+                    &s,
+                    0,
+                    dest.add(r * nbytes),
+                    nbytes,
+                )?
+            };
         } else {
             // SAFETY: block `me` of every dest is written only by this PE.
-            unsafe { rt.coll_put(routine, team, r, &d, me * nbytes, src, nbytes)? };
+            unsafe { rt.coll_xfer(routine, team, Dir::Put, r, &d, me * nbytes, src, nbytes)? };
         }
     }
     rt.sync_in(routine, team);
@@ -508,8 +496,8 @@ pub unsafe fn collect(
     let size_word = rt.layout.coll_word(team.slot(), 0);
     let src_word = rt.layout.coll_word(team.slot(), 5);
     let src_loc = s.as_ref().map_or(u64::MAX, |b| b.addr.to_word());
-    rt.amo(routine, rt.me, size_word, AmoOp::Set(nbytes as u64))?;
-    rt.amo(routine, rt.me, src_word, AmoOp::Set(src_loc))?;
+    rt.set_own(size_word, nbytes as u64);
+    rt.set_own(src_word, src_loc);
     rt.sync_in(routine, team);
     let mut off = 0usize;
     let mut sizes = Vec::with_capacity(n);
@@ -538,7 +526,7 @@ pub unsafe fn collect(
         match rt.algs.collect {
             DataAlg::Linear if my_len > 0 => {
                 // SAFETY: our block of every dest is written only by this PE.
-                unsafe { rt.coll_put(routine, team, r, &d, my_at, src, my_len)? };
+                unsafe { rt.coll_xfer(routine, team, Dir::Put, r, &d, my_at, src, my_len)? };
             }
             DataAlg::Linear => {}
             _ if len > 0 => {
@@ -549,7 +537,7 @@ pub unsafe fn collect(
                 };
                 // SAFETY: rank r checked its source for `len` bytes and published it; it
                 // is stable during the collective; `dest` holds the total, checked above.
-                unsafe { rt.coll_get(routine, team, r, &from, 0, dest.add(at), len)? };
+                unsafe { rt.coll_xfer(routine, team, Dir::Get, r, &from, 0, dest.add(at), len)? };
             }
             _ => {}
         }
@@ -590,9 +578,10 @@ pub unsafe fn alltoall(
             // SAFETY: peer sources are stable; our dest block `r` is inside the
             // checked range.
             unsafe {
-                rt.coll_get(
+                rt.coll_xfer(
                     routine,
                     team,
+                    Dir::Get,
                     r,
                     &s,
                     me * nbytes,
@@ -604,9 +593,10 @@ pub unsafe fn alltoall(
             // SAFETY: block `me` of rank r's dest is written only by this PE; our
             // source block `r` is inside the checked range.
             unsafe {
-                rt.coll_put(
+                rt.coll_xfer(
                     routine,
                     team,
+                    Dir::Put,
                     r,
                     &d,
                     me * nbytes,
@@ -669,9 +659,10 @@ pub unsafe fn alltoalls(
         for k in 0..nelems {
             // SAFETY: both element addresses lie in the checked strided extents.
             unsafe {
-                rt.coll_get(
+                rt.coll_xfer(
                     routine,
                     team,
+                    Dir::Get,
                     r,
                     &s,
                     (me * nelems + k) * sst * size,
@@ -789,7 +780,18 @@ pub unsafe fn reduce_with<T: Elem>(
     let scatter = |chunk: *const T| -> Result<()> {
         for r in 0..npes {
             // SAFETY: chunk `lo..hi` of every destination is written only by this PE.
-            unsafe { rt.coll_put(routine, team, r, &d, lo * sz, chunk.cast(), len * sz)? };
+            unsafe {
+                rt.coll_xfer(
+                    routine,
+                    team,
+                    Dir::Put,
+                    r,
+                    &d,
+                    lo * sz,
+                    chunk.cast(),
+                    len * sz,
+                )?
+            };
         }
         Ok(())
     };

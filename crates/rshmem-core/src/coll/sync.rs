@@ -132,7 +132,7 @@ impl Runtime {
     #[cold]
     fn announce_failing(&self, grace: bool) {
         let w = Runtime::internal_addr(offset_of!(Internal, failing));
-        let _ = self.amo::<u64>("", self.me, w, AmoOp::Set(1));
+        self.set_own(w, 1);
         if grace {
             std::thread::sleep(FAIL_GRACE);
         }

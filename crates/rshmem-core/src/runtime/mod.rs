@@ -23,7 +23,7 @@ use crate::heap::Heap;
 use crate::request::Pool;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
 use crate::transport::shm::{SegMap, Shm};
-use crate::transport::ucx::Ucx;
+use crate::transport::ucx::{self, Ucx};
 use crate::transport::{Fabric, Route, Seg, SymAddr};
 use crate::word::{AmoOp, Word};
 use rshmem_util::config::TransportMode;
@@ -616,11 +616,20 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     // The network transport, when a peer needs it: every PE of such a job starts it (each
     // has a peer on another host, or SHMEM_TRANSPORT=ucx), publishes, and reads back.
     let ucx = if routes.contains(&Route::Ucx) {
-        let segs = [
-            (base as usize + me * stride, slot_len),
-            data_resv.as_ref().map_or((0, 0), |d| (d.1, d.2)),
+        let slot = base as usize + me * stride;
+        let (dstart, dlen) = data_resv.as_ref().map_or((0, 0), |d| (d.1, d.2));
+        let region = |base, start, end, on_demand| ucx::Segment {
+            base,
+            start,
+            end,
+            on_demand,
+        };
+        let regions = [
+            region(slot, layout.size, slot_len, false),
+            region(dstart, 0, dlen, false),
+            region(slot, 0, layout.size, true),
         ];
-        let mut u = Ucx::start(boot.as_ref(), &cfg.ucx_library, segs)?;
+        let mut u = Ucx::start(boot.as_ref(), &cfg.ucx_library, layout.size, regions)?;
         boot.fence()?;
         // Every PE, those on shared memory and this one included: atomics to all of them
         // go through UCX (one atomicity domain).
@@ -739,12 +748,7 @@ pub fn finalize() {
     // until every PE says the same. Finalize's barrier is made of these words alone, so
     // it never matches a collective's sync that a PE skipped.
     let state = Runtime::internal_addr(std::mem::offset_of!(Internal, state));
-    let _ = rt.amo(
-        "shmem_finalize",
-        rt.me,
-        state,
-        AmoOp::Set(PeState::Finalizing as u64),
-    );
+    rt.set_own(state, PeState::Finalizing as u64);
     let everyone = rt.finalize_barrier();
     if everyone && rt.fabric.has_ucx() {
         // Default context's worker back to the pool, and no PE tears UCX down while a
@@ -938,6 +942,13 @@ impl Runtime {
     #[inline(always)]
     pub(crate) fn load_local<W: Word>(&self, addr: SymAddr) -> W {
         self.fabric.load_local(addr)
+    }
+
+    /// Writes a runtime word of this PE's own segment that only this PE writes (peers
+    /// read it): a release store, never a network atomic, as no other writer can race it.
+    #[inline]
+    pub(crate) fn set_own(&self, addr: SymAddr, v: u64) {
+        self.fabric.store_local(addr, v)
     }
 
     /// Offset of a runtime word inside [`Internal`].

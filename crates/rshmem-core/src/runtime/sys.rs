@@ -264,23 +264,28 @@ extern "C" fn privatize_data_in_child() {
     // copied; `tmp` is a fresh mapping of `len` bytes, moved over the range (MREMAP_FIXED
     // unmaps the shared view atomically) and not used afterwards.
     unsafe {
-        let tmp = libc::mmap(
-            std::ptr::null_mut(),
+        // Raw system calls: UCX, when loaded, patches libc's mmap/mremap with hooks of its
+        // own, which must not run in a child forked from a PE with UCX threads.
+        let tmp = libc::syscall(
+            libc::SYS_mmap,
+            std::ptr::null_mut::<libc::c_void>(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             -1,
             0,
-        );
+        ) as *mut libc::c_void;
         let moved = tmp != libc::MAP_FAILED && {
             std::ptr::copy_nonoverlapping(start as *const u8, tmp.cast::<u8>(), len);
-            libc::mremap(
+            libc::syscall(
+                libc::SYS_mremap,
                 tmp,
                 len,
                 len,
                 libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
                 start as *mut libc::c_void,
-            ) != libc::MAP_FAILED
+            ) as *mut libc::c_void
+                != libc::MAP_FAILED
         };
         if !moved {
             // Writes would reach the parent's globals: end the child instead.

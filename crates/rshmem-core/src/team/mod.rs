@@ -263,18 +263,20 @@ impl Runtime {
                 || (1..n).map(|r| team.members.pe(r)),
                 || self.load_local::<u64>(arrivals) >= (n as u64 - 1) * epoch,
             )?;
+            // Counts rather than stores of the epoch: a posted add needs no round trip
+            // through UCX, and each word has one writer per epoch, so it equals the epoch.
             for r in 1..n {
-                self.amo::<u64>(routine, team.members.pe(r), release, AmoOp::Set(epoch))?;
+                self.amo_post::<u64>(routine, team.members.pe(r), release, AmoOp::Add(1))?;
             }
         } else {
-            self.amo::<u64>(routine, root, arrivals, AmoOp::Add(1))?;
+            self.amo_post::<u64>(routine, root, arrivals, AmoOp::Add(1))?;
             self.wait_peer(routine, root, || self.load_local::<u64>(release) >= epoch)?;
         }
         Ok(())
     }
 
-    /// Dissemination: in round k, rank r raises rank r + 2^k's round-k flag to the epoch
-    /// and waits for its own (raised by rank r - 2^k) to reach it.
+    /// Dissemination: in round k, rank r raises rank r + 2^k's round-k flag (by one per
+    /// epoch) and waits for its own (raised by rank r - 2^k) to reach the epoch.
     fn sync_dissemination(&self, routine: &'static str, team: &Team, epoch: u64) -> Result<()> {
         let n = team.n_pes();
         let (mut dist, mut round) = (1, 0);
@@ -282,7 +284,8 @@ impl Runtime {
             let to = team.members.pe((team.my_rank + dist) % n);
             let from = team.members.pe((team.my_rank + n - dist) % n);
             let flag = self.layout.sync_flag(team.slot, round);
-            self.amo::<u64>(routine, to, flag, AmoOp::Set(epoch))?;
+            // One writer per flag and epoch: the count is the epoch (see `sync_linear`).
+            self.amo_post::<u64>(routine, to, flag, AmoOp::Add(1))?;
             self.wait_peer(routine, from, || self.load_local::<u64>(flag) >= epoch)?;
             dist <<= 1;
             round += 1;
@@ -301,24 +304,23 @@ impl Runtime {
             .words()
             .to_vec();
         for (w, v) in mine.iter().enumerate() {
-            self.amo(
-                routine,
-                self.me,
-                self.layout.slot_bits(parent.slot, w),
-                AmoOp::Set(*v),
-            )?;
+            self.set_own(self.layout.slot_bits(parent.slot, w), *v);
         }
         self.sync_in(routine, parent);
         let mut all = mine;
+        // Each member's bitmap in one get (stable between the two syncs).
+        let mut theirs = vec![0u64; all.len()];
         for r in (0..parent.n_pes()).filter(|&r| r != parent.my_rank) {
             let pe = parent.members.pe(r);
-            for (w, v) in all.iter_mut().enumerate() {
-                *v &= self.amo::<u64>(
-                    routine,
-                    pe,
-                    self.layout.slot_bits(parent.slot, w),
-                    AmoOp::Fetch,
-                )?;
+            self.fabric.get_words(
+                routine,
+                Ctx::default_ctx().state(),
+                pe,
+                self.layout.slot_bits(parent.slot, 0),
+                &mut theirs,
+            )?;
+            for (v, t) in all.iter_mut().zip(&theirs) {
+                *v &= t;
             }
         }
         // Nobody may overwrite the scratch for the next split before all have read it.
@@ -463,12 +465,7 @@ impl Runtime {
         self.check_coll(R, parent, Kind::SplitColor, &[])?;
         // Exchange (color, key) through the parent's slot scratch.
         let pack = |c: i32, k: i32| ((c as u32 as u64) << 32) | k as u32 as u64;
-        self.amo(
-            R,
-            self.me,
-            self.layout.slot_bits(parent.slot, 0),
-            AmoOp::Set(pack(color, key)),
-        )?;
+        self.set_own(self.layout.slot_bits(parent.slot, 0), pack(color, key));
         self.sync_in(R, parent);
         let mut mine: Vec<(i32, usize)> = Vec::new();
         for r in 0..parent.n_pes() {
@@ -512,22 +509,22 @@ impl Runtime {
         let rounds = team.n_pes().next_power_of_two().trailing_zeros() as usize;
         for round in 0..rounds {
             let flag = self.layout.sync_flag(team.slot, round);
-            self.amo::<u64>("shmem_team_destroy", self.me, flag, AmoOp::Set(0))?;
+            self.set_own(flag, 0);
         }
         for w in 0..8 {
             let word = self.layout.coll_word(team.slot, w);
-            self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
+            self.set_own(word, 0);
             let word = self.layout.check_word(team.slot, w);
-            self.amo::<u64>("shmem_team_destroy", self.me, word, AmoOp::Set(0))?;
+            self.set_own(word, 0);
         }
         for ch in 0..Layout::CHANNELS {
             if team.recvd[ch].load(Ordering::Relaxed) > 0 {
                 let f = self.layout.msg_flag(team.slot, ch);
-                self.amo::<u64>("shmem_team_destroy", self.me, f, AmoOp::Set(0))?;
+                self.set_own(f, 0);
             }
             if team.sent[ch].load(Ordering::Relaxed) > 0 {
                 let f = self.layout.ack_flag(team.slot, ch);
-                self.amo::<u64>("shmem_team_destroy", self.me, f, AmoOp::Set(0))?;
+                self.set_own(f, 0);
             }
         }
         self.slots

@@ -149,7 +149,6 @@ impl Fabric {
         self.routes[pe] == Route::Shm
     }
 
-
     /// Whether some PE is reached through UCX.
     #[inline(always)]
     pub(crate) fn has_ucx(&self) -> bool {
@@ -174,6 +173,39 @@ impl Fabric {
         // SAFETY: our own slot is always mapped; `addr` is a checked or runtime offset,
         // aligned for `W` by its producer.
         unsafe { W::load(self.local(addr).cast::<W>()) }
+    }
+
+    /// Reads `out.len()` runtime words at `addr` on `pe` in one transfer (words their
+    /// owner does not change meanwhile).
+    ///
+    /// `addr` is a runtime area offset with room for `out.len()` words.
+    pub(crate) fn get_words(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        out: &mut [u64],
+    ) -> Result<()> {
+        // SAFETY: `out` is writable for its length; the runtime area holds the words.
+        unsafe {
+            self.xfer(
+                routine,
+                ctx,
+                Dir::Get,
+                pe,
+                addr,
+                out.as_mut_ptr().cast(),
+                std::mem::size_of_val(out),
+            )
+        }
+    }
+
+    /// Stores a word of this PE's own segment (release).
+    #[inline(always)]
+    pub(crate) fn store_local(&self, addr: SymAddr, v: u64) {
+        // SAFETY: our own slot is always mapped; runtime words are aligned.
+        unsafe { u64::rmw(self.local(addr).cast::<u64>(), AmoOp::Set(v)) };
     }
 
     /// A load/store pointer to `addr` on `pe`, if this process maps it.
@@ -382,7 +414,7 @@ impl Fabric {
     #[inline]
     pub(crate) fn fence(&self, ctx: &CtxState) {
         if ctx.comp.pending() {
-            self.engine.wait(ctx.lane, &ctx.comp);
+            self.wait_complete(&ctx.comp, ctx.lane);
         }
         if let Some(u) = &self.ucx {
             u.fence(ctx);
@@ -397,10 +429,27 @@ impl Fabric {
             u.quiet(routine, ctx)?;
         }
         if ctx.comp.pending() {
-            self.engine.wait(ctx.lane, &ctx.comp);
+            self.wait_complete(&ctx.comp, ctx.lane);
         }
         fence(Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Waits until `comp` is complete: running the copy engine's queued jobs of `lane`,
+    /// and driving UCX, whose completion callbacks run only in progress calls (a flush
+    /// does not wait for every get's callback).
+    #[cold]
+    fn wait_complete(&self, comp: &Completion, lane: usize) {
+        let Some(u) = &self.ucx else {
+            return self.engine.wait(lane, comp);
+        };
+        let mut w = rshmem_util::Waiter::new();
+        while comp.pending() {
+            if !self.engine.help(lane) {
+                u.progress();
+                w.snooze();
+            }
+        }
     }
 
     /// Completes every transfer of every context and request of this PE: the copy

@@ -25,7 +25,7 @@ use rshmem_ucx::{
 };
 
 use super::engine::Completion;
-use super::{CtxState, Dir, SymAddr};
+use super::{CtxState, Dir, Seg, SymAddr};
 use crate::error::{Error, InitError, Result};
 use crate::word::{AmoOp, Word};
 
@@ -37,17 +37,18 @@ const CHUNK: usize = 500;
 struct Peer {
     /// The peer's service worker address.
     worker: Vec<u8>,
-    /// Packed remote keys of its segments, indexed by [`Seg`] (empty: no such segment).
-    rkeys: [Vec<u8>; 2],
-    /// Where its segments start in its address space.
-    base: [u64; 2],
+    /// Packed remote keys of its registered regions ([`HEAP`], [`DATA`],
+    /// [`RUNTIME_AREA`]; empty: no such region).
+    rkeys: [Vec<u8>; REGIONS],
+    /// Where each region's segment starts in its address space.
+    base: [u64; REGIONS],
 }
 
 /// An endpoint to a peer's service worker, with the peer's remote keys unpacked for it.
 #[derive(Debug)]
 struct Conn {
     /// Declared before `ep`: keys are destroyed before their endpoint.
-    rkeys: [Option<RemoteKey>; 2],
+    rkeys: [Option<RemoteKey>; REGIONS],
     ep: Endpoint,
 }
 
@@ -83,6 +84,8 @@ pub(crate) struct Ucx {
     _regions: Vec<Region>,
     _service: Arc<Worker>,
     ucp: Arc<Ucp>,
+    /// Where the user heap starts in the heap segment (the runtime area is below).
+    heap_off: usize,
 }
 
 // SAFETY: the raw worker pointers come from `Box::into_raw` and are freed only by
@@ -91,8 +94,24 @@ unsafe impl Send for Ucx {}
 // SAFETY: as above; the lists are behind mutexes.
 unsafe impl Sync for Ucx {}
 
-/// A segment of this PE to register: its base address and length.
-pub(crate) type Segment = (usize, usize);
+/// Registered regions of each PE: the user heap, the shared globals, and the runtime area
+/// that precedes the heap in the same segment (flags, counters, message buffers: about
+/// 1 GiB of address space at the default team count, little of it ever touched, so it is
+/// registered on demand rather than pinned).
+const REGIONS: usize = 3;
+const HEAP: usize = 0;
+const DATA: usize = 1;
+const RUNTIME_AREA: usize = 2;
+
+/// A region of this PE to register: where its segment starts, where the region starts
+/// and ends (offsets in the segment), and whether to register it on demand.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Segment {
+    pub(crate) base: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) on_demand: bool,
+}
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
@@ -143,8 +162,21 @@ fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
     move |e| InitError::Transport(format!("{what}: {e}"))
 }
 
-/// UCX's name for what went wrong, for [`Error::Transport`].
+/// How long an operation that found its peer gone waits before it reports: the peer most
+/// likely exited, and the launcher, which saw how, should be the one to tell.
+const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// UCX's name for what went wrong, for [`Error::Transport`]; when the peer is gone, after
+/// [`PEER_GONE_GRACE`].
 fn status_of(e: &UcxError) -> &'static str {
+    let peer_gone = matches!(e, UcxError::PeerFailed(_))
+        || matches!(e, UcxError::Status { status, .. } if matches!(
+            status.name(),
+            "UCS_ERR_ENDPOINT_TIMEOUT" | "UCS_ERR_CONNECTION_RESET" | "UCS_ERR_UNREACHABLE"
+        ));
+    if peer_gone {
+        std::thread::sleep(PEER_GONE_GRACE);
+    }
     match e {
         UcxError::Status { status, .. } | UcxError::PeerFailed(status) => status.name(),
         UcxError::Load { .. } => "library not loaded",
@@ -159,7 +191,8 @@ impl Ucx {
     pub(crate) fn start(
         boot: &dyn Bootstrap,
         library: &str,
-        segments: [Segment; 2],
+        heap_off: usize,
+        segments: [Segment; REGIONS],
     ) -> Result<Ucx, InitError> {
         let ucp = Ucp::load_from(library).map_err(|e| InitError::Transport(e.to_string()))?;
         let service = Arc::new(
@@ -168,12 +201,24 @@ impl Ucx {
         );
         let mut regions = Vec::new();
         let mut desc = Vec::new();
-        for (base, len) in segments {
-            if len == 0 {
+        for Segment {
+            base,
+            start,
+            end,
+            on_demand,
+        } in segments
+        {
+            if end <= start {
                 desc.push(format!("{base:x}:"));
                 continue;
             }
-            let r = ucp.mem_map(base as *mut u8, len).map_err(ucx_init_error(
+            let (addr, len) = ((base + start) as *mut u8, end - start);
+            let r = if on_demand {
+                ucp.mem_map_on_demand(addr, len)
+            } else {
+                ucp.mem_map(addr, len)
+            }
+            .map_err(ucx_init_error(
                 "cannot register the symmetric memory with UCX",
             ))?;
             let key = r
@@ -197,6 +242,7 @@ impl Ucx {
             _regions: regions,
             _service: service,
             ucp,
+            heap_off,
         })
     }
 
@@ -218,9 +264,9 @@ impl Ucx {
             let worker =
                 unhex(&get_long(boot, pe, "ucx-worker")?).ok_or_else(|| bad("worker address"))?;
             let segs = get_long(boot, pe, "ucx-segs")?;
-            let mut rkeys = [Vec::new(), Vec::new()];
-            let mut base = [0u64; 2];
-            for (i, d) in segs.split(',').enumerate().take(2) {
+            let mut rkeys: [Vec<u8>; REGIONS] = Default::default();
+            let mut base = [0u64; REGIONS];
+            for (i, d) in segs.split(',').enumerate().take(REGIONS) {
                 let (b, k) = d.split_once(':').ok_or_else(|| bad("segment"))?;
                 base[i] = u64::from_str_radix(b, 16).map_err(|_| bad("segment base"))?;
                 rkeys[i] = unhex(k).ok_or_else(|| bad("remote key"))?;
@@ -298,15 +344,19 @@ impl Ucx {
             Some(c) => c,
             None => self.open(routine, w, pe)?,
         };
-        let seg = addr.seg as usize;
+        let region = match addr.seg {
+            Seg::Heap if addr.off < self.heap_off => RUNTIME_AREA,
+            Seg::Heap => HEAP,
+            Seg::Data => DATA,
+        };
         let peer = self.peers[pe].as_ref().expect("a UCX route has a peer");
-        let key = conn.rkeys[seg].as_ref().ok_or(Error::Transport {
+        let key = conn.rkeys[region].as_ref().ok_or(Error::Transport {
             routine,
             pe: Some(pe),
             what: "the peer has no such symmetric segment (global variables are symmetric on no PE or on every PE)",
             status: "",
         })?;
-        Ok((&conn.ep, peer.base[seg] + addr.off as u64, key))
+        Ok((&conn.ep, peer.base[region] + addr.off as u64, key))
     }
 
     #[cold]
@@ -324,7 +374,7 @@ impl Ucx {
             .worker
             .connect(&peer.worker)
             .map_err(fail("cannot connect to the PE through UCX"))?;
-        let mut rkeys = [None, None];
+        let mut rkeys = [None, None, None];
         for (i, k) in peer.rkeys.iter().enumerate() {
             if !k.is_empty() {
                 rkeys[i] = Some(
@@ -546,12 +596,24 @@ impl Ucx {
             return Ok(());
         }
         // SAFETY: as in `worker`.
-        unsafe { &*p }.worker.flush().map_err(|e| Error::Transport {
+        let w = unsafe { &*p };
+        w.worker.flush().map_err(|e| Error::Transport {
             routine,
             pe: None,
             what: "completing operations through UCX failed",
             status: status_of(&e),
-        })
+        })?;
+        // A flush drops the operations of a failed endpoint and still succeeds: look.
+        for (pe, c) in w.conns.iter().enumerate() {
+            if let Some(c) = c.get() {
+                c.ep.status().map_err(Self::op_error(
+                    routine,
+                    pe,
+                    "operations to the PE were lost: the connection failed",
+                ))?;
+            }
+        }
+        Ok(())
     }
 
     /// Completes the operations of every context worker.
