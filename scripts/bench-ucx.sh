@@ -16,10 +16,14 @@
 #               use (scoll mpi) goes through UCX over TCP too instead of Open MPI's
 #               shared-memory BTL. The script checks in the verbose MCA output that spml ucx
 #               and pml ucx were selected.
-# then rshmem-bench pe --quick and coll --quick --max-size 65536 (the Rust API, 2 PEs) under
-# the default transport and under SHMEM_TRANSPORT=ucx UCX_TLS=tcp. Open MPI 4.1.4's OSHMEM has no team API, so the
-# compared collectives are the active-set forms (shmem_broadcast64 + barrier_all,
-# shmem_long_sum_to_all); rshmem's team forms are extra rows.
+# then rshmem-bench pe --quick and coll --quick --max-size 65536 (the Rust API, 2 PEs)
+# under the default transport and under SHMEM_TRANSPORT=ucx UCX_TLS=tcp. Open MPI 4.1.4's
+# OSHMEM has no team API, so the compared collectives are the active-set forms
+# (shmem_broadcast64 + barrier_all, shmem_long_sum_to_all); rshmem's team forms are extra
+# rows. Timing: medians of batches (see the C sources); with UCX over TCP an operation
+# that needs the target (get, AMOs, put completion) takes 7-30 us, and figures move by 2x
+# with other load on the machine: compare columns of one run, and look at the load average
+# printed with the table.
 #
 # A configuration whose run fails (for example a build of rshmem without the UCX transport)
 # leaves its column empty; a "rshmem ucx" run in which shmem_ptr still maps the peer did
@@ -31,7 +35,7 @@
 # is a JSON line (rshmem-bench's schema plus "impl", "config" = rshmem-shm / rshmem-ucx /
 # oshmem-ucx / rust-shm / rust-ucx, and "mem" for the C RMA figures) in FILE (default
 # ${TMPDIR:-/tmp}/bench-ucx-results.jsonl).
-# --quick: fewer samples (about 1-2 minutes in all on 2 cores). Builds rshmem in release
+# --quick: fewer samples (10 s to 2 minutes in all on 2 cores, depending on load). Builds rshmem in release
 # mode into CARGO_TARGET_DIR; installs openmpi-bin libopenmpi-dev with apt-get when missing
 # and run as root (as scripts/bench-c.sh does); OMPI_OSHCC / OMPI_OSHRUN pick another Open
 # MPI, OMPI_OSHRUN_ARGS adds oshrun flags. Each run is bounded by BENCH_TIMEOUT seconds
@@ -52,7 +56,7 @@ while [ $# -gt 0 ]; do
         --keep) keep=yes ;;
         --out) out=$2; shift ;;
         --out=*) out=${1#--out=} ;;
-        -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
         *) echo "bench-ucx.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
