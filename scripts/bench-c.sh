@@ -91,7 +91,7 @@ for r in rows:
     fig[(r.get("impl"), r.get("mem", "heap"), r["bench"])] = r["value"]
 # C bench -> the rshmem-bench pe figure it is compared with (long_p/g: the 8-byte put/get).
 rust_of = {"long_p": "put", "long_g": "get"}
-order = ["put", "get", "long_p", "long_g", "put_msgrate", "put_nbi_msgrate"] + [
+order = ["put", "put_quiet", "get", "long_p", "long_g", "put_msgrate", "put_nbi_msgrate"] + [
     "amo_" + o for o in ["fetch", "set", "swap", "compare_swap", "fetch_inc", "inc",
                          "fetch_add", "add", "fetch_and", "and", "fetch_or", "or",
                          "fetch_xor", "xor"]]

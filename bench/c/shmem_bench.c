@@ -1,6 +1,7 @@
 /* shmem_bench.c: latency and message rate of put, get and every 64-bit AMO, from C,
  * each on a symmetric heap buffer (shmem_align) and on a static buffer (symmetric
- * data/bss), on 2 PEs: PE 0 measures against PE 1 while PE 1 waits in a barrier.
+ * data/bss), and put/get bandwidth (8 B to 1 MiB, heap), on 2 PEs: PE 0 measures against
+ * PE 1 while PE 1 waits in a barrier.
  *
  * Portable OpenSHMEM 1.4 C (spec routines only): builds with rshmem's oshcc and with
  * Open MPI's (OSHMEM) oshcc.
@@ -8,13 +9,20 @@
  *   oshcc -O2 -o shmem_bench shmem_bench.c && oshrun -np 2 ./shmem_bench [--quick]
  *
  * Timing follows rshmem-bench: each body is calibrated to batches of about 20 us (message
- * rate: 500 us), then heap and static batches are timed alternately; the figure is the
- * median (and minimum) over batches of the per-operation mean.
+ * rate and bandwidth: 500 us) and at least 32 operations (bandwidth: 4), then heap and
+ * static batches are timed alternately; the figure is the median (and minimum) over
+ * batches of the per-operation mean. A batch of non-fetching operations (put, p, set,
+ * inc, add, and, or, xor) ends with shmem_quiet, so the figure includes their completion
+ * (the pipelined cost per operation) instead of leaving them in flight into the next batch,
+ * which matters over a network transport; "put_quiet" is a put completed one by one.
  *
  * Output: a readable table, then one JSON line per figure in rshmem-bench's schema plus
  * "impl" and "mem":
  *   {"bench":"amo_fetch_add","size":8,"pes":2,"metric":"latency_median","value":12.3,
  *    "unit":"ns","impl":"rshmem","mem":"heap"}
+ * Bandwidth: {"bench":"put_bw","size":65536,...,"metric":"bandwidth","unit":"GB/s"}.
+ * "peer_mapped" (metric "mapped", 1 or 0) says whether shmem_ptr gives PE 0 a load/store
+ * pointer to PE 1's heap: 0 means the run really went through a network transport.
  * Standard AMOs use `long` (the 64-bit type both implementations provide for them);
  * bitwise AMOs use `uint64_t` (the spec has no `long` bitwise AMOs).
  */
@@ -37,6 +45,8 @@
 #define BUF_WORDS 512 /* 4 KiB: the put window (64 words) and the AMO word */
 #define AMO_OFF 256   /* word index of the AMO target: its own cache lines */
 #define WINDOW 64
+#define MIN_OPS 32       /* per latency / rate batch */
+#define BW_MAX (1 << 20) /* largest bandwidth size */
 
 /* The static buffer: symmetric because it lives in the data/bss segment. */
 static uint64_t sbuf[BUF_WORDS] __attribute__((aligned(4096)));
@@ -57,6 +67,15 @@ typedef void (*body_fn)(uint64_t *buf, long n);
 static void b_putmem(uint64_t *buf, long n) {
     uint64_t v = 7;
     for (long i = 0; i < n; i++) shmem_putmem(buf, &v, 8, peer);
+    shmem_quiet();
+}
+/* Remote completion of every put: a round trip over a network transport. */
+static void b_put_quiet(uint64_t *buf, long n) {
+    uint64_t v = 7;
+    for (long i = 0; i < n; i++) {
+        shmem_putmem(buf, &v, 8, peer);
+        shmem_quiet();
+    }
 }
 static void b_getmem(uint64_t *buf, long n) {
     uint64_t v = 0, acc = 0;
@@ -68,6 +87,7 @@ static void b_getmem(uint64_t *buf, long n) {
 }
 static void b_long_p(uint64_t *buf, long n) {
     for (long i = 0; i < n; i++) shmem_long_p((long *)buf, (long)i, peer);
+    shmem_quiet();
 }
 static void b_long_g(uint64_t *buf, long n) {
     long acc = 0;
@@ -98,6 +118,7 @@ static void b_put_nbi_rate(uint64_t *buf, long n) {
 #define NONFETCHING(name, stmt)                          \
     static void name(uint64_t *buf, long n) {            \
         for (long i = 0; i < n; i++) stmt;               \
+        shmem_quiet();                                   \
     }
 FETCHING(b_fetch, shmem_long_atomic_fetch(L(buf), peer))
 NONFETCHING(b_set, shmem_long_atomic_set(L(buf), 1, peer))
@@ -123,6 +144,7 @@ struct bench {
 
 static const struct bench benches[] = {
     {"put", "shmem_putmem 8 B", b_putmem, 0},
+    {"put_quiet", "shmem_putmem 8 B + quiet each", b_put_quiet, 0},
     {"get", "shmem_getmem 8 B", b_getmem, 0},
     {"long_p", "shmem_long_p", b_long_p, 0},
     {"long_g", "shmem_long_g", b_long_g, 0},
@@ -146,7 +168,7 @@ static const struct bench benches[] = {
 #define NBENCH ((int)(sizeof benches / sizeof benches[0]))
 
 /* Number of operations that take about target_ns (warms the body up on the way). */
-static long calibrate(body_fn f, uint64_t *buf, double target_ns) {
+static long calibrate(body_fn f, uint64_t *buf, double target_ns, long min_ops) {
     /* Warm up first: the first call of a routine pays for lazy symbol binding (microseconds),
      * which would otherwise pass for the batch time and leave batches of one or two ops. */
     f(buf, 64);
@@ -158,7 +180,7 @@ static long calibrate(body_fn f, uint64_t *buf, double target_ns) {
         if (e >= target_ns / 2 || n >= (1L << 26)) {
             if (e < 1) e = 1;
             long k = (long)(n * target_ns / e + 0.5);
-            return k < 1 ? 1 : k;
+            return k < min_ops ? min_ops : k;
         }
         n *= 2;
     }
@@ -175,11 +197,65 @@ static void summarize(double *v, int n, double *median, double *min) {
     *min = v[0];
 }
 
+static void json_sz(const char *bench, long size, const char *metric, double value,
+                    const char *unit, const char *mem) {
+    printf("{\"bench\":\"%s\",\"size\":%ld,\"pes\":%d,\"metric\":\"%s\",\"value\":%.4f,"
+           "\"unit\":\"%s\",\"impl\":\"%s\",\"mem\":\"%s\"}\n",
+           bench, size, shmem_n_pes(), metric, value, unit, BENCH_IMPL, mem);
+}
+
 static void json(const char *bench, const char *metric, double value, const char *unit,
                  const char *mem) {
-    printf("{\"bench\":\"%s\",\"size\":8,\"pes\":%d,\"metric\":\"%s\",\"value\":%.4f,"
-           "\"unit\":\"%s\",\"impl\":\"%s\",\"mem\":\"%s\"}\n",
-           bench, shmem_n_pes(), metric, value, unit, BENCH_IMPL, mem);
+    json_sz(bench, 8, metric, value, unit, mem);
+}
+
+/* -------- bandwidth (heap only): n transfers of bw_size bytes, then one quiet -------- */
+static uint8_t *bw_local; /* private, BW_MAX bytes */
+static size_t bw_size;
+static void b_put_bw(uint64_t *buf, long n) {
+    for (long i = 0; i < n; i++) shmem_putmem(buf, bw_local, bw_size, peer);
+    shmem_quiet();
+}
+static void b_get_bw(uint64_t *buf, long n) {
+    for (long i = 0; i < n; i++) shmem_getmem(bw_local, buf, bw_size, peer);
+}
+
+/* Put and get bandwidth at a few sizes into the heap block `big` (BW_MAX bytes), put and
+ * get batches interleaved; prints its table and JSON lines. */
+static void bandwidth(uint64_t *big, int samples) {
+    static const size_t sizes[] = {8, 4096, 65536, BW_MAX};
+    enum { NS = sizeof sizes / sizeof sizes[0] };
+    body_fn fs[2] = {b_put_bw, b_get_bw};
+    const char *names[2] = {"put_bw", "get_bw"};
+    double res[NS][2][2];
+    double *t[2];
+    t[0] = malloc(sizeof(double) * (size_t)samples);
+    t[1] = malloc(sizeof(double) * (size_t)samples);
+    for (int i = 0; i < NS; i++) {
+        bw_size = sizes[i];
+        long k[2];
+        for (int d = 0; d < 2; d++) k[d] = calibrate(fs[d], big, 500e3, 4);
+        for (int s = 0; s < samples; s++)
+            for (int d = 0; d < 2; d++) {
+                double t0 = now_ns();
+                fs[d](big, k[d]);
+                t[d][s] = (now_ns() - t0) / (double)k[d];
+            }
+        for (int d = 0; d < 2; d++) summarize(t[d], samples, &res[i][d][0], &res[i][d][1]);
+    }
+    printf("bandwidth (heap): GB/s from the median time per transfer (batches end with quiet)\n");
+    printf("%-10s %14s %14s\n", "size", "put GB/s", "get GB/s");
+    for (int i = 0; i < NS; i++)
+        printf("%-10zu %14.3f %14.3f\n", sizes[i], sizes[i] / res[i][0][0],
+               sizes[i] / res[i][1][0]);
+    for (int i = 0; i < NS; i++)
+        for (int d = 0; d < 2; d++) {
+            json_sz(names[d], (long)sizes[i], "bandwidth", sizes[i] / res[i][d][0], "GB/s",
+                    "heap");
+            json_sz(names[d], (long)sizes[i], "latency_median", res[i][d][0], "ns", "heap");
+        }
+    free(t[0]);
+    free(t[1]);
 }
 
 int main(int argc, char **argv) {
@@ -197,8 +273,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "shmem_bench: shmem_align failed\n");
         shmem_global_exit(1);
     }
+    uint64_t *big = shmem_align(4096, BW_MAX);
+    bw_local = malloc(BW_MAX);
+    if (big == NULL || bw_local == NULL) {
+        fprintf(stderr, "shmem_bench: shmem_align/malloc of %d bytes failed\n", BW_MAX);
+        shmem_global_exit(1);
+    }
     memset(heap, 0, BUF_WORDS * sizeof(uint64_t));
     memset(sbuf, 0, sizeof sbuf);
+    memset(big, 0x5a, BW_MAX);
+    memset(bw_local, 0xa5, BW_MAX);
     shmem_barrier_all();
 
     if (me == 0) {
@@ -217,7 +301,7 @@ int main(int argc, char **argv) {
             double target = B->rate ? 500e3 : 20e3;
             int ns = B->rate ? (samples < 31 ? samples : 31) : samples;
             long k[2];
-            for (int m = 0; m < 2; m++) k[m] = calibrate(B->f, bufs[m], target);
+            for (int m = 0; m < 2; m++) k[m] = calibrate(B->f, bufs[m], target, MIN_OPS);
             for (int s = 0; s < ns; s++)
                 for (int m = 0; m < 2; m++) {
                     double t0 = now_ns();
@@ -244,6 +328,11 @@ int main(int argc, char **argv) {
             printf("%-18s %-32s %19s  %19s  %6.2f\n", B->name, B->routine, h, s,
                    res[b][1][0] / res[b][0][0]);
         }
+        int mapped = shmem_ptr(heap, peer) != NULL;
+        printf("shmem_ptr to PE 1's heap: %s\n",
+               mapped ? "a load/store pointer (shared memory)" : "NULL (network transport)");
+        bandwidth(big, samples < 31 ? 11 : 31);
+        json_sz("peer_mapped", 0, "mapped", mapped, "bool", "heap");
         for (int b = 0; b < NBENCH; b++)
             for (int m = 0; m < 2; m++) {
                 if (benches[b].rate) {
@@ -258,6 +347,8 @@ int main(int argc, char **argv) {
         free(t[1]);
     }
     shmem_barrier_all();
+    shmem_free(big);
+    free(bw_local);
     shmem_free(heap);
     shmem_finalize();
     return 0;
