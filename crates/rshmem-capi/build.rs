@@ -740,7 +740,10 @@ fn amo(g: &mut Gen) {
                         &format!("void shmem_TN_atomic_{op}({addr}{extra}, int pe)"),
                         tn,
                     ),
-                    &sub(&format!("{{ {call}; }}"), tn),
+                    &sub(
+                        &format!("{{ {}; }}", call.replace("imp::amo(", "imp::amo_post(")),
+                        tn,
+                    ),
                 );
             }
         }

@@ -477,6 +477,19 @@ pub(crate) unsafe fn amo<W: Word>(
     ok(unsafe { rshmem_core::amo::ctx_atomic(c, routine, dest, op, pe.into()) })
 }
 
+/// One non-fetching atomic on `dest` at `pe` (posted where the transport can).
+#[inline(always)]
+pub(crate) unsafe fn amo_post<W: Word>(
+    routine: &'static str,
+    c: &Ctx,
+    dest: *const W,
+    op: AmoOp<W>,
+    pe: c_int,
+) {
+    // SAFETY: the core checks alignment and symmetry of `dest`.
+    ok(unsafe { rshmem_core::amo::ctx_atomic_post(c, routine, dest, op, pe.into()) })
+}
+
 /// A fetching nonblocking atomic: the old value lands in `fetch`.
 #[inline(always)]
 pub(crate) unsafe fn amo_nbi<W: Word>(

@@ -31,6 +31,27 @@ pub unsafe fn ctx_atomic<W: Word>(
     rt.fabric.amo(routine, ctx.state(), pe, addr, op)
 }
 
+/// `shmem_ctx_atomic_{set,inc,add,and,or,xor}`: a non-fetching atomic. Through UCX it is
+/// posted (no round trip); delivered by the context's next quiet, and in order with later
+/// operations after a fence.
+///
+/// # Safety
+/// As [`ctx_atomic`].
+#[inline(always)]
+pub unsafe fn ctx_atomic_post<W: Word>(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *const W,
+    op: AmoOp<W>,
+    pe: i64,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
+    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+    rt.fabric.amo_post(routine, ctx.state(), pe, addr, op)
+}
+
 /// [`ctx_atomic`] on the default context.
 ///
 /// # Safety

@@ -669,7 +669,10 @@ impl Ucx {
         Ok(())
     }
 
-    /// Drives every context worker once (waiting threads call it).
+    /// Drives every context worker once (waiting threads call it). The service worker is
+    /// left to the progress thread: driving it from waiting threads too halved a get's
+    /// latency but made the two threads contend for the worker's lock, and collectives at
+    /// 4 PEs on 2 cores took milliseconds (measured with scripts/bench-ucx.sh).
     pub(crate) fn progress(&self) {
         let list = self.workers.lock().unwrap_or_else(|e| e.into_inner());
         for &w in list.iter() {
