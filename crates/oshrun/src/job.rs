@@ -567,36 +567,41 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
                 continue;
             }
         };
-        match ev {
-            Event::Signal(SIGCHLD) => {
-                if leftovers_reaped.elapsed() >= LEFTOVER_REAP_PERIOD {
-                    reap_leftovers(pes);
-                    leftovers_reaped = Instant::now();
-                }
-            }
-            Event::Signal(sig) => {
-                if end.failure.is_some() {
-                    // A second interrupt: stop waiting.
-                    pes.signal_all(SIGKILL);
-                } else {
-                    end.fail(Failure::Interrupted(sig), pes);
-                }
-            }
-            Event::Pmi(rank, ev) => {
-                let Some(pe) = pes.0.iter_mut().find(|p| p.rank == rank) else {
-                    continue;
-                };
-                match ev {
-                    PmiEvent::Init => pe.inited = true,
-                    PmiEvent::Finalize => pe.finalized = true,
-                    PmiEvent::Closed => pe.pmi_closed = true,
-                    PmiEvent::Stranded => stranded = Some((rank, Instant::now())),
-                    PmiEvent::Abort { code, msg } => {
-                        end.fail(Failure::Abort { rank, code, msg }, pes)
+        // Every queued event before the next judgement: on a loaded host this loop may not
+        // run for longer than PMI_DRAIN, and a PE's finalize, queued before it exited, must
+        // not be judged missing.
+        for ev in std::iter::once(ev).chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+            match ev {
+                Event::Signal(SIGCHLD) => {
+                    if leftovers_reaped.elapsed() >= LEFTOVER_REAP_PERIOD {
+                        reap_leftovers(pes);
+                        leftovers_reaped = Instant::now();
                     }
                 }
+                Event::Signal(sig) => {
+                    if end.failure.is_some() {
+                        // A second interrupt: stop waiting.
+                        pes.signal_all(SIGKILL);
+                    } else {
+                        end.fail(Failure::Interrupted(sig), pes);
+                    }
+                }
+                Event::Pmi(rank, ev) => {
+                    let Some(pe) = pes.0.iter_mut().find(|p| p.rank == rank) else {
+                        continue;
+                    };
+                    match ev {
+                        PmiEvent::Init => pe.inited = true,
+                        PmiEvent::Finalize => pe.finalized = true,
+                        PmiEvent::Closed => pe.pmi_closed = true,
+                        PmiEvent::Stranded => stranded = Some((rank, Instant::now())),
+                        PmiEvent::Abort { code, msg } => {
+                            end.fail(Failure::Abort { rank, code, msg }, pes)
+                        }
+                    }
+                }
+                Event::OutputBroken => end.fail(Failure::OutputBroken, pes),
             }
-            Event::OutputBroken => end.fail(Failure::OutputBroken, pes),
         }
     }
     end.failure.map_or(0, |f| f.exit_code())
