@@ -23,8 +23,11 @@ pub const EXIT_NOT_EXECUTABLE: i32 = 127;
 pub const EXIT_TIMEOUT: i32 = 124;
 
 /// How long after a PE's exit we wait for its PMI socket to close, so that a `finalize` or
-/// `abort` it sent just before exiting is known when its exit is judged.
-const PMI_DRAIN: Duration = Duration::from_millis(200);
+/// `abort` it sent just before exiting is known when its exit is judged. Generous: on a
+/// loaded host (UCX's threads and 4 PEs on 2 cores) the PMI thread may not run for a
+/// while, and only a PE that has not finalized waits for it (or one whose socket a
+/// process it started keeps open).
+const PMI_DRAIN: Duration = Duration::from_secs(2);
 /// Grace between SIGTERM and SIGKILL after `shmem_global_exit`.
 const GRACE_ABORT: Duration = Duration::from_millis(250);
 /// Grace between SIGTERM and SIGKILL after a PE failed.
@@ -503,7 +506,7 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
                 continue;
             }
             let due = at + PMI_DRAIN;
-            if !pe.pmi_closed && now < due {
+            if !pe.pmi_closed && !pe.finalized && now < due {
                 next_judgement = Some(next_judgement.map_or(due, |t| t.min(due)));
                 continue;
             }
