@@ -10,7 +10,7 @@ int main(void) {
     CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes);
     CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == expected_shared_size());
     CHECK(shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1);
-    CHECK(shmem_team_n_pes(SHMEMX_TEAM_HOST) == npes);
+    CHECK(shmem_team_n_pes(SHMEMX_TEAM_HOST) == expected_host_size());
 
     /* team_ptr (1.6) on WORLD equals shmem_ptr; INVALID and stack addresses give NULL. */
     long *buf = shmem_malloc(sizeof(long));

@@ -306,14 +306,21 @@ pub fn install_c_face(name: &str) -> PathBuf {
 /// environment selects: the world on one host, this PE alone under `SHMEM_TRANSPORT=ucx`,
 /// its virtual host under `SHMEM_TRANSPORT=mixed`.
 pub fn expected_shared_size(me: usize, n: usize) -> usize {
+    (0..n).filter(|&p| expected_maps(me, p, n)).count()
+}
+
+/// Whether PE `me` of `n` should map PE `pe`'s memory under the environment's
+/// `SHMEM_TRANSPORT` and `SHMEM_VIRTUAL_HOSTS` (one real host; a PE always maps itself).
+pub fn expected_maps(me: usize, pe: usize, n: usize) -> bool {
     let vhosts = std::env::var("SHMEM_VIRTUAL_HOSTS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|&k| k > 0)
         .map(|k| k.min(n));
-    match (std::env::var("SHMEM_TRANSPORT").as_deref(), vhosts) {
-        (Ok("ucx"), _) => 1,
-        (Ok("mixed"), Some(k)) => (0..n).filter(|p| p * k / n == me * k / n).count(),
-        _ => n,
-    }
+    pe == me
+        || match (std::env::var("SHMEM_TRANSPORT").as_deref(), vhosts) {
+            (Ok("ucx"), _) => false,
+            (Ok("mixed"), Some(k)) => pe * k / n == me * k / n,
+            _ => true,
+        }
 }

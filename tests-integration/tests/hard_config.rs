@@ -22,16 +22,16 @@ fn init_fails(np: usize, env: &[(&str, &str)], want: &[&str]) {
 
 #[test]
 fn teams_max_below_the_predefined_teams_fails_init() {
-    for v in ["0", "3"] {
+    for v in ["0", "5"] {
         init_fails(
             2,
             &[("SHMEM_TEAMS_MAX", v)],
-            &["SHMEM_TEAMS_MAX", "must be at least 4"],
+            &["SHMEM_TEAMS_MAX", "must be at least 6"],
         );
     }
     // The smallest valid value works.
     let out = Job::new(2, "core_smoke")
-        .env("SHMEM_TEAMS_MAX", "4")
+        .env("SHMEM_TEAMS_MAX", "6")
         .timeout(Duration::from_secs(30))
         .run();
     out.assert_ok();

@@ -50,8 +50,10 @@ impl Kind for Count {
     }
 }
 
-/// Fewest team slots: the predefined teams (WORLD, SHARED, HOST, LEADERS) take four.
-pub const TEAMS_MIN: usize = 4;
+/// Fewest team slots: the predefined teams (WORLD, SHARED, HOST, LEADERS) take four, and
+/// the runtime's own copies of HOST and LEADERS (the hierarchical collectives of WORLD,
+/// which must not share scratch with a user's collective on HOST in another thread) two.
+pub const TEAMS_MIN: usize = 6;
 /// Most team slots: each costs about 1 MiB of address space per PE (sparse, but reserved
 /// for every PE of the host), so 65536 already reserves 64 GiB per PE.
 pub const TEAMS_MAX: usize = 1 << 16;
@@ -78,7 +80,7 @@ impl Kind for Teams {
             s,
             TEAMS_MIN,
             TEAMS_MAX,
-            "the predefined teams WORLD, SHARED, HOST and LEADERS take 4 slots; each slot reserves about 1 MiB of address space",
+            "the predefined teams WORLD, SHARED, HOST and LEADERS and the runtime's copies of HOST and LEADERS take 6 slots; each slot reserves about 1 MiB of address space",
         )
     }
     fn show(v: &usize) -> String {
@@ -463,9 +465,9 @@ mod tests {
         };
         let e = with("SHMEM_TEAMS_MAX", "0").unwrap_err();
         assert_eq!(e.var, "SHMEM_TEAMS_MAX");
-        assert!(e.reason.contains("at least 4"), "{e}");
-        assert!(with("SHMEM_TEAMS_MAX", "3").is_err());
-        assert_eq!(with("SHMEM_TEAMS_MAX", "4").unwrap().teams_max, 4);
+        assert!(e.reason.contains("at least 6"), "{e}");
+        assert!(with("SHMEM_TEAMS_MAX", "5").is_err());
+        assert_eq!(with("SHMEM_TEAMS_MAX", "6").unwrap().teams_max, 6);
         assert!(with("SHMEM_TEAMS_MAX", "65537").is_err());
         let e = with("SHMEM_COPY_ENGINE_LANES", "100000").unwrap_err();
         assert_eq!(e.var, "SHMEM_COPY_ENGINE_LANES");

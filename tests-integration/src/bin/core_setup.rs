@@ -102,14 +102,14 @@ fn setup_mode(requested: ThreadLevel) {
     // ptr: non-null for every PE this PE maps (all of them on one host; itself alone under
     // SHMEM_TRANSPORT=ucx, the others reached by put), itself for this PE, null for bad
     // input.
-    let maps_all = rshmem_tests::expected_shared_size(me, n) == n;
+    let maps = |pe: usize| rshmem_tests::expected_maps(me, pe, n);
     assert_eq!(setup::ptr(slots as usize, me as i64).unwrap(), slots.cast());
     assert!(setup::ptr(slots as usize, n as i64).unwrap().is_null());
     assert!(setup::ptr(slots as usize, -1).unwrap().is_null());
     assert!(setup::ptr(local.as_ptr() as usize, 0).unwrap().is_null());
     for pe in 0..n {
         let q = setup::ptr(slots as usize, pe as i64).unwrap() as *mut u64;
-        if pe != me && !maps_all {
+        if !maps(pe) {
             assert!(q.is_null(), "shmem_ptr(slots, {pe}) of an unmapped PE");
             let v = (me * 1000 + pe) as u64;
             // SAFETY: `slots` is symmetric (n u64s); `v` is a live local.

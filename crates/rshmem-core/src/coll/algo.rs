@@ -11,6 +11,10 @@ pub enum SyncAlg {
     /// Linear gather-release through rank 0: n-1 arrivals counted at the root, which then
     /// releases every member.
     Linear,
+    /// WORLD only: a dissemination within each host (shared memory), one across the
+    /// LEADERS (the network), then one within each host again; other teams use
+    /// dissemination.
+    Hierarchical,
 }
 
 /// Algorithms of data collectives (broadcast, collect, fcollect, alltoall, reduce).
@@ -36,9 +40,22 @@ pub enum DataAlg {
     /// copies chunks from its parent's destination as they are announced and announces
     /// them to its children, so large messages pipeline down the tree. No team sync.
     Tree,
-    /// Reductions only: within each host (single-copy), across the LEADERS team
-    /// (recursive doubling), then a broadcast within each host (seed 000, Algorithm 2).
+    /// WORLD across hosts (other teams take `Shm`). Reductions: within each host
+    /// (single-copy), across the LEADERS team (recursive doubling), then a broadcast within
+    /// each host (seed 000, Algorithm 2). Broadcast: each host's leader fetches from the
+    /// root, its host-mates copy from it.
     Hierarchical,
+}
+
+/// Where a team's members lie, for choosing its algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// Every member maps every other member's memory (one host).
+    Host,
+    /// WORLD, across hosts whose PEs share memory (HOST and LEADERS compose it).
+    World,
+    /// Any other team that spans hosts.
+    Hosts,
 }
 
 /// Fan-out of the broadcast tree.
@@ -49,8 +66,13 @@ pub const TREE_RADIX: usize = 4;
 pub struct Algorithms {
     /// Team sync and barrier.
     pub barrier: SyncAlg,
+    /// `SHMEM_BARRIER_ALGORITHM=auto`: hierarchical on WORLD where it spans hosts whose
+    /// PEs share memory, dissemination elsewhere.
+    pub barrier_auto: bool,
     /// Broadcast.
     pub bcast: DataAlg,
+    /// `SHMEM_BCAST_ALGORITHM=auto`: hierarchical on WORLD across hosts, `bcast` elsewhere.
+    pub bcast_auto: bool,
     /// Reductions and scans.
     pub reduce: DataAlg,
     /// `SHMEM_REDUCE_ALGORITHM=auto`: recursive doubling up to `reduce_crossover` bytes,
@@ -108,12 +130,44 @@ fn unknown(var: &str, v: &str, available: &str) -> String {
 }
 
 impl Algorithms {
-    /// The reduction algorithm for a vector of `bytes` on a team of `npes`.
-    pub fn reduce_for(&self, bytes: usize, npes: usize) -> DataAlg {
-        if self.reduce_auto && npes > 2 && bytes <= self.reduce_crossover {
-            DataAlg::RecursiveDoubling
+    /// The reduction algorithm for a vector of `bytes` on a team of `npes`, given where
+    /// the team lies: `Span::Host` (every member maps every other), `Span::World` (WORLD
+    /// across hosts whose PEs share memory: the HOST / LEADERS composition applies) or
+    /// `Span::Hosts` (another team across hosts).
+    pub fn reduce_for(&self, bytes: usize, npes: usize, span: Span) -> DataAlg {
+        if !self.reduce_auto {
+            return self.reduce;
+        }
+        match span {
+            Span::World => DataAlg::Hierarchical,
+            // Single copy only among PEs that map each other; across hosts, messages.
+            Span::Hosts if bytes <= self.reduce_crossover || npes <= 2 => {
+                DataAlg::RecursiveDoubling
+            }
+            Span::Hosts => DataAlg::Rabenseifner,
+            Span::Host if npes > 2 && bytes <= self.reduce_crossover => DataAlg::RecursiveDoubling,
+            Span::Host => self.reduce,
+        }
+    }
+
+    /// The broadcast algorithm of a team lying as `span` says.
+    pub fn bcast_for(&self, span: Span) -> DataAlg {
+        if self.bcast_auto && span == Span::World {
+            DataAlg::Hierarchical
         } else {
-            self.reduce
+            self.bcast
+        }
+    }
+
+    /// The sync algorithm of a team lying as `span` says (see [`Algorithms::reduce_for`]).
+    pub fn sync_for(&self, span: Span) -> SyncAlg {
+        match (self.barrier_auto, span) {
+            (true, Span::World) => SyncAlg::Hierarchical,
+            (true, _) => SyncAlg::Dissemination,
+            (false, Span::World) => self.barrier,
+            // The composition exists for WORLD only.
+            (false, _) if self.barrier == SyncAlg::Hierarchical => SyncAlg::Dissemination,
+            (false, _) => self.barrier,
         }
     }
 
@@ -124,16 +178,19 @@ impl Algorithms {
             barrier: match cfg.barrier_algorithm.as_str() {
                 "" | "auto" | "dissemination" => SyncAlg::Dissemination,
                 "linear" => SyncAlg::Linear,
+                "hierarchical" => SyncAlg::Hierarchical,
                 other => {
                     return Err(unknown(
                         "SHMEM_BARRIER_ALGORITHM",
                         other,
-                        "auto, dissemination, linear",
+                        "auto, dissemination, linear, hierarchical",
                     ))
                 }
             },
+            barrier_auto: matches!(cfg.barrier_algorithm.as_str(), "" | "auto"),
             bcast: match cfg.bcast_algorithm.as_str() {
                 "tree" => DataAlg::Tree,
+                "hierarchical" => DataAlg::Hierarchical,
                 "" | "auto" | "shm" | "linear" => {
                     parse_data("SHMEM_BCAST_ALGORITHM", &cfg.bcast_algorithm)?
                 }
@@ -141,10 +198,11 @@ impl Algorithms {
                     return Err(unknown(
                         "SHMEM_BCAST_ALGORITHM",
                         other,
-                        "auto, shm, linear, tree",
+                        "auto, shm, linear, tree, hierarchical",
                     ))
                 }
             },
+            bcast_auto: matches!(cfg.bcast_algorithm.as_str(), "" | "auto"),
             reduce: parse_reduce("SHMEM_REDUCE_ALGORITHM", &cfg.reduce_algorithm)?,
             reduce_auto: matches!(cfg.reduce_algorithm.as_str(), "" | "auto"),
             reduce_crossover: cfg.reduce_crossover,
@@ -171,10 +229,27 @@ mod tests {
         let a = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ring")).unwrap();
         assert_eq!(a.reduce, DataAlg::Ring);
         let auto = Algorithms::from_config(&cfg("SHMEM_REDUCE_CROSSOVER", "4K")).unwrap();
-        assert_eq!(auto.reduce_for(4096, 4), DataAlg::RecursiveDoubling);
-        assert_eq!(auto.reduce_for(4097, 4), DataAlg::Shm);
-        assert_eq!(auto.reduce_for(8, 2), DataAlg::Shm);
-        assert_eq!(a.reduce_for(8, 4), DataAlg::Ring);
+        let h = Span::Host;
+        assert_eq!(auto.reduce_for(4096, 4, h), DataAlg::RecursiveDoubling);
+        assert_eq!(auto.reduce_for(4097, 4, h), DataAlg::Shm);
+        assert_eq!(auto.reduce_for(8, 2, h), DataAlg::Shm);
+        assert_eq!(a.reduce_for(8, 4, h), DataAlg::Ring);
+        assert_eq!(a.reduce_for(8, 4, Span::World), DataAlg::Ring);
+        assert_eq!(auto.reduce_for(8, 4, Span::World), DataAlg::Hierarchical);
+        assert_eq!(
+            auto.reduce_for(8, 4, Span::Hosts),
+            DataAlg::RecursiveDoubling
+        );
+        assert_eq!(
+            auto.reduce_for(1 << 20, 4, Span::Hosts),
+            DataAlg::Rabenseifner
+        );
+        assert_eq!(auto.sync_for(Span::World), SyncAlg::Hierarchical);
+        assert_eq!(auto.sync_for(Span::Hosts), SyncAlg::Dissemination);
+        let hier =
+            Algorithms::from_config(&cfg("SHMEM_BARRIER_ALGORITHM", "hierarchical")).unwrap();
+        assert_eq!(hier.sync_for(Span::Host), SyncAlg::Dissemination);
+        assert_eq!(hier.sync_for(Span::World), SyncAlg::Hierarchical);
         let e = Algorithms::from_config(&cfg("SHMEM_BCAST_ALGORITHM", "ring")).unwrap_err();
         assert!(e.contains("not implemented yet"), "{e}");
         let e = Algorithms::from_config(&cfg("SHMEM_BARRIER_ALGORITHM", "magic")).unwrap_err();

@@ -10,8 +10,11 @@ use crate::error::Result;
 use crate::runtime::Runtime;
 use crate::team::Team;
 
-/// Channels 0..30 carry recursive-doubling rounds (and the ring); these two fold the
-/// ranks beyond the largest power of two in and out.
+/// Channels 0..29 carry recursive-doubling (and Rabenseifner) rounds, whose partner in
+/// round k is rank r xor 2^k; the ring has its own channel, since its sender (the left
+/// neighbour) differs, and a channel must keep one sender per receiver (`coll::msg`).
+/// The last two fold the ranks beyond the largest power of two in and out.
+const CH_RING: usize = 29;
 const CH_EXTRA_IN: usize = 30;
 const CH_EXTRA_OUT: usize = 31;
 
@@ -182,17 +185,17 @@ fn allreduce_ring<T: Elem>(
     let sz = std::mem::size_of::<T>();
     for s in 0..n - 1 {
         let (lo, hi) = block((me + n - s) % n);
-        rt.msg_send(routine, team, 0, right, bytes_of(&acc[lo..hi]))?;
+        rt.msg_send(routine, team, CH_RING, right, bytes_of(&acc[lo..hi]))?;
         let (lo, hi) = block((me + n - s - 1) % n);
-        rt.msg_recv(routine, team, 0, left, (hi - lo) * sz, |b| {
+        rt.msg_recv(routine, team, CH_RING, left, (hi - lo) * sz, |b| {
             fold(op, &mut acc[lo..hi], b)
         })?;
     }
     for s in 0..n - 1 {
         let (lo, hi) = block((me + 1 + n - s) % n);
-        rt.msg_send(routine, team, 0, right, bytes_of(&acc[lo..hi]))?;
+        rt.msg_send(routine, team, CH_RING, right, bytes_of(&acc[lo..hi]))?;
         let (lo, hi) = block((me + n - s) % n);
-        rt.msg_recv(routine, team, 0, left, (hi - lo) * sz, |b| {
+        rt.msg_recv(routine, team, CH_RING, left, (hi - lo) * sz, |b| {
             store(&mut acc[lo..hi], b)
         })?;
     }
@@ -265,7 +268,7 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
-    let host = rt.host.clone();
+    let host = rt.inner_host.clone();
     let is_world = std::ptr::eq(team, &*rt.world);
     let flat = !is_world || host.n_pes() == team.n_pes();
     if flat {
@@ -274,7 +277,7 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
     }
     // SAFETY: forwarded.
     unsafe { super::reduce_with(routine, &host, dest, src, n, op, DataAlg::Shm)? };
-    if let Some(leaders) = rt.leaders.clone() {
+    if let Some(leaders) = rt.inner_leaders.clone() {
         // SAFETY: `dest` holds `n` elements; in place is allowed.
         unsafe {
             reduce_msg(

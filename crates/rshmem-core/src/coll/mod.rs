@@ -19,7 +19,7 @@ pub mod sync;
 
 use check::{Kind, Show};
 
-use crate::algo::DataAlg;
+use crate::algo::{DataAlg, Span};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
@@ -282,7 +282,7 @@ pub unsafe fn broadcast(
             ("size in bytes", nbytes as u64, Show::Num),
         ],
     )?;
-    let alg = rt.algs.bcast;
+    let alg = rt.algs.bcast_for(rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { broadcast_with(routine, team, dest, src, nbytes, root, alg) }
 }
@@ -318,6 +318,10 @@ pub unsafe fn broadcast_with(
         // SAFETY: forwarded; both buffers were checked above.
         return unsafe { tree_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
     }
+    if alg == DataAlg::Hierarchical && rt.span(team) == Span::World {
+        // SAFETY: forwarded; both buffers were checked above.
+        return unsafe { host_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
+    }
     rt.sync_in(routine, team);
     if alg != DataAlg::Linear {
         // SAFETY: the root's source is not written during the collective; `dest` is
@@ -332,6 +336,43 @@ pub unsafe fn broadcast_with(
         }
     }
     rt.sync_in(routine, team);
+    Ok(())
+}
+
+/// WORLD's broadcast across hosts: the root's host-mates copy from the root (shared
+/// memory), one PE per other host (its leader) fetches through the network, and its
+/// host-mates copy from the leader once a sync of their host says it holds the data. Each
+/// host's data crosses the network once instead of once per PE.
+///
+/// # Safety
+/// `dest` is our checked destination of `nbytes`; `src` the checked source.
+unsafe fn host_broadcast(
+    rt: &Runtime,
+    routine: &'static str,
+    world: &Team,
+    dest: *mut u8,
+    src: &Buf,
+    nbytes: usize,
+    root: usize,
+) -> Result<()> {
+    let host = rt.inner_host.clone();
+    let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
+    let root_here = host.members().rank_of(root).is_some();
+    let leader = rt.inner_leaders.is_some();
+    rt.sync_in(routine, world);
+    if root_here || leader {
+        // SAFETY: the root's source is not written during the collective; `dest` is ours.
+        unsafe { rt.coll_xfer(routine, world, Dir::Get, root, src, 0, dest, nbytes)? };
+    }
+    if !root_here {
+        rt.sync_in(routine, &host);
+        if !leader {
+            // SAFETY: the leader's destination is complete (the sync above) and written
+            // by nobody until the final sync.
+            unsafe { rt.coll_xfer(routine, &host, Dir::Get, 0, &d, 0, dest, nbytes)? };
+        }
+    }
+    rt.sync_in(routine, world);
     Ok(())
 }
 
@@ -702,7 +743,7 @@ pub unsafe fn reduce<T: Elem>(
     )?;
     let alg = rt
         .algs
-        .reduce_for(n * std::mem::size_of::<T>(), team.n_pes());
+        .reduce_for(n * std::mem::size_of::<T>(), team.n_pes(), rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
 }

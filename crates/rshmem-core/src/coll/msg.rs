@@ -7,8 +7,9 @@
 //! received on it, and neither needs to travel. A message is a put into one of the
 //! receiver's two buffers (alternating), then an atomic increment of its arrival counter;
 //! the receiver acknowledges by incrementing the sender's consumption counter, and a
-//! sender never runs more than two messages ahead of those acknowledgements. Everything
-//! goes through the fabric (put with signal, atomics), so the same code works off-node.
+//! sender never runs more than two messages ahead of those acknowledgements. Both counters
+//! have one writer (the fixed sender, the fixed receiver), so they are raised with
+//! `Fabric::raise`: a CPU atomic for a node-local peer, UCX for a remote one.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -16,7 +17,6 @@ use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::runtime::{Layout, Runtime};
 use crate::team::Team;
-use crate::word::AmoOp;
 
 /// Largest message a channel carries; algorithms cut larger data into chunks.
 pub(crate) const MAX_MSG: usize = Layout::MSG_BYTES;
@@ -41,9 +41,9 @@ impl Runtime {
         }
         let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
         // SAFETY: the buffer is a runtime area of the receiver's segment, MAX_MSG bytes,
-        // not read until the arrival counter is raised (after the data, by put_signal).
+        // not read until the arrival counter is raised (after the data, by put_raise).
         unsafe {
-            self.fabric.put_signal(
+            self.fabric.put_raise(
                 routine,
                 Ctx::default_ctx().state(),
                 pe,
@@ -51,7 +51,6 @@ impl Runtime {
                 data.as_ptr(),
                 data.len(),
                 self.layout.msg_flag(team.slot(), ch),
-                AmoOp::Add(1),
             )?
         };
         team.sent[ch].store(n + 1, Relaxed);
@@ -82,12 +81,7 @@ impl Runtime {
         let out = consume(unsafe { std::slice::from_raw_parts(p, len) });
         team.recvd[ch].store(n + 1, Relaxed);
         let pe = team.members().pe(from);
-        self.amo_post::<u64>(
-            routine,
-            pe,
-            self.layout.ack_flag(team.slot(), ch),
-            AmoOp::Add(1),
-        )?;
+        self.raise(routine, pe, self.layout.ack_flag(team.slot(), ch))?;
         Ok(out)
     }
 }

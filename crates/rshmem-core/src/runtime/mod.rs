@@ -217,6 +217,8 @@ const WORLD_SLOT: usize = 0;
 const SHARED_SLOT: usize = 1;
 const HOST_SLOT: usize = 2;
 const LEADERS_SLOT: usize = 3;
+const INNER_HOST_SLOT: usize = 4;
+const INNER_LEADERS_SLOT: usize = 5;
 /// Slots taken by predefined teams on every PE (the config refuses fewer team slots).
 const PREDEFINED_SLOTS: usize = rshmem_util::config::TEAMS_MIN;
 
@@ -268,6 +270,14 @@ pub struct Runtime {
     pub(crate) host: Arc<Team>,
     /// `SHMEMX_TEAM_LEADERS`: the first PE of each host; `None` on other PEs.
     pub(crate) leaders: Option<Arc<Team>>,
+    /// The runtime's own copies of HOST and LEADERS, for WORLD's hierarchical
+    /// collectives: slots of their own, so a user's collective on HOST in another thread
+    /// never shares their scratch.
+    pub(crate) inner_host: Arc<Team>,
+    pub(crate) inner_leaders: Option<Arc<Team>>,
+    /// Whether WORLD's collectives compose `inner_host` and `inner_leaders` by default
+    /// (`world_is_hierarchical`).
+    pub(crate) world_hier: bool,
     /// Recycled request objects.
     pub(crate) requests: Pool,
     /// Keeps every PE's segment mapped; dropped last.
@@ -439,7 +449,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             show_size(layout.size),
         )),
     )?;
-    let host = sys::hostname();
+    let host = sys::host_key();
     {
         use std::os::fd::AsRawFd;
         boot.put(
@@ -502,7 +512,9 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let real_host = host_numbers(&hosts, 0);
     let host_of = host_numbers(&hosts, cfg.virtual_hosts);
-    let routes = choose_routes(cfg.transport, &real_host, &host_of, me)?;
+    let group = shm_groups(cfg.transport, &real_host, &host_of);
+    let routes = choose_routes(cfg.transport, &group, me)?;
+    let world_hier = world_is_hierarchical(&group, &host_of);
     for (pe, route) in routes.iter().enumerate() {
         if pe != me && *route != Route::Shm {
             continue;
@@ -665,6 +677,23 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             TeamConfig::default(),
             true,
         )),
+        inner_host: Arc::new(Team::new(
+            host_members.clone(),
+            host_rank,
+            INNER_HOST_SLOT,
+            TeamConfig::default(),
+            true,
+        )),
+        inner_leaders: leader_rank.map(|r| {
+            Arc::new(Team::new(
+                leader_members.clone(),
+                r,
+                INNER_LEADERS_SLOT,
+                TeamConfig::default(),
+                true,
+            ))
+        }),
+        world_hier,
         host: Arc::new(Team::new(
             host_members,
             host_rank,
@@ -945,6 +974,14 @@ impl Runtime {
             .amo_post(routine, Ctx::default_ctx().state(), pe, addr, op)
     }
 
+    /// Raises by one a runtime counter on `pe` that only this PE raises, on the default
+    /// context (see `Fabric::raise`).
+    #[inline(always)]
+    pub(crate) fn raise(&self, routine: &'static str, pe: usize, addr: SymAddr) -> Result<()> {
+        self.fabric
+            .raise(routine, Ctx::default_ctx().state(), pe, addr, 1)
+    }
+
     /// Reads a word of this PE's own segment.
     #[inline(always)]
     pub(crate) fn load_local<W: Word>(&self, addr: SymAddr) -> W {
@@ -1036,24 +1073,35 @@ pub fn fatal(err: &dyn std::fmt::Display) -> ! {
     }
 }
 
-/// The route to every PE under `mode`, from each PE's real host and its (possibly virtual)
-/// host. This PE is always reached through its own mapping; its atomics still go through
-/// UCX when the job uses UCX (see `Fabric::amo`).
+/// Which PEs share memory under `mode`: PEs with equal numbers map each other, from each
+/// PE's real host and its (possibly virtual) host. Under `ucx` no two PEs do.
+fn shm_groups(mode: TransportMode, real_host: &[usize], host_of: &[usize]) -> Vec<usize> {
+    let n = real_host.len();
+    match mode {
+        TransportMode::Ucx => (0..n).collect(),
+        TransportMode::Mixed => {
+            // A (real host, virtual host) pair per PE, numbered in order of appearance.
+            let pairs: Vec<(usize, usize)> = (0..n).map(|p| (real_host[p], host_of[p])).collect();
+            (0..n)
+                .map(|p| pairs.iter().position(|x| *x == pairs[p]).expect("present"))
+                .collect()
+        }
+        TransportMode::Auto | TransportMode::Shm => real_host.to_vec(),
+    }
+}
+
+/// The route to every PE from the PEs' shared-memory groups. This PE is always reached
+/// through its own mapping; its atomics still go through UCX when the job uses UCX (see
+/// `Fabric::amo`).
 fn choose_routes(
     mode: TransportMode,
-    real_host: &[usize],
-    host_of: &[usize],
+    group: &[usize],
     me: usize,
 ) -> std::result::Result<Vec<Route>, InitError> {
-    (0..real_host.len())
+    (0..group.len())
         .map(|pe| {
-            let same = match mode {
-                TransportMode::Ucx => false,
-                TransportMode::Mixed => host_of[pe] == host_of[me] && real_host[pe] == real_host[me],
-                TransportMode::Auto | TransportMode::Shm => real_host[pe] == real_host[me],
-            };
             // This PE's own memory is always a copy away (UCX would only add latency).
-            if pe == me || same {
+            if pe == me || group[pe] == group[me] {
                 Ok(Route::Shm)
             } else if mode == TransportMode::Shm {
                 Err(InitError::Topology(format!(
@@ -1064,4 +1112,17 @@ fn choose_routes(
             }
         })
         .collect()
+}
+
+/// Whether WORLD's collectives should compose HOST and LEADERS: the PEs do not all share
+/// memory, every host's PEs do (so the host phases are single-copy), and some host has
+/// more than one PE (else the composition is the flat algorithm plus overhead). Computed
+/// from job-wide facts only, so every PE decides alike.
+fn world_is_hierarchical(group: &[usize], host_of: &[usize]) -> bool {
+    let n = group.len();
+    let spans = (1..n).any(|p| group[p] != group[0]);
+    let hosts_share =
+        (0..n).all(|p| (0..p).all(|q| host_of[p] != host_of[q] || group[p] == group[q]));
+    let crowded = (1..n).any(|p| host_of[..p].contains(&host_of[p]));
+    spans && hosts_share && crowded
 }

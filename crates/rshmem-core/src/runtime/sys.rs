@@ -122,6 +122,25 @@ pub(crate) fn hostname() -> String {
         .into_owned()
 }
 
+/// What decides whether two PEs can share memory, as one string: the host name, the
+/// kernel's boot id (two machines, or containers on two machines, may share a name) and
+/// the PID namespace (a PE maps a peer's memory through `/proc/<pid>/fd`, which only a
+/// PE of the same PID namespace can open). None contains `#` or whitespace.
+pub(crate) fn host_key() -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default();
+    let pidns = std::fs::read_link("/proc/self/ns/pid")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let clean = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_ascii_graphic() && *c != '#' && *c != '=')
+            .collect()
+    };
+    format!("{}#{}#{}", clean(&hostname()), clean(&boot), clean(&pidns))
+}
+
 /// The executable's writable data (`.data`, `.bss`) as `(start, len, offset from the
 /// executable's first mapping)`, read from `/proc/self/maps`.
 ///

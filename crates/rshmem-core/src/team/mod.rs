@@ -7,9 +7,9 @@
 //! slot; scratch is indexed (slot, round), so neighbouring slots never overlap.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::algo::SyncAlg;
+use crate::algo::{Span, SyncAlg};
 use crate::coll::check::{Kind, Show};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -127,6 +127,8 @@ pub struct Team {
     pub(crate) tree_done: AtomicU64,
     /// Shareable contexts made from the team (addresses), destroyed with it.
     pub(crate) ctxs: Mutex<Vec<usize>>,
+    /// Where the members lie (`Runtime::span`), found on the first collective.
+    span: OnceLock<Span>,
 }
 
 impl Team {
@@ -149,6 +151,7 @@ impl Team {
             tree_ready: AtomicU64::new(0),
             tree_done: AtomicU64::new(0),
             ctxs: Mutex::new(Vec::new()),
+            span: OnceLock::new(),
         }
     }
 
@@ -224,6 +227,22 @@ impl Runtime {
         self.sync_in("shmem_team_sync", team);
     }
 
+    /// Where `team`'s members lie, which decides its algorithms: on one host (every
+    /// member maps every other: the relation is an equivalence, so all members agree),
+    /// WORLD across hosts that compose hierarchically, or across hosts.
+    pub(crate) fn span(&self, team: &Team) -> Span {
+        *team.span.get_or_init(|| {
+            let n = team.n_pes();
+            if (0..n).all(|r| self.fabric.maps(team.members.pe(r))) {
+                Span::Host
+            } else if std::ptr::eq(team, &*self.world) && self.world_hier {
+                Span::World
+            } else {
+                Span::Hosts
+            }
+        })
+    }
+
     /// [`Runtime::team_sync`] as a step of collective `routine`, which a failure names
     /// (a member that finalized instead of joining ends the job).
     pub(crate) fn sync_in(&self, routine: &'static str, team: &Team) {
@@ -234,13 +253,24 @@ impl Runtime {
                 self.fatal(&e);
             }
         }
-        let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Err(e) = match self.algs.barrier {
-            SyncAlg::Dissemination => self.sync_dissemination(routine, team, epoch),
-            SyncAlg::Linear => self.sync_linear(routine, team, epoch),
-        } {
+        let r = match self.algs.sync_for(self.span(team)) {
+            SyncAlg::Dissemination => self.sync_dissemination(routine, team),
+            SyncAlg::Linear => self.sync_linear(routine, team),
+            SyncAlg::Hierarchical => self.sync_hierarchical(routine),
+        };
+        if let Err(e) = r {
             self.fatal(&e);
         }
+    }
+
+    /// WORLD's sync as three: within each host (every PE), across the leaders, within
+    /// each host again (which releases the non-leaders once their leader is through).
+    fn sync_hierarchical(&self, routine: &'static str) -> Result<()> {
+        self.sync_dissemination(routine, &self.inner_host)?;
+        if let Some(leaders) = &self.inner_leaders {
+            self.sync_dissemination(routine, leaders)?;
+        }
+        self.sync_dissemination(routine, &self.inner_host)
     }
 
     /// Gather-release through rank 0: members add one to rank 0's arrival counter and wait
@@ -248,7 +278,8 @@ impl Runtime {
     /// arrivals and releases everyone. Both words only grow while the team lives. (No
     /// member can leave before rank 0 has all arrivals, so a finalizing member seen by a
     /// waiting rank 0 skipped the sync.)
-    fn sync_linear(&self, routine: &'static str, team: &Team, epoch: u64) -> Result<()> {
+    fn sync_linear(&self, routine: &'static str, team: &Team) -> Result<()> {
+        let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
         let n = team.n_pes();
         if n == 1 {
             return Ok(());
@@ -264,11 +295,12 @@ impl Runtime {
                 || self.load_local::<u64>(arrivals) >= (n as u64 - 1) * epoch,
             )?;
             // Counts rather than stores of the epoch: a posted add needs no round trip
-            // through UCX, and each word has one writer per epoch, so it equals the epoch.
+            // through UCX, and rank 0 alone raises them, so each equals the epoch.
             for r in 1..n {
-                self.amo_post::<u64>(routine, team.members.pe(r), release, AmoOp::Add(1))?;
+                self.raise(routine, team.members.pe(r), release)?;
             }
         } else {
+            // Many writers: the job's atomicity domain.
             self.amo_post::<u64>(routine, root, arrivals, AmoOp::Add(1))?;
             self.wait_peer(routine, root, || self.load_local::<u64>(release) >= epoch)?;
         }
@@ -277,15 +309,16 @@ impl Runtime {
 
     /// Dissemination: in round k, rank r raises rank r + 2^k's round-k flag (by one per
     /// epoch) and waits for its own (raised by rank r - 2^k) to reach the epoch.
-    fn sync_dissemination(&self, routine: &'static str, team: &Team, epoch: u64) -> Result<()> {
+    fn sync_dissemination(&self, routine: &'static str, team: &Team) -> Result<()> {
+        let epoch = team.epoch.fetch_add(1, Ordering::Relaxed) + 1;
         let n = team.n_pes();
         let (mut dist, mut round) = (1, 0);
         while dist < n {
             let to = team.members.pe((team.my_rank + dist) % n);
             let from = team.members.pe((team.my_rank + n - dist) % n);
             let flag = self.layout.sync_flag(team.slot, round);
-            // One writer per flag and epoch: the count is the epoch (see `sync_linear`).
-            self.amo_post::<u64>(routine, to, flag, AmoOp::Add(1))?;
+            // One writer per flag (rank r - 2^k): the count is the epoch.
+            self.raise(routine, to, flag)?;
             self.wait_peer(routine, from, || self.load_local::<u64>(flag) >= epoch)?;
             dist <<= 1;
             round += 1;

@@ -334,6 +334,58 @@ impl Fabric {
         self.amo_post(routine, ctx, pe, sig, op)
     }
 
+    /// Adds `by` to a runtime counter on `pe` that this PE alone raises (a sync flag, a
+    /// message channel's arrival or acknowledgement count). A word with one writer needs no
+    /// common atomicity domain with other writers, so a peer this process maps gets a CPU
+    /// atomic even when the job's other atomics go through UCX (node-local phases of
+    /// collectives then cost what they cost on one host).
+    #[inline]
+    pub(crate) fn raise(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        match self.routes[pe] {
+            Route::Shm => {
+                let p = self.shm.addr(pe, addr).cast::<u64>();
+                debug_assert!(p.is_aligned());
+                // SAFETY: a runtime word of a mapped segment, aligned by the layout; the
+                // atomic is a release, so what this PE stored before is visible first.
+                unsafe { u64::rmw(p, AmoOp::Add(by)) };
+                Ok(())
+            }
+            Route::Ucx => self.ucx().amo_post(routine, ctx, pe, addr, AmoOp::Add(by)),
+        }
+    }
+
+    /// Puts `len` bytes to `dst` on `pe`, then [`Fabric::raise`]s `sig` there by one; the
+    /// count is never visible before the data.
+    ///
+    /// # Safety
+    /// As [`Fabric::xfer`] for a put; `sig` is a runtime word only this PE raises.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) unsafe fn put_raise(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+        sig: SymAddr,
+    ) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
+        if self.routes[pe] == Route::Ucx {
+            self.fence(ctx);
+        }
+        self.raise(routine, ctx, pe, sig, 1)
+    }
+
     /// Applies `op` to the word at `addr` on `pe` and returns the previous value.
     ///
     /// `addr` is range-checked and aligned for `W` by the caller.
