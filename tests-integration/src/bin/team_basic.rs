@@ -42,8 +42,8 @@ fn main() {
     for r in 0..n {
         let via_team = setup::team_ptr(&rev, heap as usize, r as i64).unwrap();
         let via_world = setup::ptr(heap as usize, (n - 1 - r) as i64).unwrap();
-        // Null exactly for PEs this PE does not map (SHMEM_TRANSPORT=ucx).
-        let mapped = n - 1 - r == me || rshmem_tests::expected_shared_size(me, n) == n;
+        // Null exactly for PEs this PE does not map (SHMEM_TRANSPORT=ucx or mixed).
+        let mapped = rshmem_tests::expected_maps(me, n - 1 - r, n);
         assert_eq!(!via_team.is_null(), mapped);
         assert_eq!(via_team, via_world);
     }
