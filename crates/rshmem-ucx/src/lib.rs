@@ -70,7 +70,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 /// The library [`Ucp::load`] opens.
@@ -1354,11 +1354,37 @@ impl<M: ThreadMode> Endpoint<M> {
     }
 }
 
+/// Lets threads that wait anyway drive a [`ProgressThread`]'s worker, so a request that
+/// needs the target (a get or fetching atomic over TCP) is served at once instead of after
+/// the thread wakes up. One driver at a time: UCX's own worker lock spins, which on an
+/// oversubscribed host costs whole time slices, so drivers take a sleeping lock first,
+/// and a waiter only tries it.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    worker: Arc<Worker<Multi>>,
+    lock: Arc<Mutex<()>>,
+}
+
+impl Driver {
+    /// Progresses the worker until idle unless another thread is driving it; true if this
+    /// call drove it.
+    pub fn try_progress(&self) -> bool {
+        match self.lock.try_lock() {
+            Ok(_g) => {
+                while self.worker.progress() {}
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
 /// A thread that progresses a [`Worker<Multi>`] whenever it has work and sleeps on its event fd
 /// otherwise (never spins), so the worker's peers are served while its owner computes.
 /// Stopped and joined by [`ProgressThread::stop`] or on drop.
 #[derive(Debug)]
 pub struct ProgressThread {
+    driver: Driver,
     stop_fd: RawFd,
     stopping: Arc<AtomicBool>,
     rounds: Arc<AtomicU64>,
@@ -1381,6 +1407,11 @@ impl ProgressThread {
         let flag = stopping.clone();
         let rounds = Arc::new(AtomicU64::new(0));
         let counter = rounds.clone();
+        let driver = Driver {
+            worker: worker.clone(),
+            lock: Arc::new(Mutex::new(())),
+        };
+        let lock = driver.lock.clone();
         let handle = std::thread::Builder::new()
             .name("ucx-progress".into())
             .spawn(move || -> Result<()> {
@@ -1398,9 +1429,13 @@ impl ProgressThread {
                 ];
                 while !flag.load(Ordering::Acquire) {
                     counter.fetch_add(1, Ordering::Relaxed);
-                    while worker.progress() {}
-                    if !worker.arm()? {
-                        continue;
+                    {
+                        // Sleeps (never spins) while a waiting thread drives the worker.
+                        let _g = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while worker.progress() {}
+                        if !worker.arm()? {
+                            continue;
+                        }
                     }
                     // SAFETY: fds is a valid array of 2 pollfds; both fds outlive the thread
                     // (stop_fd is closed after join, efd belongs to the worker we hold).
@@ -1421,11 +1456,18 @@ impl ProgressThread {
                 message: format!("cannot spawn the thread: {e}"),
             })?;
         Ok(ProgressThread {
+            driver,
             stop_fd,
             stopping,
             rounds,
             handle: Some(handle),
         })
+    }
+
+    /// A handle with which other threads drive the worker too, without contending: while
+    /// one drives, the thread and the others do not (see [`Driver::try_progress`]).
+    pub fn driver(&self) -> Driver {
+        self.driver.clone()
     }
 
     /// How many times the thread has woken up and progressed the worker (a diagnostic: it

@@ -23,7 +23,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rshmem_boot::Bootstrap;
 use rshmem_ucx::{
-    AtomicOp, Endpoint, FetchOp, Issued, ProgressThread, Region, RemoteKey, Ucp, UcxError, Worker,
+    AtomicOp, Driver, Endpoint, FetchOp, Issued, ProgressThread, Region, RemoteKey, Ucp, UcxError,
+    Worker,
 };
 
 use super::engine::Completion;
@@ -85,6 +86,8 @@ pub(crate) struct Ucx {
     /// Registered until the transport drops (fields drop in this order).
     _regions: Vec<Region>,
     _service: Arc<Worker>,
+    /// Drives the service worker from waiting threads, one at a time.
+    service: Driver,
     ucp: Arc<Ucp>,
     /// Where the user heap starts in the heap segment (the runtime area is below).
     heap_off: usize,
@@ -236,6 +239,7 @@ impl Ucx {
         put_long(boot, "ucx-segs", &desc.join(","))?;
         let progress = ProgressThread::start(Arc::clone(&service))
             .map_err(ucx_init_error("cannot start the UCX progress thread"))?;
+        let driver = progress.driver();
         Ok(Ucx {
             peers: Box::new([]),
             workers: Mutex::new(Vec::new()),
@@ -243,6 +247,7 @@ impl Ucx {
             progress: Mutex::new(Some(progress)),
             _regions: regions,
             _service: service,
+            service: driver,
             ucp,
             heap_off,
         })
@@ -669,16 +674,20 @@ impl Ucx {
         Ok(())
     }
 
-    /// Drives every context worker once (waiting threads call it). The service worker is
-    /// left to the progress thread: driving it from waiting threads too halved a get's
-    /// latency but made the two threads contend for the worker's lock, and collectives at
-    /// 4 PEs on 2 cores took milliseconds (measured with scripts/bench-ucx.sh).
+    /// Drives every context worker once (waiting threads call it), and the service worker
+    /// when no other thread is driving it: a peer's get or fetching atomic is then served
+    /// by the waiting thread at once, not after the progress thread wakes up. (Driving it
+    /// under UCX's own spinning lock, contended by the progress thread, made collectives
+    /// at 4 PEs on 2 cores take milliseconds; the driver's lock sleeps instead.)
     pub(crate) fn progress(&self) {
-        let list = self.workers.lock().unwrap_or_else(|e| e.into_inner());
-        for &w in list.iter() {
-            // SAFETY: as in `worker`.
-            unsafe { &*w }.worker.progress();
+        {
+            let list = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+            for &w in list.iter() {
+                // SAFETY: as in `worker`.
+                unsafe { &*w }.worker.progress();
+            }
         }
+        self.service.try_progress();
     }
 
     /// Takes the context's worker back (the context was quieted).
