@@ -55,6 +55,17 @@ fn assert_stderr_has(out: &JobOutput, needle: &str) {
     );
 }
 
+/// oshrun publishes node locality as Hydra and Slurm do: every PE on node 0.
+#[test]
+fn oshrun_publishes_the_process_mapping() {
+    let out = probe(3, &["nodes"]).run();
+    out.assert_ok();
+    for r in 0..3 {
+        let want = format!("nodes rank={r} size=3 [0, 0, 0]");
+        assert!(out.stdout.lines().any(|l| l == want), "{}", out.stdout);
+    }
+}
+
 #[test]
 fn kvs_exchange_1_to_4_pes() {
     for np in 1..=4 {

@@ -11,12 +11,60 @@ fn run(np: usize, args: &[&str]) -> JobOutput {
 }
 
 fn run_prog(np: usize, prog: &str, args: &[&str]) -> JobOutput {
+    run_with(np, &[], prog, args)
+}
+
+fn run_with(np: usize, hydra_args: &[&str], prog: &str, args: &[&str]) -> JobOutput {
     let mut cmd = Command::new("mpiexec.hydra");
     // fork: never try ssh, even if the host name does not resolve to this machine.
     cmd.args(["-launcher", "fork", "-n", &np.to_string()])
+        .args(hydra_args)
         .arg(bin(prog))
         .args(args);
     run_bounded(cmd, None, Duration::from_secs(60))
+}
+
+/// Node locality from `PMI_process_mapping` and the key-value store, with the socket
+/// inherited (`PMI_FD`) and over TCP (`-pmi-port`: `PMI_PORT` and `PMI_ID` only).
+#[test]
+#[cfg_attr(
+    not(have_hydra),
+    ignore = "mpiexec.hydra is not installed (scripts/install-deps.sh installs it)"
+)]
+fn nodes_and_kvs_with_and_without_pmi_port() {
+    for hydra_args in [&[][..], &["-pmi-port"][..]] {
+        let np = 4;
+        let out = run_with(np, hydra_args, "pmi_probe", &["nodes"]);
+        out.assert_ok();
+        for r in 0..np {
+            let want = format!("nodes rank={r} size={np} [0, 0, 0, 0]");
+            assert!(
+                out.stdout.lines().any(|l| l == want),
+                "{hydra_args:?}: no {want:?} in {}",
+                out.stdout
+            );
+        }
+        let out = run_with(3, hydra_args, "pmi_probe", &["kvs"]);
+        out.assert_ok();
+        assert_eq!(
+            out.lines_with("ok kvs ").len(),
+            3,
+            "{hydra_args:?}: {}",
+            out.stdout
+        );
+    }
+}
+
+/// A whole rshmem job (heap, RMA, collectives) under `-pmi-port`.
+#[test]
+#[cfg_attr(
+    not(have_hydra),
+    ignore = "mpiexec.hydra is not installed (scripts/install-deps.sh installs it)"
+)]
+fn rshmem_job_under_pmi_port() {
+    let out = run_with(3, &["-pmi-port"], "coll_basic", &[]);
+    out.assert_ok();
+    assert_eq!(out.lines_with("ok coll_basic").len(), 3, "{}", out.stdout);
 }
 
 #[test]

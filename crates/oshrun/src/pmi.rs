@@ -90,7 +90,12 @@ impl Server {
                 size,
                 notify: Arc::new(notify),
                 state: Mutex::new(State {
-                    kvs: HashMap::new(),
+                    // Node locality as Hydra and Slurm publish it: from node 0, one node,
+                    // `size` ranks on it (every PE runs on this host).
+                    kvs: HashMap::from([(
+                        "PMI_process_mapping".to_owned(),
+                        format!("(vector,(0,1,{size}))"),
+                    )]),
                     writers: (0..size).map(|_| None).collect(),
                     in_barrier: vec![false; size],
                     barrier_count: 0,

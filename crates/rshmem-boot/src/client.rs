@@ -1,11 +1,14 @@
-//! PMI-1 simple client over the socket a launcher passes in `PMI_FD`.
+//! PMI-1 simple client over the socket a launcher passes in `PMI_FD`, or over TCP to the
+//! `PMI_PORT` it names (`mpiexec.hydra -pmi-port`).
 
-use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use crate::mapping::parse_process_mapping;
 use crate::wire::{self, Message, WireError, ENDS_STRANDED_JOBS, PRINTS_ABORT_MSG};
 use crate::{BootError, Bootstrap};
 
@@ -14,7 +17,7 @@ use crate::{BootError, Bootstrap};
 static FD_TAKEN: AtomicBool = AtomicBool::new(false);
 
 /// The variables a launcher describes this PE with; removed from the environment once read.
-const LAUNCHER_VARS: [&str; 3] = ["PMI_FD", "PMI_RANK", "PMI_SIZE"];
+const LAUNCHER_VARS: [&str; 5] = ["PMI_FD", "PMI_RANK", "PMI_SIZE", "PMI_PORT", "PMI_ID"];
 
 /// Whether an earlier [`PmiClient::from_env`] took the launcher's variables.
 pub(crate) fn launcher_env_taken() -> bool {
@@ -30,6 +33,8 @@ struct LauncherEnv {
     fd: String,
     rank: Result<String, std::env::VarError>,
     size: Result<String, std::env::VarError>,
+    port: Option<String>,
+    id: Result<String, std::env::VarError>,
 }
 
 /// Reads the launcher's variables and removes them from the environment, once per process.
@@ -48,6 +53,8 @@ fn take_launcher_env() -> Result<LauncherEnv, BootError> {
         fd: std::env::var("PMI_FD").unwrap_or_default(),
         rank: std::env::var("PMI_RANK"),
         size: std::env::var("PMI_SIZE"),
+        port: std::env::var("PMI_PORT").ok(),
+        id: std::env::var("PMI_ID"),
     };
     for var in LAUNCHER_VARS {
         std::env::remove_var(var);
@@ -55,7 +62,70 @@ fn take_launcher_env() -> Result<LauncherEnv, BootError> {
     Ok(env)
 }
 
-/// A PE's connection to a PMI-1 process manager (`oshrun` or `mpiexec.hydra`).
+/// The socket to the process manager: inherited (`PMI_FD`, a Unix socket pair with
+/// `oshrun`, or whatever Hydra or Slurm passed) or connected over TCP (`PMI_PORT`).
+#[derive(Debug)]
+pub enum PmiStream {
+    /// A Unix-domain stream.
+    Unix(UnixStream),
+    /// A TCP connection.
+    Tcp(TcpStream),
+}
+
+impl PmiStream {
+    fn try_clone(&self) -> std::io::Result<PmiStream> {
+        Ok(match self {
+            PmiStream::Unix(s) => PmiStream::Unix(s.try_clone()?),
+            PmiStream::Tcp(s) => PmiStream::Tcp(s.try_clone()?),
+        })
+    }
+}
+
+impl PmiStream {
+    fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            PmiStream::Unix(s) => s.set_read_timeout(t),
+            PmiStream::Tcp(s) => s.set_read_timeout(t),
+        }
+    }
+}
+
+impl From<UnixStream> for PmiStream {
+    fn from(s: UnixStream) -> Self {
+        PmiStream::Unix(s)
+    }
+}
+
+impl From<TcpStream> for PmiStream {
+    fn from(s: TcpStream) -> Self {
+        PmiStream::Tcp(s)
+    }
+}
+
+impl Read for PmiStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            PmiStream::Unix(s) => s.read(buf),
+            PmiStream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for &PmiStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            PmiStream::Unix(s) => (&*s).write(buf),
+            PmiStream::Tcp(s) => (&*s).write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A PE's connection to a PMI-1 process manager (`oshrun`, `mpiexec.hydra`, Slurm's
+/// `srun --mpi=pmi2`).
 ///
 /// Thread-safe: one request/reply at a time under a mutex (bootstrap is not a hot path).
 /// User key `k` of rank `r` is stored as the PMI key `"r/k"`.
@@ -69,16 +139,18 @@ pub struct PmiClient {
     launcher_prints_abort: bool,
     keylen_max: usize,
     vallen_max: usize,
+    /// The node of every rank, from `PMI_process_mapping` (None if the launcher gave none).
+    nodes: Option<Vec<usize>>,
     conn: Mutex<Conn>,
     /// Separate handle so `abort` never waits for the mutex (another thread may sit in a
     /// barrier holding it).
-    abort_tx: UnixStream,
+    abort_tx: PmiStream,
 }
 
 #[derive(Debug)]
 struct Conn {
-    reader: BufReader<UnixStream>,
-    writer: UnixStream,
+    reader: BufReader<PmiStream>,
+    writer: PmiStream,
     finalized: bool,
     /// Warn on stderr once a barrier has waited this long (see [`Conn::await_barrier`]).
     barrier_warn: Option<BarrierWarn>,
@@ -168,7 +240,7 @@ impl Conn {
         if self.finalized {
             return Err(BootError::Finalized { cmd });
         }
-        self.writer
+        (&self.writer)
             .write_all(msg.to_line().as_bytes())
             .map_err(|source| BootError::Io { cmd, source })?;
         if expect == "barrier_out" {
@@ -278,11 +350,17 @@ fn adopt_pmi_fd(value: String) -> Result<UnixStream, BootError> {
 }
 
 impl PmiClient {
-    /// Connects using `PMI_FD`, `PMI_RANK` and `PMI_SIZE` and performs the PMI-1 handshake.
-    /// The variables are removed from the environment (so programs this PE starts are
-    /// single PEs); a second call fails with [`BootError::AlreadyConnected`].
+    /// Connects using `PMI_FD`, `PMI_RANK` and `PMI_SIZE` (or `PMI_PORT` and `PMI_ID`) and
+    /// performs the PMI-1 handshake. The variables are removed from the environment (so
+    /// programs this PE starts are single PEs); a second call fails with
+    /// [`BootError::AlreadyConnected`].
     pub fn from_env() -> Result<Self, BootError> {
         let env = take_launcher_env()?;
+        if env.fd.is_empty() {
+            if let Some(port) = env.port {
+                return Self::connect_port(&port, env.id);
+            }
+        }
         let rank = env_usize("PMI_RANK", env.rank)?;
         let size = env_usize("PMI_SIZE", env.size)?;
         if size == 0 || rank >= size {
@@ -296,14 +374,107 @@ impl PmiClient {
         Self::new(stream, rank, size)
     }
 
+    /// Connects over TCP to `port` (`host:port`), introduces itself with `initack` and
+    /// `PMI_ID`, and learns its rank and the job size from the `set` lines the server
+    /// answers with (Hydra's `-pmi-port` mode), before the usual handshake.
+    fn connect_port(port: &str, id: Result<String, std::env::VarError>) -> Result<Self, BootError> {
+        let id = env_usize("PMI_ID", id)?;
+        let bad_port = |reason: String| BootError::Env {
+            var: "PMI_PORT",
+            value: port.to_owned(),
+            reason,
+        };
+        if !port.contains(':') {
+            return Err(bad_port("not host:port".into()));
+        }
+        let tcp = TcpStream::connect(port).map_err(|e| bad_port(format!("cannot connect: {e}")))?;
+        // Request/response lines are tiny; do not let Nagle hold them back.
+        let _ = tcp.set_nodelay(true);
+        let stream = PmiStream::Tcp(tcp);
+        let writer = stream.try_clone().map_err(|source| BootError::Io {
+            cmd: "initack",
+            source,
+        })?;
+        let mut reader = BufReader::new(stream);
+        let line = Message::new("initack").with("pmiid", id);
+        (&writer)
+            .write_all(line.to_line().as_bytes())
+            .map_err(|source| BootError::Io {
+                cmd: "initack",
+                source,
+            })?;
+        let mut next = |expect: &str| -> Result<Message, BootError> {
+            match wire::read_message(&mut reader) {
+                Ok(Some(m)) if m.cmd() == expect => Ok(m),
+                Ok(Some(m)) => Err(BootError::Protocol {
+                    cmd: "initack",
+                    reply: m.to_string(),
+                    reason: format!("expected cmd={expect}"),
+                }),
+                Ok(None) => Err(BootError::Closed { cmd: "initack" }),
+                Err(WireError::Io(source)) => Err(BootError::Io {
+                    cmd: "initack",
+                    source,
+                }),
+                Err(e) => Err(BootError::Protocol {
+                    cmd: "initack",
+                    reply: String::new(),
+                    reason: e.to_string(),
+                }),
+            }
+        };
+        next("initack")?;
+        let (mut rank, mut size, mut debug) = (None, None, false);
+        // `set size=`, `set rank=`, `set debug=`, in that order on Hydra; any order here.
+        while rank.is_none() || size.is_none() || !debug {
+            let m = next("set")?;
+            let num = |k: &str| m.get(k).and_then(|v| v.parse::<usize>().ok());
+            if let Some(v) = num("size") {
+                size = Some(v);
+            } else if let Some(v) = num("rank") {
+                rank = Some(v);
+            } else if m.get("debug").is_some() {
+                debug = true;
+            } else {
+                return Err(BootError::Protocol {
+                    cmd: "initack",
+                    reply: m.to_string(),
+                    reason: "expected set size=, rank= or debug=".into(),
+                });
+            }
+        }
+        let (rank, size) = (rank.unwrap_or(0), size.unwrap_or(0));
+        if size == 0 || rank >= size {
+            return Err(BootError::Protocol {
+                cmd: "initack",
+                reply: format!("rank={rank} size={size}"),
+                reason: "rank not below size".into(),
+            });
+        }
+        Self::handshake(reader, writer, rank, size)
+    }
+
     /// Performs the PMI-1 handshake (`init`, `get_maxes`, `get_appnum`, `get_my_kvsname`) on
     /// an already connected stream, as rank `rank` of `size`.
-    pub fn new(stream: UnixStream, rank: usize, size: usize) -> Result<Self, BootError> {
+    pub fn new(stream: impl Into<PmiStream>, rank: usize, size: usize) -> Result<Self, BootError> {
+        let stream = stream.into();
+        let writer = stream.try_clone().map_err(|source| BootError::Io {
+            cmd: "init",
+            source,
+        })?;
+        Self::handshake(BufReader::new(stream), writer, rank, size)
+    }
+
+    fn handshake(
+        reader: BufReader<PmiStream>,
+        writer: PmiStream,
+        rank: usize,
+        size: usize,
+    ) -> Result<Self, BootError> {
         let io = |cmd| move |source| BootError::Io { cmd, source };
-        let abort_tx = stream.try_clone().map_err(io("init"))?;
-        let writer = stream.try_clone().map_err(io("init"))?;
+        let abort_tx = writer.try_clone().map_err(io("init"))?;
         let mut conn = Conn {
-            reader: BufReader::new(stream),
+            reader,
             writer,
             finalized: false,
             barrier_warn: None,
@@ -355,11 +526,22 @@ impl PmiClient {
                 })
             }
         };
+        // Node locality, where the launcher publishes it (Hydra, Slurm, oshrun): a missing or
+        // unreadable mapping only costs the runtime that hint.
+        let m = Message::new("get")
+            .with("kvsname", &kvsname)
+            .with("key", "PMI_process_mapping");
+        let nodes = conn
+            .call("get", &m, "get_result", true)
+            .ok()
+            .filter(|r| matches!(r.rc(), None | Some(Ok(0))))
+            .and_then(|r| r.get("value").and_then(|v| parse_process_mapping(v, size)));
         Ok(PmiClient {
             rank,
             size,
             kvsname,
             appnum,
+            nodes,
             launcher_prints_abort,
             keylen_max,
             vallen_max,
@@ -402,6 +584,10 @@ impl Bootstrap for PmiClient {
 
     fn job_id(&self) -> &str {
         &self.kvsname
+    }
+
+    fn nodes(&self) -> Option<&[usize]> {
+        self.nodes.as_deref()
     }
 
     fn put(&self, key: &str, value: &str) -> Result<(), BootError> {
@@ -508,51 +694,144 @@ mod tests {
 
     /// A one-client PMI server good enough for unit tests: records each request line.
     fn fake_server(stream: UnixStream, log: Arc<Mutex<Vec<String>>>) -> thread::JoinHandle<()> {
-        thread::spawn(move || {
-            let mut w = stream.try_clone().unwrap();
-            let mut kvs: HashMap<String, String> = HashMap::new();
-            for line in BufReader::new(stream).lines() {
-                let line = line.unwrap();
-                log.lock().unwrap().push(line.clone());
-                let m = Message::parse(&line).unwrap();
-                let reply = match m.cmd() {
-                    "init" => Some(
-                        Message::new("response_to_init")
-                            .with("pmi_version", 1)
-                            .with("pmi_subversion", 1)
-                            .with("rc", 0),
-                    ),
-                    "get_maxes" => Some(
-                        Message::new("maxes")
-                            .with("kvsname_max", 256)
-                            .with("keylen_max", 64)
-                            .with("vallen_max", 1024),
-                    ),
-                    "get_appnum" => Some(Message::new("appnum").with("appnum", 0)),
-                    "get_my_kvsname" => Some(Message::new("my_kvsname").with("kvsname", "kvs_t")),
-                    "put" => {
-                        kvs.insert(m.get("key").unwrap().into(), m.get("value").unwrap().into());
-                        Some(Message::new("put_result").with("rc", 0))
-                    }
-                    "get" => Some(match kvs.get(m.get("key").unwrap()) {
-                        Some(v) => Message::new("get_result").with("rc", 0).with("value", v),
-                        None => Message::new("get_result")
-                            .with("rc", -1)
-                            .with("msg", "key_not_found"),
-                    }),
-                    "barrier_in" => {
-                        // A slow peer: long enough for a short barrier warning to fire.
-                        thread::sleep(Duration::from_millis(150));
-                        Some(Message::new("barrier_out"))
-                    }
-                    "finalize" => Some(Message::new("finalize_ack")),
-                    _ => None,
-                };
-                if let Some(r) = reply {
-                    w.write_all(r.to_line().as_bytes()).unwrap();
-                }
+        let w = stream.try_clone().unwrap();
+        thread::spawn(move || serve(BufReader::new(stream), w, Flavor::Hydra, log))
+    }
+
+    /// Which process manager the fake server imitates.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Flavor {
+        Hydra,
+        /// Slurm's `--mpi=pmi2` plugin: appnum -1, a kvsname with a dot, a missing key
+        /// answered with rc=1 and no value, a cyclic two-node mapping.
+        Slurm,
+    }
+
+    fn serve(
+        reader: impl BufRead,
+        mut w: impl Write,
+        flavor: Flavor,
+        log: Arc<Mutex<Vec<String>>>,
+    ) {
+        let slurm = flavor == Flavor::Slurm;
+        let mut kvs: HashMap<String, String> = HashMap::new();
+        kvs.insert(
+            "PMI_process_mapping".into(),
+            if slurm {
+                "(vector,(0,2,1))"
+            } else {
+                "(vector,(0,2,2))"
             }
-        })
+            .into(),
+        );
+        for line in reader.lines() {
+            let Ok(line) = line else { return };
+            log.lock().unwrap().push(line.clone());
+            let m = Message::parse(&line).unwrap();
+            let reply = match m.cmd() {
+                "init" => Some(
+                    Message::new("response_to_init")
+                        .with("pmi_version", 1)
+                        .with("pmi_subversion", 1)
+                        .with("rc", 0),
+                ),
+                "get_maxes" => Some(
+                    Message::new("maxes")
+                        .with("kvsname_max", 256)
+                        .with("keylen_max", 64)
+                        .with("vallen_max", 1024),
+                ),
+                "get_appnum" => {
+                    Some(Message::new("appnum").with("appnum", if slurm { -1 } else { 0 }))
+                }
+                "get_my_kvsname" => Some(
+                    Message::new("my_kvsname")
+                        .with("kvsname", if slurm { "4242.0" } else { "kvs_t" }),
+                ),
+                "put" => {
+                    kvs.insert(m.get("key").unwrap().into(), m.get("value").unwrap().into());
+                    Some(Message::new("put_result").with("rc", 0))
+                }
+                "get" => Some(match kvs.get(m.get("key").unwrap()) {
+                    Some(v) => Message::new("get_result").with("rc", 0).with("value", v),
+                    None if slurm => Message::new("get_result").with("rc", 1),
+                    None => Message::new("get_result")
+                        .with("rc", -1)
+                        .with("msg", "key_not_found"),
+                }),
+                "barrier_in" => {
+                    // A slow peer: long enough for a short barrier warning to fire.
+                    thread::sleep(Duration::from_millis(150));
+                    Some(Message::new("barrier_out"))
+                }
+                "finalize" => Some(Message::new("finalize_ack")),
+                _ => None,
+            };
+            if let Some(r) = reply {
+                w.write_all(r.to_line().as_bytes()).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn slurm_differences_are_tolerated() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let w = b.try_clone().unwrap();
+        let srv = thread::spawn(move || serve(BufReader::new(b), w, Flavor::Slurm, log));
+        let c = PmiClient::new(a, 1, 3).unwrap();
+        assert_eq!((c.job_id(), c.appnum()), ("4242.0", -1));
+        assert_eq!(c.nodes(), Some(&[0, 1, 0][..]));
+        assert!(matches!(
+            c.get(0, "absent"),
+            Err(BootError::NotFound { rank: 0, .. })
+        ));
+        c.put("k", "v").unwrap();
+        c.fence().unwrap();
+        assert_eq!(c.get(1, "k").unwrap(), "v");
+        c.finalize().unwrap();
+        drop(c);
+        srv.join().unwrap();
+    }
+
+    #[test]
+    fn pmi_port_handshake() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().to_string();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l2 = log.clone();
+        let srv = thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            let mut w = s.try_clone().unwrap();
+            let mut r = BufReader::new(s);
+            let mut first = String::new();
+            r.read_line(&mut first).unwrap();
+            assert_eq!(first, "cmd=initack pmiid=3\n");
+            w.write_all(b"cmd=initack\ncmd=set size=4\ncmd=set rank=3\ncmd=set debug=0\n")
+                .unwrap();
+            serve(r, w, Flavor::Hydra, l2);
+        });
+        let c = PmiClient::connect_port(&port, Ok("3".into())).unwrap();
+        assert_eq!((c.rank(), c.size(), c.job_id()), (3, 4, "kvs_t"));
+        // The fake's mapping places 2 ranks per node.
+        assert_eq!(c.nodes(), Some(&[0, 0, 1, 1][..]));
+        c.put("addr", "0x10").unwrap();
+        c.fence().unwrap();
+        assert_eq!(c.get(3, "addr").unwrap(), "0x10");
+        c.finalize().unwrap();
+        drop(c);
+        srv.join().unwrap();
+        assert_eq!(
+            log.lock().unwrap()[0],
+            "cmd=init pmi_version=1 pmi_subversion=1"
+        );
+
+        // Bad variables are named.
+        let e = PmiClient::connect_port("nowhere", Ok("0".into())).unwrap_err();
+        assert!(e.to_string().contains("PMI_PORT"), "{e}");
+        let e = PmiClient::connect_port("127.0.0.1:1", Err(std::env::VarError::NotPresent))
+            .unwrap_err();
+        assert!(e.to_string().contains("PMI_ID"), "{e}");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! exchanges small strings with the other PEs before the data plane exists.
 //!
 //! [`from_env`] picks the implementation: a [`PmiClient`] speaking PMI-1 "simple" (see
-//! [`wire`]) when a launcher (`oshrun`, or MPICH's `mpiexec.hydra`) set `PMI_FD`, else a
-//! [`Singleton`] for a program started on its own.
+//! [`wire`]) when a launcher (`oshrun`, MPICH's `mpiexec.hydra`, Slurm's
+//! `srun --mpi=pmi2`) set `PMI_FD` (or `PMI_PORT` and `PMI_ID`), else a [`Singleton`] for a
+//! program started on its own.
 //!
 //! Keys and values must be non-empty and free of whitespace, `=` and control characters;
 //! values are at most [`MAX_VALUE_LEN`] bytes and keys at most [`MAX_KEY_LEN`] bytes. Other
@@ -14,10 +15,11 @@
 #![warn(missing_docs)]
 
 mod client;
+pub mod mapping;
 mod singleton;
 pub mod wire;
 
-pub use client::{PmiClient, BARRIER_WARN_VAR};
+pub use client::{PmiClient, PmiStream, BARRIER_WARN_VAR};
 pub use singleton::Singleton;
 
 /// Longest value [`Bootstrap::put`] accepts, in bytes.
@@ -35,6 +37,9 @@ pub trait Bootstrap: Send + Sync + std::fmt::Debug {
     fn size(&self) -> usize;
     /// A name unique to this job (PMI kvsname), usable in resource names.
     fn job_id(&self) -> &str;
+    /// The node (host) index of every rank as the launcher placed them
+    /// (`PMI_process_mapping`), or `None` when the launcher did not say.
+    fn nodes(&self) -> Option<&[usize]>;
     /// Publishes `value` under `key` for this rank; visible to others after `fence`.
     fn put(&self, key: &str, value: &str) -> Result<(), BootError>;
     /// Collective: commits this rank's puts and waits for every rank (PMI barrier).
@@ -162,30 +167,28 @@ pub fn from_env() -> Result<Box<dyn Bootstrap>, BootError> {
     if client::launcher_env_taken() {
         return Err(BootError::AlreadyConnected);
     }
-    if std::env::var_os("PMI_FD").is_some() {
+    if launched() {
         return Ok(Box::new(PmiClient::from_env()?));
-    }
-    if let Some(port) = std::env::var_os("PMI_PORT") {
-        return Err(BootError::Unsupported(format!(
-            "PMI_PORT={} is set but only PMI_FD (inherited socket) is supported; \
-             with mpiexec.hydra do not pass -pmi-port",
-            port.to_string_lossy()
-        )));
     }
     Ok(Box::new(Singleton::new()))
 }
 
 /// Whether [`from_env`] connects to a launcher (rather than making a single PE).
 pub fn launched() -> bool {
-    std::env::var_os("PMI_FD").is_some()
+    std::env::var_os("PMI_FD").is_some() || std::env::var_os("PMI_PORT").is_some()
 }
 
 /// This process's rank as its launcher announced it, without connecting: `PMI_RANK`
 /// under a launcher, 0 alone, `None` when unknown. For messages about a failure before
 /// or while connecting.
 pub fn rank_hint() -> Option<usize> {
-    if std::env::var_os("PMI_FD").is_some() {
-        std::env::var("PMI_RANK").ok()?.parse().ok()
+    if launched() {
+        // Hydra's -pmi-port mode gives only PMI_ID, which is the rank.
+        std::env::var("PMI_RANK")
+            .or_else(|_| std::env::var("PMI_ID"))
+            .ok()?
+            .parse()
+            .ok()
     } else {
         Some(0)
     }

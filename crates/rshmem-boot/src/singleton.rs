@@ -47,6 +47,10 @@ impl Bootstrap for Singleton {
         &self.job_id
     }
 
+    fn nodes(&self) -> Option<&[usize]> {
+        Some(&[0])
+    }
+
     fn put(&self, key: &str, value: &str) -> Result<(), BootError> {
         crate::check_key(key)?;
         crate::check_value(value, crate::MAX_VALUE_LEN)?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rshmem_boot::Bootstrap;
 
 const USAGE: &str = "usage: pmi_probe MODE [ARGS]
-  info | kvs | barrier N | echo-stdin | print N | tail | shm | args ARGS...
+  info | kvs | nodes | barrier N | echo-stdin | print N | tail | shm | args ARGS...
   sleep SECS            every PE prints its pid, then sleeps SECS and finalizes
   exit CODE RANK        RANK exits with CODE, the others sleep
   abort CODE RANK       RANK calls Bootstrap::abort(CODE), the others sleep
@@ -48,6 +48,10 @@ fn main() {
             );
         }
         "kvs" => kvs(b),
+        "nodes" => match b.nodes() {
+            Some(n) => println!("nodes rank={rank} size={size} {n:?}"),
+            None => println!("nodes rank={rank} size={size} none"),
+        },
         "barrier" => {
             let n: usize = num(&args, 1);
             for _ in 0..n {

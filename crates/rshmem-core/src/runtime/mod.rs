@@ -507,9 +507,19 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         show_size(cfg.symmetric_size),
         show_size(layout.size),
     )))?;
+    // Two PEs share a host when the launcher placed them on one node (where it says) and
+    // their host keys match: the key alone would take two nodes with one hostname for
+    // one, and the node alone would take containers that share no /dev/shm for one.
+    let nodes = boot.nodes().filter(|n| n.len() == npes);
     let hosts = (0..npes)
-        .map(|pe| boot.get(pe, "host"))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+        .map(|pe| {
+            let key = boot.get(pe, "host")?;
+            Ok(match nodes {
+                Some(n) => format!("{}#{key}", n[pe]),
+                None => key,
+            })
+        })
+        .collect::<std::result::Result<Vec<_>, rshmem_boot::BootError>>()?;
     let real_host = host_numbers(&hosts, 0);
     let host_of = host_numbers(&hosts, cfg.virtual_hosts);
     let group = shm_groups(cfg.transport, &real_host, &host_of);
