@@ -2,7 +2,8 @@
 # Installs, on Debian, every tool the test suite uses beyond Rust: mpich (mpiexec.hydra, the
 # second PMI-1 server the bootstrap is tested against), UCX's runtime library (libucx0: the
 # UCX transport loads libucp.so.0 at run time; the suite runs a second time over it), the
-# C/C++ compilers, pkg-config and binutils for the C ABI tests. Run it once before `cargo test --workspace`; `.ci/run` does.
+# C/C++ compilers, pkg-config and binutils for the C ABI tests, and iproute2, util-linux and
+# procps for the simulated-host tests. Run it once before `cargo test --workspace`; `.ci/run` does.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -10,6 +11,10 @@ SUDO=""
 need=()
 command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
 ls /usr/lib/*/libucp.so.0 /usr/lib64/libucp.so.0 /usr/lib/libucp.so.0 >/dev/null 2>&1 || need+=(libucx0)
+# Simulated hosts (scripts/simhosts.sh): ip, unshare and nsenter; pgrep in the tests.
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
+command -v pgrep >/dev/null 2>&1 || need+=(procps)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)

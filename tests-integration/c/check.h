@@ -6,35 +6,46 @@
 #include <string.h>
 #include <shmem.h>
 
-/* The size SHMEM_TEAM_SHARED should have: every PE of this one-host job, or this PE alone
- * when SHMEM_TRANSPORT=ucx sends every other PE through UCX (the suite runs both ways). */
+/* The real hosts the PEs run on, in contiguous blocks: RSHMEM_TEST_HOSTS (set by the
+ * simulated-host tests), else one. */
+static inline int test_hosts(void) {
+    const char *h = getenv("RSHMEM_TEST_HOSTS");
+    int n = shmem_n_pes(), k = h ? atoi(h) : 1;
+    return k < 1 ? 1 : k > n ? n : k;
+}
+
+static inline int same_block(int p, int q, int k) {
+    int n = shmem_n_pes();
+    return (long)p * k / n == (long)q * k / n;
+}
+
+/* The size SHMEM_TEAM_SHARED should have: this PE's host (its virtual host under
+ * SHMEM_TRANSPORT=mixed), or this PE alone under SHMEM_TRANSPORT=ucx. */
 static inline int expected_shared_size(void) {
     const char *t = getenv("SHMEM_TRANSPORT");
     const char *v = getenv("SHMEM_VIRTUAL_HOSTS");
-    int n = shmem_n_pes(), me = shmem_my_pe(), k = v ? atoi(v) : 0, count = 0;
+    int n = shmem_n_pes(), me = shmem_my_pe(), k = v ? atoi(v) : 0, h = test_hosts(), count = 0;
+    int mixed = t && strcmp(t, "mixed") == 0 && k > 0;
     if (t && strcmp(t, "ucx") == 0)
         return 1;
-    if (!t || strcmp(t, "mixed") != 0 || k <= 0)
-        return n;
-    /* mixed: each of k contiguous blocks of PEs (a virtual host) shares memory. */
     if (k > n)
         k = n;
     for (int p = 0; p < n; p++)
-        count += (long)p * k / n == (long)me * k / n;
+        count += same_block(p, me, h) && (!mixed || same_block(p, me, k));
     return count;
 }
 
-/* The size SHMEMX_TEAM_HOST should have on one machine: the PEs of this PE's block when
- * SHMEM_VIRTUAL_HOSTS cuts the job into virtual hosts, else every PE. */
+/* The size SHMEMX_TEAM_HOST should have: the PEs of this PE's block when
+ * SHMEM_VIRTUAL_HOSTS cuts the job into virtual hosts, else its real host's. */
 static inline int expected_host_size(void) {
     const char *v = getenv("SHMEM_VIRTUAL_HOSTS");
     int n = shmem_n_pes(), me = shmem_my_pe(), k = v ? atoi(v) : 0, count = 0;
     if (k <= 0)
-        return n;
+        k = test_hosts();
     if (k > n)
         k = n;
     for (int p = 0; p < n; p++)
-        count += (long)p * k / n == (long)me * k / n;
+        count += same_block(p, me, k);
     return count;
 }
 

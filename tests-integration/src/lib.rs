@@ -309,18 +309,44 @@ pub fn expected_shared_size(me: usize, n: usize) -> usize {
     (0..n).filter(|&p| expected_maps(me, p, n)).count()
 }
 
+/// The hosts the test runs on, as the harness says: `RSHMEM_TEST_HOSTS=h` when
+/// `scripts/simhosts.sh` (or a cluster) places the PEs in `h` contiguous blocks, else one.
+pub fn test_hosts(n: usize) -> usize {
+    std::env::var("RSHMEM_TEST_HOSTS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&h| h > 0)
+        .map_or(1, |h| h.min(n.max(1)))
+}
+
+/// How many HOST teams the job should have: `SHMEM_VIRTUAL_HOSTS` blocks when set, else
+/// the real hosts of [`test_hosts`].
+pub fn expected_hosts(n: usize) -> usize {
+    match std::env::var("SHMEM_VIRTUAL_HOSTS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        Some(k) if k > 0 => k.min(n),
+        _ => test_hosts(n),
+    }
+}
+
 /// Whether PE `me` of `n` should map PE `pe`'s memory under the environment's
-/// `SHMEM_TRANSPORT` and `SHMEM_VIRTUAL_HOSTS` (one real host; a PE always maps itself).
+/// `SHMEM_TRANSPORT` and `SHMEM_VIRTUAL_HOSTS`, with the PEs on [`test_hosts`] real hosts
+/// (a PE always maps itself).
 pub fn expected_maps(me: usize, pe: usize, n: usize) -> bool {
     let vhosts = std::env::var("SHMEM_VIRTUAL_HOSTS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|&k| k > 0)
         .map(|k| k.min(n));
+    let h = test_hosts(n);
+    let same_host = pe * h / n == me * h / n;
     pe == me
-        || match (std::env::var("SHMEM_TRANSPORT").as_deref(), vhosts) {
-            (Ok("ucx"), _) => false,
-            (Ok("mixed"), Some(k)) => pe * k / n == me * k / n,
-            _ => true,
-        }
+        || same_host
+            && match (std::env::var("SHMEM_TRANSPORT").as_deref(), vhosts) {
+                (Ok("ucx"), _) => false,
+                (Ok("mixed"), Some(k)) => pe * k / n == me * k / n,
+                _ => true,
+            }
 }

@@ -326,11 +326,11 @@ env_table! {
     version "VERSION": Bool(bool) = "0", "openshmem",
         "Print the library name and version at init (PE 0).";
     teams_max "TEAMS_MAX": Teams(usize) = "1024", "teams",
-        "Most teams alive at once per PE (4 to 65536, the 4 predefined teams included); sizes the runtime area of each segment (about 1 MiB of address space per team).";
+        "Most teams alive at once per PE (6 to 65536, the 4 predefined teams and the runtime's 2 internal copies of HOST and LEADERS included); sizes the runtime area of each segment (about 1 MiB of address space per team).";
     barrier_algorithm "BARRIER_ALGORITHM": Text(String) = "auto", "collectives",
-        "Team sync/barrier algorithm: auto, dissemination, linear.";
+        "Team sync/barrier algorithm: auto (hierarchical on a WORLD that spans hosts, dissemination elsewhere), dissemination, linear, hierarchical (HOST, LEADERS, HOST; WORLD only).";
     bcast_algorithm "BCAST_ALGORITHM": Text(String) = "auto", "collectives",
-        "Broadcast algorithm: auto, shm (single-copy pull), linear (root pushes), tree (pipelined k-ary tree).";
+        "Broadcast algorithm: auto (hierarchical on a WORLD that spans hosts, shm elsewhere), shm (single-copy pull), linear (root pushes), tree (pipelined k-ary tree), hierarchical (one transfer per host, then within each host; WORLD only).";
     reduce_algorithm "REDUCE_ALGORITHM": Text(String) = "auto", "collectives",
         "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds), recursive_doubling, ring, rabenseifner, hierarchical.";
     reduce_crossover "REDUCE_CROSSOVER": Size(usize) = "1K", "collectives",

@@ -4,6 +4,8 @@
 //!   panicking).
 //! - `exit <status>`: the last PE calls `global_exit(status)` while the others wait.
 //! - `err`: the last PE returns an `Err` from `main`; the job fails.
+//! - `kill`: the last PE is killed with SIGKILL (no chance to say anything) while the
+//!   others wait in a barrier.
 
 use rshmem::Shmem;
 
@@ -25,6 +27,13 @@ fn main() -> rshmem::Result<()> {
             "exit" => {
                 let status: i32 = args.next().expect("status").parse().unwrap();
                 shmem.global_exit(status);
+            }
+            "kill" => {
+                // SIGKILL from outside the process, as an OOM killer or a node failure.
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &std::process::id().to_string()])
+                    .status();
+                std::thread::sleep(std::time::Duration::from_secs(60));
             }
             "err" => {
                 shmem.p(&v, 0, 1, n)?; // PE out of range

@@ -217,12 +217,8 @@ fn basic(shmem: &Shmem) -> rshmem::Result<()> {
         }
     }
 
-    // HOST and LEADERS: SHMEM_VIRTUAL_HOSTS=k makes k contiguous blocks of PEs.
-    let vh: usize = std::env::var("SHMEM_VIRTUAL_HOSTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let k = if vh == 0 { 1 } else { vh.min(n) };
+    // HOST and LEADERS: SHMEM_VIRTUAL_HOSTS=k makes k contiguous blocks of PEs (as do real hosts).
+    let k = rshmem_tests::expected_hosts(n);
     let host_of = |p: usize| p * k / n;
     let host = shmem.host();
     assert!(host.is_predefined());

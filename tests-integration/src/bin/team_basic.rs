@@ -92,12 +92,8 @@ fn main() {
     team::sync(&par).unwrap();
     team::destroy(&par).unwrap();
 
-    // HOST and LEADERS, with SHMEM_VIRTUAL_HOSTS=k giving contiguous blocks of PEs.
-    let vh: usize = std::env::var("SHMEM_VIRTUAL_HOSTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let k = if vh == 0 { 1 } else { vh.min(n) };
+    // HOST and LEADERS, with SHMEM_VIRTUAL_HOSTS=k (or real hosts) giving contiguous blocks of PEs.
+    let k = rshmem_tests::expected_hosts(n);
     let host_of = |p: usize| p * k / n;
     let host = team::host().unwrap();
     let expect: Vec<usize> = (0..n).filter(|&p| host_of(p) == host_of(me)).collect();

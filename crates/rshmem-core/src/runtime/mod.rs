@@ -823,6 +823,19 @@ impl Runtime {
             );
         }
         if self.cfg.info {
+            let mapped = self.fabric.mapped_count();
+            let _ = writeln!(
+                err,
+                "topology: PE {} reaches {mapped} PE(s) through shared memory and {} through UCX; HOST has {} PE(s); WORLD collectives {}",
+                self.me,
+                self.npes - mapped,
+                self.host.n_pes(),
+                if self.world_hier {
+                    "compose HOST and LEADERS"
+                } else {
+                    "are flat"
+                }
+            );
             let _ = writeln!(err, "rshmem configuration:\n{}", self.cfg.describe());
         }
         let vars: Vec<String> = std::env::vars().map(|(k, _)| k).collect();

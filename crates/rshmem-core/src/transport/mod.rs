@@ -124,6 +124,11 @@ pub(crate) struct Fabric {
 }
 
 impl Fabric {
+    /// How many PEs (this one included) this PE reaches through shared memory.
+    pub(crate) fn mapped_count(&self) -> usize {
+        self.routes.iter().filter(|r| **r == Route::Shm).count()
+    }
+
     pub(crate) fn new(
         me: usize,
         routes: Box<[Route]>,

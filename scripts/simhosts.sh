@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# simhosts.sh: runs a program across hosts simulated on this machine, launched by MPICH's
+# mpiexec.hydra as on a cluster.
+#
+#   scripts/simhosts.sh run [--hosts H] [--ppn P] [--env K=V]... [--timeout S] -- PROG ARGS...
+#
+# Each simulated host is a network namespace with its own address, joined to the others by a
+# bridge, and a holder process that owns the host's UTS (hostname), IPC, mount (a private
+# tmpfs on /dev/shm) and PID namespaces. PEs are started inside a holder's namespaces by a
+# fake ssh (nsenter), so PEs of one host share memory and PEs of two hosts share nothing but
+# the network: rshmem reaches them through UCX over TCP, on the namespaces' addresses only.
+# mpiexec.hydra runs in a third namespace on the bridge and starts one proxy per host through
+# the fake ssh. PEs are placed in blocks: PEs 0..P-1 on host 1, P..2P-1 on host 2, ...
+# (PMI_process_mapping says so to the PEs).
+#
+# Everything (namespaces, links, holders and the PEs in them, the private /dev/shm) is
+# removed on exit, whatever the outcome. Exit status: the job's (mpiexec.hydra's); 124 when
+# --timeout (default 120 s) killed it; 77 when this machine does not permit network
+# namespaces (not root, no CAP_NET_ADMIN, no `ip`/`unshare`/`nsenter`/`mpiexec.hydra`).
+# Needs root. Concurrent runs take different names and subnets.
+set -euo pipefail
+
+usage() {
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+skip() {
+    echo "simhosts: skipped: $*" >&2
+    exit 77
+}
+
+[ "${1:-}" = run ] || usage
+shift
+hosts=2 ppn=2 limit=120
+envs=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --hosts) hosts=$2; shift 2 ;;
+    --ppn) ppn=$2; shift 2 ;;
+    --env) envs+=("$2"); shift 2 ;;
+    --timeout) limit=$2; shift 2 ;;
+    --) shift; break ;;
+    *) usage ;;
+    esac
+done
+[ $# -gt 0 ] || usage
+[ "$hosts" -ge 1 ] && [ "$hosts" -le 8 ] || { echo "simhosts: --hosts must be 1..8" >&2; exit 2; }
+[ "$ppn" -ge 1 ] || { echo "simhosts: --ppn must be at least 1" >&2; exit 2; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+for tool in ip unshare nsenter mpiexec.hydra timeout; do
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (scripts/install-deps.sh installs it)"
+done
+prog=$(command -v "$1" || true)
+[ -n "$prog" ] || { echo "simhosts: $1: not found" >&2; exit 2; }
+shift
+
+# A free set of names: creating the launcher namespace claims the index atomically.
+idx=""
+for i in $(seq 1 250); do
+    if err=$(ip netns add "rsh${i}l" 2>&1); then
+        idx=$i
+        break
+    fi
+    case "$err" in
+    *"File exists"*) continue ;;
+    *) skip "cannot create a network namespace: $err" ;;
+    esac
+done
+[ -n "$idx" ] || skip "no free simulated-host index (250 runs at once?)"
+
+launch_ns="rsh${idx}l"
+bridge="rsbr${idx}"
+net="10.201.${idx}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/simhosts.XXXXXX")
+holders=()
+unshares=()
+
+cleanup() {
+    set +e
+    # A PID namespace's init ignores SIGTERM from outside; SIGKILL ends it and every
+    # process of that host with it.
+    for p in "${holders[@]}" "${unshares[@]}"; do
+        kill -KILL "$p" 2>/dev/null
+    done
+    for p in "${unshares[@]}"; do
+        wait "$p" 2>/dev/null
+    done
+    for h in $(seq 1 "$hosts"); do
+        ip netns del "rsh${idx}h${h}" 2>/dev/null
+    done
+    ip netns del "$launch_ns" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip -n "$launch_ns" link set lo up
+ip -n "$launch_ns" link add "$bridge" type bridge
+ip -n "$launch_ns" addr add "${net}.1/24" dev "$bridge"
+ip -n "$launch_ns" link set "$bridge" up
+
+hostlist=""
+: > "$work/hosts"
+for h in $(seq 1 "$hosts"); do
+    ns="rsh${idx}h${h}"
+    ip netns add "$ns"
+    # The host's end is called eth0 inside its namespace (names are per namespace), so
+    # UCX_NET_DEVICES=eth0 holds on every host.
+    ip link add "rsv${idx}h${h}" type veth peer name "rsp${idx}h${h}"
+    ip link set "rsv${idx}h${h}" netns "$ns"
+    ip -n "$ns" link set "rsv${idx}h${h}" name eth0
+    ip link set "rsp${idx}h${h}" netns "$launch_ns"
+    ip -n "$launch_ns" link set "rsp${idx}h${h}" master "$bridge"
+    ip -n "$launch_ns" link set "rsp${idx}h${h}" up
+    ip -n "$ns" addr add "${net}.$((10 + h))/24" dev eth0
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set eth0 up
+    # The holder: PID 1 of the host's PID namespace, with its hostname and /dev/shm.
+    ip netns exec "$ns" unshare --uts --ipc --mount --pid --fork --mount-proc \
+        sh -c "hostname simhost${idx}-${h} && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && touch '$work/ready$h' && exec sleep infinity" &
+    unshares+=($!)
+    for _ in $(seq 1 200); do
+        [ -e "$work/ready$h" ] && break
+        sleep 0.05
+    done
+    [ -e "$work/ready$h" ] || { echo "simhosts: host $h did not start" >&2; exit 1; }
+    holder=$(cat "/proc/${unshares[-1]}/task/${unshares[-1]}/children" | awk '{print $1}')
+    [ -n "$holder" ] || { echo "simhosts: no holder process for host $h" >&2; exit 1; }
+    holders+=("$holder")
+    echo "${net}.$((10 + h)) $holder" >> "$work/hosts"
+    hostlist+="${hostlist:+,}${net}.$((10 + h)):${ppn}"
+done
+
+# Hydra calls `ssh [options] HOST COMMAND...`; this one enters HOST's namespaces instead.
+cat > "$work/fake_ssh" <<EOF
+#!/bin/sh
+while [ \$# -gt 0 ]; do
+    case "\$1" in
+    -o|-p|-l|-i) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+    esac
+done
+host=\$1
+shift
+pid=\$(awk -v h="\$host" '\$1 == h { print \$2 }' "$work/hosts")
+[ -n "\$pid" ] || { echo "fake_ssh: unknown host \$host" >&2; exit 255; }
+exec nsenter -t "\$pid" --net --uts --ipc --mount --pid --wd="\$PWD" sh -c "\$*"
+EOF
+chmod +x "$work/fake_ssh"
+
+genv=(-genv UCX_TLS tcp -genv UCX_NET_DEVICES eth0)
+for kv in "${envs[@]}"; do
+    genv+=(-genv "${kv%%=*}" "${kv#*=}")
+done
+
+set +e
+timeout -s KILL "$limit" ip netns exec "$launch_ns" \
+    mpiexec.hydra -iface "$bridge" -launcher ssh -launcher-exec "$work/fake_ssh" \
+    -hosts "$hostlist" -n $((hosts * ppn)) "${genv[@]}" "$prog" "$@"
+status=$?
+set -e
+if [ "$status" = 137 ]; then
+    echo "simhosts: the job did not end within ${limit} s; killed" >&2
+    status=124
+fi
+exit "$status"
