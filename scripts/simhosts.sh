@@ -2,7 +2,8 @@
 # simhosts.sh: runs a program across hosts simulated on this machine, launched by MPICH's
 # mpiexec.hydra as on a cluster.
 #
-#   scripts/simhosts.sh run [--hosts H] [--ppn P] [--env K=V]... [--timeout S] -- PROG ARGS...
+#   scripts/simhosts.sh run [--hosts H] [--ppn P] [--env K=V]... [--timeout S]
+#                           [--launcher hydra|openmpi] -- PROG ARGS...
 #
 # Each simulated host is a network namespace with its own address, joined to the others by a
 # bridge, and a holder process that owns the host's UTS (hostname), IPC, mount (a private
@@ -12,6 +13,10 @@
 # mpiexec.hydra runs in a third namespace on the bridge and starts one proxy per host through
 # the fake ssh. PEs are placed in blocks: PEs 0..P-1 on host 1, P..2P-1 on host 2, ...
 # (PMI_process_mapping says so to the PEs).
+#
+# --launcher openmpi runs Open MPI's mpirun instead (for OSHMEM programs, side by side in
+# benchmarks), its daemons started through the same fake ssh; extra mpirun arguments come
+# from SIMHOSTS_MPIRUN_ARGS.
 #
 # Everything (namespaces, links, holders and the PEs in them, the private /dev/shm) is
 # removed on exit, whatever the outcome. Exit status: the job's (mpiexec.hydra's); 124 when
@@ -32,7 +37,7 @@ skip() {
 
 [ "${1:-}" = run ] || usage
 shift
-hosts=2 ppn=2 limit=120
+hosts=2 ppn=2 limit=120 launcher=hydra
 envs=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
     --ppn) ppn=$2; shift 2 ;;
     --env) envs+=("$2"); shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
+    --launcher) launcher=$2; shift 2 ;;
     --) shift; break ;;
     *) usage ;;
     esac
@@ -49,7 +55,12 @@ done
 [ "$ppn" -ge 1 ] || { echo "simhosts: --ppn must be at least 1" >&2; exit 2; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
-for tool in ip unshare nsenter mpiexec.hydra timeout; do
+case "$launcher" in
+hydra) mpirun=mpiexec.hydra ;;
+openmpi) mpirun=mpirun.openmpi ;;
+*) echo "simhosts: --launcher must be hydra or openmpi" >&2; exit 2 ;;
+esac
+for tool in ip unshare nsenter "$mpirun" timeout; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (scripts/install-deps.sh installs it)"
 done
 prog=$(command -v "$1" || true)
@@ -151,15 +162,26 @@ exec nsenter -t "\$pid" --net --uts --ipc --mount --pid --wd="\$PWD" sh -c "\$*"
 EOF
 chmod +x "$work/fake_ssh"
 
-genv=(-genv UCX_TLS tcp -genv UCX_NET_DEVICES eth0)
-for kv in "${envs[@]}"; do
-    genv+=(-genv "${kv%%=*}" "${kv#*=}")
-done
-
 set +e
-timeout -s KILL "$limit" ip netns exec "$launch_ns" \
-    mpiexec.hydra -iface "$bridge" -launcher ssh -launcher-exec "$work/fake_ssh" \
-    -hosts "$hostlist" -n $((hosts * ppn)) "${genv[@]}" "$prog" "$@"
+if [ "$launcher" = hydra ]; then
+    genv=(-genv UCX_TLS tcp -genv UCX_NET_DEVICES eth0)
+    for kv in "${envs[@]}"; do
+        genv+=(-genv "${kv%%=*}" "${kv#*=}")
+    done
+    timeout -s KILL "$limit" ip netns exec "$launch_ns" \
+        mpiexec.hydra -iface "$bridge" -launcher ssh -launcher-exec "$work/fake_ssh" \
+        -hosts "$hostlist" -n $((hosts * ppn)) "${genv[@]}" "$prog" "$@"
+else
+    xenv=(-x UCX_TLS=tcp -x UCX_NET_DEVICES=eth0)
+    for kv in "${envs[@]}"; do
+        xenv+=(-x "$kv")
+    done
+    # shellcheck disable=SC2086
+    timeout -s KILL "$limit" ip netns exec "$launch_ns" \
+        mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$work/fake_ssh" \
+        --mca oob_tcp_if_include "${net}.0/24" --mca btl_tcp_if_include "${net}.0/24" \
+        -H "$hostlist" -n $((hosts * ppn)) "${xenv[@]}" ${SIMHOSTS_MPIRUN_ARGS:-} "$prog" "$@"
+fi
 status=$?
 set -e
 if [ "$status" = 137 ]; then
