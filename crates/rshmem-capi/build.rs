@@ -187,7 +187,8 @@ fn rs_scalar(c: &str) -> &'static str {
         "float _Complex" => "rshmem_core::coll::Complex<f32>",
         "double _Complex" => "rshmem_core::coll::Complex<f64>",
         "void" => "core::ffi::c_void",
-        "shmem_team_t" => "crate::imp::TeamHandle",
+        "shmem_team_t" | "shmemx_aset_t" => "crate::imp::TeamHandle",
+        "shmemx_offset_fn" => "crate::imp::AsetIndexFn",
         "shmem_team_config_t" => "crate::imp::TeamConfigC",
         "shmem_ctx_t" => "crate::imp::CtxH",
         "shmem_ctx_session_config_t" => "crate::imp::SessionConfigC",
@@ -934,6 +935,51 @@ fn sync_and_teams(g: &mut Gen) {
     g.f(
         "int shmem_team_sync(shmem_team_t team)",
         "imp::team_sync(R, team)",
+    );
+    g.section("Explicit active sets (seed 004): made locally, no pSync; an active set is a team handle, so every team collective takes one");
+    g.f(
+        "shmemx_aset_t shmemx_create_strided_aset(int PE_start, int PE_stride, int PE_size)",
+        "imp::aset_strided(R, PE_start, PE_stride, PE_size)",
+    );
+    g.f(
+        "shmemx_aset_t shmemx_create_log_strided_aset(int PE_start, int PE_log_stride, int PE_size, int stride_base)",
+        "imp::aset_log_strided(R, PE_start, PE_log_stride, PE_size, stride_base)",
+    );
+    g.f(
+        "shmemx_aset_t shmemx_create_custom_aset(int PE_start, shmemx_offset_fn offset, int PE_size, void *const_params)",
+        "imp::aset_custom(R, PE_start, offset, PE_size, const_params)",
+    );
+    g.f(
+        "shmemx_aset_t shmemx_create_generic_aset(const int *PE_list, int PE_size)",
+        "imp::aset_list(R, PE_list, PE_size)",
+    );
+    g.f(
+        "int shmemx_in_aset(shmemx_aset_t aset)",
+        "imp::in_aset(R, aset)",
+    );
+    g.f(
+        "int shmemx_aset_size(shmemx_aset_t aset)",
+        "imp::aset_size(R, aset)",
+    );
+    g.f(
+        "int shmemx_aset_pe(shmemx_aset_t aset, int rank)",
+        "imp::aset_pe(R, aset, rank)",
+    );
+    g.f(
+        "int shmemx_aset_rank(shmemx_aset_t aset, int pe)",
+        "imp::aset_rank(R, aset, pe)",
+    );
+    g.f(
+        "void shmemx_delete_aset(shmemx_aset_t aset)",
+        "imp::delete_aset(R, aset)",
+    );
+    g.f(
+        "void shmemx_barrier_aset(shmemx_aset_t aset)",
+        "imp::barrier_aset(R, aset, true)",
+    );
+    g.f(
+        "void shmemx_sync_aset(shmemx_aset_t aset)",
+        "imp::barrier_aset(R, aset, false)",
     );
     g.f(
         "int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
@@ -1716,7 +1762,11 @@ fn main() {
          #define SHMEMX_MALLOC_NO_BARRIER (1L << 2)\n\n\
          /* Explicit non-blocking operations (seed 002): a request handle, NULL when empty. */\n\
          typedef struct shmemx_request *shmemx_request_h;\n\
-         typedef struct {\n    long hints; /* none defined yet: zero for the defaults */\n} shmemx_request_params_t;\n\n",
+         typedef struct {\n    long hints; /* none defined yet: zero for the defaults */\n} shmemx_request_params_t;\n\n\
+         /* Explicit active sets (seed 004): a team handle made locally (SHMEM_TEAM_INVALID on\n \
+         * non-members); an index function gives the world PE of member PE_index. */\n\
+         typedef shmem_team_t shmemx_aset_t;\n\
+         typedef int (*shmemx_offset_fn)(int PE_index, int PE_start, int PE_size, void *const_params);\n\n",
     );
     for d in &g.xdecls {
         writeln!(x, "{d}").unwrap();

@@ -18,6 +18,9 @@ static int *isrc, *idst;
 static long *lsrc, *ldst;
 static double *dbuf;
 static double _Complex *zsrc, *zdst, *zwrk;
+/* Large enough for several messages and tree chunks. */
+#define BIG 40000
+static long *bigsrc, *bigdst;
 
 #define ALLOC(p, n) CHECK(((p) = shmem_calloc((n), sizeof(*(p)))) != NULL)
 
@@ -81,6 +84,14 @@ static void run(int start, int logstride, int size, long *ps) {
     zsrc[0] = me + 1.0 * I;
     shmem_complexd_sum_to_all(zdst, zsrc, 1, start, logstride, size, zwrk, ps);
     CHECK(creal(zdst[0]) == n * (n - 1) / 2 && cimag(zdst[0]) == n);
+
+    /* large: reductions in several messages, broadcasts in several chunks */
+    for (i = 0; i < BIG; i++) bigsrc[i] = (long)i * (me + 1);
+    shmem_long_sum_to_all(bigdst, bigsrc, BIG, start, logstride, size, (long *)pwrk, ps);
+    for (i = 0; i < BIG; i++) CHECK(bigdst[i] == (long)i * n * (n + 1) / 2);
+    for (i = 0; i < BIG; i++) bigdst[i] = -1;
+    shmem_broadcast64(bigdst, bigsrc, BIG, 0, start, logstride, size, ps);
+    for (i = 0; i < BIG; i++) CHECK(bigdst[i] == (me == 0 ? -1 : (long)i));
 }
 
 int main(void) {
@@ -99,6 +110,7 @@ int main(void) {
     ALLOC(isrc, 2); ALLOC(idst, 2);
     ALLOC(lsrc, 1); ALLOC(ldst, 1);
     ALLOC(dbuf, 2);
+    ALLOC(bigsrc, BIG); ALLOC(bigdst, BIG);
     ALLOC(zsrc, 1); ALLOC(zdst, 1); ALLOC(zwrk, SHMEM_REDUCE_MIN_WRKDATA_SIZE);
     shmem_barrier_all();
 

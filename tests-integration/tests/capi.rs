@@ -171,6 +171,40 @@ fn c_active_set_collectives() {
 }
 
 #[test]
+fn c_explicit_active_sets() {
+    all_ok("aset.c", "aset", &[1, 2, 3, 4]);
+    for (var, alg) in [
+        ("SHMEM_REDUCE_ALGORITHM", "ring"),
+        ("SHMEM_REDUCE_ALGORITHM", "rabenseifner"),
+        ("SHMEM_BCAST_ALGORITHM", "tree"),
+        ("SHMEM_BARRIER_ALGORITHM", "linear"),
+    ] {
+        all_ok_with("aset.c", "aset", &[3, 4], &[], &[(var, alg)]);
+    }
+}
+
+#[test]
+fn c_active_set_collectives_run_every_algorithm() {
+    // The deprecated routines are the core's collectives on an active set, so each
+    // algorithm choice applies to them as to teams (pair-counted scratch, team::group).
+    for (var, alg) in [
+        ("SHMEM_REDUCE_ALGORITHM", "linear"),
+        ("SHMEM_REDUCE_ALGORITHM", "recursive_doubling"),
+        ("SHMEM_REDUCE_ALGORITHM", "ring"),
+        ("SHMEM_REDUCE_ALGORITHM", "rabenseifner"),
+        ("SHMEM_BCAST_ALGORITHM", "tree"),
+        ("SHMEM_BCAST_ALGORITHM", "linear"),
+        ("SHMEM_BARRIER_ALGORITHM", "linear"),
+        ("SHMEM_COLLECT_ALGORITHM", "linear"),
+        ("SHMEM_FCOLLECT_ALGORITHM", "linear"),
+        ("SHMEM_ALLTOALL_ALGORITHM", "linear"),
+    ] {
+        all_ok_with("active.c", "active", &[3, 4], &[], &[(var, alg)]);
+    }
+    all_ok_with("active.c", "active", &[3], &[], &[("SHMEM_DEBUG", "1")]);
+}
+
+#[test]
 fn c_deprecated_api_and_pshmem_names() {
     all_ok("deprecated.c", "deprecated", &[1, 2, 4]);
 }

@@ -1420,6 +1420,17 @@ int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride, i
 int pshmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask, shmem_team_t *yaxis_team);
 void pshmem_team_destroy(shmem_team_t team);
 int pshmem_team_sync(shmem_team_t team);
+shmemx_aset_t pshmemx_create_strided_aset(int PE_start, int PE_stride, int PE_size);
+shmemx_aset_t pshmemx_create_log_strided_aset(int PE_start, int PE_log_stride, int PE_size, int stride_base);
+shmemx_aset_t pshmemx_create_custom_aset(int PE_start, shmemx_offset_fn offset, int PE_size, void *const_params);
+shmemx_aset_t pshmemx_create_generic_aset(const int *PE_list, int PE_size);
+int pshmemx_in_aset(shmemx_aset_t aset);
+int pshmemx_aset_size(shmemx_aset_t aset);
+int pshmemx_aset_pe(shmemx_aset_t aset, int rank);
+int pshmemx_aset_rank(shmemx_aset_t aset, int pe);
+void pshmemx_delete_aset(shmemx_aset_t aset);
+void pshmemx_barrier_aset(shmemx_aset_t aset);
+void pshmemx_sync_aset(shmemx_aset_t aset);
 int pshmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
 int pshmem_ctx_create(long options, shmem_ctx_t *ctx);
 int pshmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);

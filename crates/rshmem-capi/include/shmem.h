@@ -1538,6 +1538,8 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
 void shmem_team_destroy(shmem_team_t team);
 int shmem_team_sync(shmem_team_t team);
 
+/* Explicit active sets (seed 004): made locally, no pSync; an active set is a team handle, so every team collective takes one */
+
 /* Communication contexts */
 int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);

@@ -28,9 +28,25 @@ typedef struct {
     long hints; /* none defined yet: zero for the defaults */
 } shmemx_request_params_t;
 
+/* Explicit active sets (seed 004): a team handle made locally (SHMEM_TEAM_INVALID on
+ * non-members); an index function gives the world PE of member PE_index. */
+typedef shmem_team_t shmemx_aset_t;
+typedef int (*shmemx_offset_fn)(int PE_index, int PE_start, int PE_size, void *const_params);
+
 double shmemx_wtime(void);
 size_t shmemx_heap_size(void);
 size_t shmemx_heap_free(void);
+shmemx_aset_t shmemx_create_strided_aset(int PE_start, int PE_stride, int PE_size);
+shmemx_aset_t shmemx_create_log_strided_aset(int PE_start, int PE_log_stride, int PE_size, int stride_base);
+shmemx_aset_t shmemx_create_custom_aset(int PE_start, shmemx_offset_fn offset, int PE_size, void *const_params);
+shmemx_aset_t shmemx_create_generic_aset(const int *PE_list, int PE_size);
+int shmemx_in_aset(shmemx_aset_t aset);
+int shmemx_aset_size(shmemx_aset_t aset);
+int shmemx_aset_pe(shmemx_aset_t aset, int rank);
+int shmemx_aset_rank(shmemx_aset_t aset, int pe);
+void shmemx_delete_aset(shmemx_aset_t aset);
+void shmemx_barrier_aset(shmemx_aset_t aset);
+void shmemx_sync_aset(shmemx_aset_t aset);
 int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
 
 /* Explicit non-blocking RMA: completed by the request in *req (allocated when *req is NULL, joined when live) */

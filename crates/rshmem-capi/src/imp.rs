@@ -176,7 +176,6 @@ pub(crate) fn init(routine: &'static str) {
         eprintln!("{}", init_message(routine, &e));
         std::process::exit(1);
     }
-    ok(crate::active::setup(routine));
 }
 
 /// `start_pes`: `shmem_init`, and finalization at exit without a warning (its programs
@@ -212,7 +211,6 @@ pub(crate) unsafe fn init_thread(
     rshmem_core::runtime::enable_symmetric_data();
     match rshmem_core::init(level) {
         Ok(got) => {
-            ok(crate::active::setup(routine));
             if !provided.is_null() {
                 // SAFETY: a non-null `provided` points at an int (spec).
                 unsafe { provided.write(got as c_int) };
@@ -962,6 +960,8 @@ pub(crate) unsafe fn merge_request(
 /// not live names a destroyed team, and anything else is not a team handle at all.
 struct Teams {
     live: BTreeMap<usize, Arc<Team>>,
+    /// The live handles that are active sets (deleted locally).
+    asets: std::collections::BTreeSet<usize>,
     next: usize,
 }
 
@@ -974,6 +974,7 @@ const TEAM_STEP: usize = 16;
 // their own teams must not serialize on it; only split and destroy write.
 static TEAMS: RwLock<Teams> = RwLock::new(Teams {
     live: BTreeMap::new(),
+    asets: std::collections::BTreeSet::new(),
     next: TEAM_BASE,
 });
 
@@ -1225,8 +1226,186 @@ pub(crate) fn team_destroy(routine: &'static str, h: TeamHandle) {
     }
     let Some(t) = team(routine, h) else { return };
     // Unregistered first: a second destroy, or a use after this one, is reported.
-    teams_mut().live.remove(&(h as usize));
-    ok(rshmem_core::team::destroy(&t));
+    let mut reg = teams_mut();
+    reg.live.remove(&(h as usize));
+    let aset = reg.asets.remove(&(h as usize));
+    drop(reg);
+    // An active set with WORLD's members is WORLD itself: only the handle goes.
+    if !(aset && t.is_predefined()) {
+        ok(rshmem_core::team::destroy(&t));
+    }
+}
+
+// ---------------------------------------------------------------- active sets (seed 004)
+
+/// A C active-set index function: the world PE of member `PE_index`.
+pub type AsetIndexFn = Option<unsafe extern "C" fn(c_int, c_int, c_int, *mut c_void) -> c_int>;
+
+/// Registers the active set `members` as a team handle; `SHMEM_TEAM_INVALID` where this PE
+/// is not a member. Bad members end the job naming the routine and argument.
+fn new_aset(routine: &'static str, members: rshmem_core::team::Members) -> TeamHandle {
+    match ok(rshmem_core::team::active_set(routine, members)) {
+        None => std::ptr::null_mut(),
+        Some(t) => {
+            let h = new_handle(Some(t));
+            teams_mut().asets.insert(h as usize);
+            h
+        }
+    }
+}
+
+fn need_size(routine: &'static str, size: c_int) -> usize {
+    if size < 1 {
+        invalid(routine, "PE_size", "must be at least 1");
+    }
+    size as usize
+}
+
+/// `shmemx_create_strided_aset`: PEs `PE_start + i * PE_stride`.
+pub(crate) fn aset_strided(
+    routine: &'static str,
+    start: c_int,
+    stride: c_int,
+    size: c_int,
+) -> TeamHandle {
+    let size = need_size(routine, size);
+    if start < 0 {
+        invalid(routine, "PE_start", "is negative");
+    }
+    new_aset(
+        routine,
+        rshmem_core::team::Members::Strided {
+            start: start as usize,
+            stride: if size == 1 { 1 } else { stride as isize },
+            size,
+        },
+    )
+}
+
+/// `shmemx_create_log_strided_aset`: stride `stride_base ^ PE_log_stride`.
+pub(crate) fn aset_log_strided(
+    routine: &'static str,
+    start: c_int,
+    log_stride: c_int,
+    size: c_int,
+    base: c_int,
+) -> TeamHandle {
+    if base < 1 {
+        invalid(routine, "stride_base", "must be at least 1");
+    }
+    if log_stride < 0 {
+        invalid(routine, "PE_log_stride", "is negative");
+    }
+    let stride = (base as i64)
+        .checked_pow(log_stride as u32)
+        .filter(|&s| s <= c_int::MAX as i64)
+        .unwrap_or_else(|| invalid(routine, "PE_log_stride", "the stride overflows"));
+    aset_strided(routine, start, stride as c_int, size)
+}
+
+/// `shmemx_create_custom_aset`: member `i` is PE `index(i, PE_start, PE_size, params)`.
+pub(crate) unsafe fn aset_custom(
+    routine: &'static str,
+    start: c_int,
+    index: AsetIndexFn,
+    size: c_int,
+    params: *mut c_void,
+) -> TeamHandle {
+    let n = need_size(routine, size);
+    let Some(f) = index else {
+        invalid(routine, "offset", "is a null function pointer")
+    };
+    let list: Vec<usize> = (0..n)
+        .map(|i| {
+            // SAFETY: the caller's index function, called as the seed defines it.
+            let pe = unsafe { f(i as c_int, start, size, params) };
+            usize::try_from(pe)
+                .unwrap_or_else(|_| invalid(routine, "offset", "returned a negative PE"))
+        })
+        .collect();
+    new_aset(routine, rshmem_core::team::Members::List(list.into()))
+}
+
+/// `shmemx_create_generic_aset`: the PEs of `PE_list`, in that order.
+pub(crate) unsafe fn aset_list(
+    routine: &'static str,
+    list: *const c_int,
+    size: c_int,
+) -> TeamHandle {
+    let n = need_size(routine, size);
+    if list.is_null() {
+        invalid(routine, "PE_list", "is a null pointer");
+    }
+    // SAFETY: `PE_list` holds `PE_size` ints (the routine's contract).
+    let pes = unsafe { std::slice::from_raw_parts(list, n) };
+    let list: Vec<usize> = pes
+        .iter()
+        .map(|&pe| {
+            usize::try_from(pe)
+                .unwrap_or_else(|_| invalid(routine, "PE_list", "holds a negative PE"))
+        })
+        .collect();
+    new_aset(routine, rshmem_core::team::Members::List(list.into()))
+}
+
+/// An active-set handle's set (`None` for `SHMEM_TEAM_INVALID`); a team that is not an
+/// active set is refused naming `aset`.
+fn aset(routine: &'static str, h: TeamHandle) -> Option<Arc<Team>> {
+    let t = team_arg(routine, "aset", h)?;
+    if !teams().asets.contains(&(h as usize)) {
+        invalid(routine, "aset", "is a team, not an active set");
+    }
+    Some(t)
+}
+
+/// `shmemx_in_aset`: whether this PE is a member (non-members hold SHMEM_TEAM_INVALID).
+pub(crate) fn in_aset(routine: &'static str, h: TeamHandle) -> c_int {
+    aset(routine, h).is_some() as c_int
+}
+
+/// `shmemx_aset_size`: the number of members; -1 for SHMEM_TEAM_INVALID.
+pub(crate) fn aset_size(routine: &'static str, h: TeamHandle) -> c_int {
+    aset(routine, h).map_or(-1, |t| t.n_pes() as c_int)
+}
+
+/// `shmemx_aset_pe`: the world PE of member `rank`; -1 outside the set.
+pub(crate) fn aset_pe(routine: &'static str, h: TeamHandle, rank: c_int) -> c_int {
+    match aset(routine, h) {
+        Some(t) if rank >= 0 && (rank as usize) < t.n_pes() => {
+            t.members().pe(rank as usize) as c_int
+        }
+        _ => -1,
+    }
+}
+
+/// `shmemx_aset_rank`: the rank of world PE `pe` in the set; -1 if it is no member.
+pub(crate) fn aset_rank(routine: &'static str, h: TeamHandle, pe: c_int) -> c_int {
+    match aset(routine, h) {
+        Some(t) if pe >= 0 => t.members().rank_of(pe as usize).map_or(-1, |r| r as c_int),
+        _ => -1,
+    }
+}
+
+/// `shmemx_delete_aset`: local; SHMEM_TEAM_INVALID is ignored.
+pub(crate) fn delete_aset(routine: &'static str, h: TeamHandle) {
+    if aset(routine, h).is_some() {
+        team_destroy(routine, h);
+    }
+}
+
+/// `shmemx_barrier_aset` (quiet first) and `shmemx_sync_aset`.
+pub(crate) fn barrier_aset(routine: &'static str, h: TeamHandle, quiet: bool) {
+    let Some(t) = aset(routine, h) else {
+        invalid(
+            routine,
+            "aset",
+            "is SHMEM_TEAM_INVALID (this PE is not in the set)",
+        )
+    };
+    if quiet {
+        ok(rshmem_core::order::quiet());
+    }
+    ok(rshmem_core::team::sync_in(routine, &t));
 }
 
 pub(crate) fn team_sync(routine: &'static str, h: TeamHandle) -> c_int {

@@ -212,7 +212,11 @@ fn declared() -> BTreeSet<String> {
         let text = std::fs::read_to_string(include_dir().join(h)).unwrap();
         for line in text.lines() {
             let line = line.trim();
-            if line.starts_with('#') || line.starts_with('/') || line.starts_with('*') {
+            if line.starts_with('#')
+                || line.starts_with('/')
+                || line.starts_with('*')
+                || line.starts_with("typedef")
+            {
                 continue;
             }
             if let Some(rest) = line

@@ -139,7 +139,7 @@ impl Runtime {
         if team.n_pes() == 1 {
             return Ok(());
         }
-        let word = |w: usize| self.layout.check_word(team.slot(), w);
+        let word = |w: usize| self.team_word(team, true, w);
         let mut mine = [0u64; 5];
         mine[0] = kind as u64;
         for (i, a) in args.iter().enumerate() {

@@ -23,7 +23,7 @@ use crate::algo::{DataAlg, Span};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
-use crate::team::Team;
+use crate::team::{Flag, Team};
 use crate::transport::Dir;
 use crate::transport::SymAddr;
 use crate::word::AmoOp;
@@ -273,6 +273,7 @@ pub unsafe fn broadcast(
     root: i64,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    let _turn = rt.turn(team);
     rt.check_coll(
         routine,
         team,
@@ -285,6 +286,35 @@ pub unsafe fn broadcast(
     let alg = rt.algs.bcast_for(rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { broadcast_with(routine, team, dest, src, nbytes, root, alg) }
+}
+
+/// The deprecated active-set broadcast (`shmem_broadcast64` and kin): as [`broadcast`],
+/// except that the root's `dest` is not written.
+///
+/// # Safety
+/// As [`broadcast`].
+pub unsafe fn broadcast_keep_root(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    root: i64,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let _turn = rt.turn(team);
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Broadcast,
+        &[
+            ("PE_root", root as u64, Show::Num),
+            ("size in bytes", nbytes as u64, Show::Num),
+        ],
+    )?;
+    let alg = rt.algs.bcast_for(rt.span(team));
+    // SAFETY: forwarded contract.
+    unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, false) }
 }
 
 /// [`broadcast`] with an explicit algorithm.
@@ -300,6 +330,25 @@ pub unsafe fn broadcast_with(
     root: i64,
     alg: DataAlg,
 ) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, true) }
+}
+
+/// The broadcasts; `root_dest` says whether the root's `dest` receives the data too.
+///
+/// # Safety
+/// As [`broadcast`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn broadcast_impl(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    root: i64,
+    alg: DataAlg,
+    root_dest: bool,
+) -> Result<()> {
     let rt = rt(routine)?;
     if root < 0 || root as usize >= team.n_pes() {
         return Err(Error::PeOutOfRange {
@@ -314,22 +363,47 @@ pub unsafe fn broadcast_with(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     rt.coll_buf(routine, "dest", dest, nbytes)?;
+    let me_root = team.my_pe() == root as usize;
     if alg == DataAlg::Tree {
         // SAFETY: forwarded; both buffers were checked above.
-        return unsafe { tree_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
+        return unsafe {
+            tree_broadcast(
+                rt,
+                routine,
+                team,
+                dest,
+                &s,
+                nbytes,
+                root as usize,
+                root_dest,
+            )
+        };
     }
     if alg == DataAlg::Hierarchical && rt.span(team) == Span::World {
         // SAFETY: forwarded; both buffers were checked above.
-        return unsafe { host_broadcast(rt, routine, team, dest, &s, nbytes, root as usize) };
+        return unsafe {
+            host_broadcast(
+                rt,
+                routine,
+                team,
+                dest,
+                &s,
+                nbytes,
+                root as usize,
+                root_dest,
+            )
+        };
     }
     rt.sync_in(routine, team);
     if alg != DataAlg::Linear {
-        // SAFETY: the root's source is not written during the collective; `dest` is
-        // ours. The copy tolerates the root's in-place case.
-        unsafe { rt.coll_xfer(routine, team, Dir::Get, root as usize, &s, 0, dest, nbytes)? };
-    } else if team.my_pe() == root as usize {
+        if root_dest || !me_root {
+            // SAFETY: the root's source is not written during the collective; `dest` is
+            // ours. The copy tolerates the root's in-place case.
+            unsafe { rt.coll_xfer(routine, team, Dir::Get, root as usize, &s, 0, dest, nbytes)? };
+        }
+    } else if me_root {
         let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
-        for r in 0..team.n_pes() {
+        for r in (0..team.n_pes()).filter(|&r| root_dest || r != root as usize) {
             // SAFETY: every member's dest is checked symmetric and written only by the
             // root during the collective.
             unsafe { rt.coll_xfer(routine, team, Dir::Put, r, &d, 0, src, nbytes)? };
@@ -346,6 +420,7 @@ pub unsafe fn broadcast_with(
 ///
 /// # Safety
 /// `dest` is our checked destination of `nbytes`; `src` the checked source.
+#[allow(clippy::too_many_arguments)]
 unsafe fn host_broadcast(
     rt: &Runtime,
     routine: &'static str,
@@ -354,13 +429,14 @@ unsafe fn host_broadcast(
     src: &Buf,
     nbytes: usize,
     root: usize,
+    root_dest: bool,
 ) -> Result<()> {
     let host = rt.inner_host.clone();
     let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
     let root_here = host.members().rank_of(root).is_some();
     let leader = rt.inner_leaders.is_some();
     rt.sync_in(routine, world);
-    if root_here || leader {
+    if (root_here || leader) && (root_dest || world.my_pe() != root) {
         // SAFETY: the root's source is not written during the collective; `dest` is ours.
         unsafe { rt.coll_xfer(routine, world, Dir::Get, root, src, 0, dest, nbytes)? };
     }
@@ -383,6 +459,7 @@ unsafe fn host_broadcast(
 ///
 /// # Safety
 /// `dest` is our checked destination of `nbytes`; `src` the checked source.
+#[allow(clippy::too_many_arguments)]
 unsafe fn tree_broadcast(
     rt: &Runtime,
     routine: &'static str,
@@ -391,6 +468,7 @@ unsafe fn tree_broadcast(
     src: &Buf,
     nbytes: usize,
     root: usize,
+    root_dest: bool,
 ) -> Result<()> {
     use std::sync::atomic::Ordering::Relaxed;
     const CHUNK: usize = 64 << 10;
@@ -401,29 +479,33 @@ unsafe fn tree_broadcast(
     let rank = |rel: usize| (rel + root) % n;
     let children = || (k * v + 1..(k * v + k + 1).min(n)).map(rank);
     let chunks = nbytes.div_ceil(CHUNK);
-    let ready = rt.layout.coll_word(team.slot(), 3);
-    let done = rt.layout.coll_word(team.slot(), 4);
+    let (ready, done) = (Flag::Word(3), Flag::Word(4));
     let announce = |c: usize| -> Result<()> {
         let _ = c;
         for ch in children() {
-            rt.amo_post::<u64>(routine, team.members().pe(ch), ready, AmoOp::Add(1))?;
+            rt.signal(routine, team, ready, ch, true)?;
         }
         Ok(())
     };
     if v == 0 {
-        // SAFETY: our own source and destination, both `nbytes` (checked).
-        unsafe { std::ptr::copy(rt.fabric.local(src.addr), dest, nbytes) };
+        if root_dest {
+            // SAFETY: our own source and destination, both `nbytes` (checked).
+            unsafe { std::ptr::copy(rt.fabric.local(src.addr), dest, nbytes) };
+        }
         for c in 0..chunks {
             announce(c)?;
         }
     } else {
         let parent = rank((v - 1) / k);
-        let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
+        // The root's children copy from its source where its dest stays untouched.
+        let d = if parent == root && !root_dest {
+            Buf { addr: src.addr }
+        } else {
+            rt.coll_buf(routine, "dest", dest, nbytes)?
+        };
         let base = team.tree_ready.load(Relaxed);
         for c in 0..chunks {
-            rt.wait_peer(routine, team.members().pe(parent), || {
-                rt.load_local::<u64>(ready) > base + c as u64
-            })?;
+            rt.await_signal(routine, team, ready, parent, base + c as u64 + 1)?;
             let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(nbytes));
             // SAFETY: the parent announced chunk `c` of its destination complete, and it
             // does not change it before we acknowledge; ours is `nbytes` (checked).
@@ -439,18 +521,21 @@ unsafe fn tree_broadcast(
                     hi - lo,
                 )?
             };
-            rt.amo_post::<u64>(routine, team.members().pe(parent), done, AmoOp::Add(1))?;
+            rt.signal(routine, team, done, parent, true)?;
             announce(c)?;
         }
         team.tree_ready.store(base + chunks as u64, Relaxed);
     }
     // Our destination must stay as it is until every child has copied it.
     let want = team.tree_done.load(Relaxed) + (chunks * children().len()) as u64;
-    rt.wait_peers(
+    rt.await_signals(
         routine,
+        team,
+        done,
+        children,
+        want,
+        chunks as u64,
         crate::sync::Quorum::All,
-        || children().map(|c| team.members().pe(c)),
-        || rt.load_local::<u64>(done) >= want,
     )?;
     team.tree_done.store(want, Relaxed);
     Ok(())
@@ -469,6 +554,7 @@ pub unsafe fn fcollect(
     nbytes: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    let _turn = rt.turn(team);
     rt.check_coll(
         routine,
         team,
@@ -523,6 +609,7 @@ pub unsafe fn collect(
     dest_cap: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    let _turn = rt.turn(team);
     // Contributions may differ in size: only the routine is compared.
     rt.check_coll(routine, team, Kind::Collect, &[])?;
     let n = team.n_pes();
@@ -534,8 +621,8 @@ pub unsafe fn collect(
         Some(rt.coll_buf(routine, "source", src, nbytes)?)
     };
     // Publish our size and source in the team's scratch line, then read everyone's.
-    let size_word = rt.layout.coll_word(team.slot(), 0);
-    let src_word = rt.layout.coll_word(team.slot(), 5);
+    let size_word = rt.team_word(team, false, 0);
+    let src_word = rt.team_word(team, false, 5);
     let src_loc = s.as_ref().map_or(u64::MAX, |b| b.addr.to_word());
     rt.set_own(size_word, nbytes as u64);
     rt.set_own(src_word, src_loc);
@@ -600,6 +687,7 @@ pub unsafe fn alltoall(
     nbytes: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    let _turn = rt.turn(team);
     rt.check_coll(
         routine,
         team,
@@ -668,6 +756,7 @@ pub unsafe fn alltoalls(
     size: usize,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    let _turn = rt.turn(team);
     rt.check_coll(
         routine,
         team,
@@ -731,6 +820,7 @@ pub unsafe fn reduce<T: Elem>(
     op: ReduceOp,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    let _turn = rt.turn(team);
     rt.check_coll(
         routine,
         team,
@@ -888,6 +978,7 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     inclusive: bool,
 ) -> Result<()> {
     let rt = rt(routine)?;
+    let _turn = rt.turn(team);
     rt.check_coll(
         routine,
         team,

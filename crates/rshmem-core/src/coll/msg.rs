@@ -16,7 +16,47 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::runtime::{Layout, Runtime};
-use crate::team::Team;
+use crate::team::{Scratch, Team};
+use crate::transport::SymAddr;
+
+/// Where one direction of a channel lives: the receiver's arrival counter and buffers,
+/// the sender's consumption counter, and both sides' message counts.
+struct Channel<'a> {
+    arrivals: SymAddr,
+    acks: SymAddr,
+    buf: [SymAddr; 2],
+    count: &'a std::sync::atomic::AtomicU64,
+}
+
+impl Runtime {
+    /// Channel `ch` of `team` from world PE `from` to world PE `to` (one of them is this
+    /// PE): a slot's channel, or on an active set the pair's own (`team::group`).
+    fn channel<'a>(&'a self, team: &'a Team, ch: usize, from: usize, to: usize) -> Channel<'a> {
+        let sending = from == self.me;
+        match team.scratch {
+            Scratch::Slot(s) => Channel {
+                arrivals: self.layout.msg_flag(s, ch),
+                acks: self.layout.ack_flag(s, ch),
+                buf: [self.layout.msg_buf(s, ch, 0), self.layout.msg_buf(s, ch, 1)],
+                count: if sending {
+                    &team.sent[ch]
+                } else {
+                    &team.recvd[ch]
+                },
+            },
+            Scratch::Pairs => Channel {
+                arrivals: self.layout.pair_msg(from),
+                acks: self.layout.pair_ack(to),
+                buf: [self.layout.pair_buf(from, 0), self.layout.pair_buf(from, 1)],
+                count: if sending {
+                    &self.pairs.sent[to]
+                } else {
+                    &self.pairs.recvd[from]
+                },
+            },
+        }
+    }
+}
 
 /// Largest message a channel carries; algorithms cut larger data into chunks.
 pub(crate) const MAX_MSG: usize = Layout::MSG_BYTES;
@@ -33,13 +73,12 @@ impl Runtime {
     ) -> Result<()> {
         debug_assert!(data.len() <= MAX_MSG);
         let pe = team.members().pe(to);
-        let n = team.sent[ch].load(Relaxed);
+        let c = self.channel(team, ch, self.me, pe);
+        let n = c.count.load(Relaxed);
         // Credit: the buffer we are about to fill held message n - 2, which must be consumed.
         if n >= 2 {
-            let ack = self.layout.ack_flag(team.slot(), ch);
-            self.wait_peer(routine, pe, || self.load_local::<u64>(ack) >= n - 1)?;
+            self.wait_peer(routine, pe, || self.load_local::<u64>(c.acks) >= n - 1)?;
         }
-        let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
         // SAFETY: the buffer is a runtime area of the receiver's segment, MAX_MSG bytes,
         // not read until the arrival counter is raised (after the data, by put_raise).
         unsafe {
@@ -47,13 +86,13 @@ impl Runtime {
                 routine,
                 Ctx::default_ctx().state(),
                 pe,
-                buf,
+                c.buf[(n % 2) as usize],
                 data.as_ptr(),
                 data.len(),
-                self.layout.msg_flag(team.slot(), ch),
+                c.arrivals,
             )?
         };
-        team.sent[ch].store(n + 1, Relaxed);
+        c.count.store(n + 1, Relaxed);
         Ok(())
     }
 
@@ -69,19 +108,16 @@ impl Runtime {
         consume: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
         debug_assert!(len <= MAX_MSG);
-        let n = team.recvd[ch].load(Relaxed);
-        let flag = self.layout.msg_flag(team.slot(), ch);
-        self.wait_peer(routine, team.members().pe(from), || {
-            self.load_local::<u64>(flag) > n
-        })?;
-        let buf = self.layout.msg_buf(team.slot(), ch, (n % 2) as usize);
-        let p = self.fabric.local(buf);
+        let pe = team.members().pe(from);
+        let c = self.channel(team, ch, pe, self.me);
+        let n = c.count.load(Relaxed);
+        self.wait_peer(routine, pe, || self.load_local::<u64>(c.arrivals) > n)?;
+        let p = self.fabric.local(c.buf[(n % 2) as usize]);
         // SAFETY: our own receive buffer holds MAX_MSG bytes; the sender filled it before
         // raising the counter (acquire above) and does not touch it again before our ack.
         let out = consume(unsafe { std::slice::from_raw_parts(p, len) });
-        team.recvd[ch].store(n + 1, Relaxed);
-        let pe = team.members().pe(from);
-        self.raise(routine, pe, self.layout.ack_flag(team.slot(), ch))?;
+        c.count.store(n + 1, Relaxed);
+        self.raise(routine, pe, c.acks)?;
         Ok(out)
     }
 }

@@ -101,6 +101,11 @@ pub(crate) struct Layout {
     ack_off: usize,
     check_off: usize,
     buf_off: usize,
+    /// Pair-counted scratch of active sets (`team::group`): a line of counters per peer,
+    /// the published words, then two receive buffers per peer.
+    pair_off: usize,
+    set_off: usize,
+    pair_buf_off: usize,
     /// Bytes before the user heap.
     pub(crate) size: usize,
 }
@@ -111,7 +116,7 @@ impl Layout {
     /// Flags are spread one per cache line.
     const LINE: usize = 64;
 
-    pub(crate) fn new(max_teams: usize) -> Layout {
+    pub(crate) fn new(max_teams: usize, npes: usize) -> Layout {
         let sync_off = std::mem::size_of::<Internal>().next_multiple_of(4096);
         let bits_off = sync_off + max_teams * Self::ROUNDS * Self::LINE;
         let bits_stride = (max_teams.div_ceil(64) * 8).next_multiple_of(Self::LINE);
@@ -120,8 +125,10 @@ impl Layout {
         let ack_off = msg_off + max_teams * Self::CHANNELS * Self::LINE;
         let check_off = ack_off + max_teams * Self::CHANNELS * Self::LINE;
         let buf_off = (check_off + max_teams * Self::LINE).next_multiple_of(4096);
-        let size = (buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES)
-            .next_multiple_of(SLOT_ALIGN);
+        let pair_off = buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES;
+        let set_off = pair_off + npes * Self::PAIR_LINES * Self::LINE;
+        let pair_buf_off = (set_off + 2 * Self::LINE).next_multiple_of(4096);
+        let size = (pair_buf_off + npes * 2 * Self::MSG_BYTES).next_multiple_of(SLOT_ALIGN);
         Layout {
             sync_off,
             bits_off,
@@ -131,7 +138,59 @@ impl Layout {
             ack_off,
             check_off,
             buf_off,
+            pair_off,
+            set_off,
+            pair_buf_off,
             size,
+        }
+    }
+
+    /// Counter lines per peer in the pair-counted scratch.
+    const PAIR_LINES: usize = 3;
+
+    /// Signals from `sender` to this PE in active-set collectives (raised by the sender).
+    #[inline]
+    pub(crate) fn pair_sig(&self, sender: usize) -> SymAddr {
+        self.pair_line(sender, 0)
+    }
+
+    /// Messages from `sender` on its channel to this PE (raised by the sender).
+    #[inline]
+    pub(crate) fn pair_msg(&self, sender: usize) -> SymAddr {
+        self.pair_line(sender, 1)
+    }
+
+    /// Messages of this PE consumed by `receiver` (raised by the receiver).
+    #[inline]
+    pub(crate) fn pair_ack(&self, receiver: usize) -> SymAddr {
+        self.pair_line(receiver, 2)
+    }
+
+    #[inline]
+    fn pair_line(&self, pe: usize, line: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.pair_off + (pe * Self::PAIR_LINES + line) * Self::LINE,
+        }
+    }
+
+    /// Receive buffer `parity` of the channel from `sender` (pair-counted scratch).
+    #[inline]
+    pub(crate) fn pair_buf(&self, sender: usize, parity: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.pair_buf_off + (sender * 2 + parity) * Self::MSG_BYTES,
+        }
+    }
+
+    /// Word `w` (< 8) this PE publishes during an active-set collective; `check` selects
+    /// the `SHMEM_DEBUG` line.
+    #[inline]
+    pub(crate) fn set_word(&self, check: bool, w: usize) -> SymAddr {
+        debug_assert!(w < Self::LINE / 8);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.set_off + check as usize * Self::LINE + w * 8,
         }
     }
 
@@ -280,6 +339,11 @@ pub struct Runtime {
     pub(crate) world_hier: bool,
     /// Recycled request objects.
     pub(crate) requests: Pool,
+    /// This PE's counts of the active sets' pair-counted scratch (`team::group`).
+    pub(crate) pairs: crate::team::group::PairCounts,
+    /// Held through each active-set collective: they share the pair counters, so one
+    /// PE runs them one at a time.
+    pub(crate) set_turn: Mutex<()>,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -439,7 +503,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
     let heap_len = cfg.symmetric_size.next_multiple_of(4096);
     let max_teams = cfg.teams_max;
-    let layout = Layout::new(max_teams);
+    let layout = Layout::new(max_teams, npes);
     let slot_len = layout.size + heap_len;
     let stride = slot_len.next_multiple_of(SLOT_ALIGN);
     let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len).map_err(
@@ -743,6 +807,8 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         _data_resv: data_resv.map(|d| d.0),
         heap: Mutex::new(Heap::new(heap_len)),
         requests: crate::request::new_pool(),
+        pairs: crate::team::group::PairCounts::new(npes),
+        set_turn: Mutex::new(()),
         _resv: resv,
         cfg,
         boot,
@@ -803,6 +869,7 @@ pub fn finalize() {
         rt.fabric.release_ctx(Ctx::default_ctx().state());
     }
     let _ = rt.boot.finalize();
+    crate::team::group::forget_sets();
     let p = RUNTIME.swap(std::ptr::null_mut(), Ordering::AcqRel);
     // SAFETY: `p` came from `Box::into_raw` in `init`; it is unpublished now, and the
     // barrier above means no PE still reads this PE's segment.

@@ -9,6 +9,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub(crate) mod group;
+pub use group::strided_set;
+pub(crate) use group::{Flag, Scratch};
+
 use crate::algo::{Span, SyncAlg};
 use crate::coll::check::{Kind, Show};
 use crate::ctx::Ctx;
@@ -49,6 +53,16 @@ impl Members {
                 (*start as isize + rank as isize * stride) as usize
             }
             Members::List(l) => l[rank],
+        }
+    }
+
+    /// World PE of team rank `rank`, `None` where a stride leads below PE 0.
+    pub fn pe_checked(&self, rank: usize) -> Option<usize> {
+        match self {
+            Members::Strided { start, stride, .. } => {
+                usize::try_from(*start as isize + rank as isize * stride).ok()
+            }
+            Members::List(l) => l.get(rank).copied(),
         }
     }
 
@@ -112,7 +126,7 @@ pub struct TeamConfig {
 pub struct Team {
     members: Members,
     my_rank: usize,
-    slot: usize,
+    pub(crate) scratch: Scratch,
     config: TeamConfig,
     /// Syncs of this team entered so far (the epoch written into members' flags).
     epoch: AtomicU64,
@@ -139,10 +153,20 @@ impl Team {
         config: TeamConfig,
         predefined: bool,
     ) -> Team {
+        Team::with_scratch(members, my_rank, Scratch::Slot(slot), config, predefined)
+    }
+
+    pub(crate) fn with_scratch(
+        members: Members,
+        my_rank: usize,
+        scratch: Scratch,
+        config: TeamConfig,
+        predefined: bool,
+    ) -> Team {
         Team {
             members,
             my_rank,
-            slot,
+            scratch,
             config,
             epoch: AtomicU64::new(0),
             predefined,
@@ -180,9 +204,17 @@ impl Team {
         self.predefined
     }
 
-    /// Scratch slot index.
-    pub fn slot(&self) -> usize {
-        self.slot
+    /// Scratch slot index (`None` for an active set, whose scratch is pair-counted).
+    pub fn slot(&self) -> Option<usize> {
+        match self.scratch {
+            Scratch::Slot(s) => Some(s),
+            Scratch::Pairs => None,
+        }
+    }
+
+    /// Whether this is an active set (made locally, pair-counted scratch).
+    pub fn is_active_set(&self) -> bool {
+        self.scratch == Scratch::Pairs
     }
 
     /// Translates `rank` of this team to a rank of `dest`, if that PE is in both.
@@ -284,25 +316,26 @@ impl Runtime {
         if n == 1 {
             return Ok(());
         }
-        let arrivals = self.layout.coll_word(team.slot, 1);
-        let release = self.layout.coll_word(team.slot, 2);
-        let root = team.members.pe(0);
+        let (arrivals, release) = (Flag::Word(1), Flag::Word(2));
         if team.my_rank == 0 {
-            self.wait_peers(
+            self.await_signals(
                 routine,
+                team,
+                arrivals,
+                || 1..n,
+                (n as u64 - 1) * epoch,
+                1,
                 crate::sync::Quorum::Any,
-                || (1..n).map(|r| team.members.pe(r)),
-                || self.load_local::<u64>(arrivals) >= (n as u64 - 1) * epoch,
             )?;
             // Counts rather than stores of the epoch: a posted add needs no round trip
             // through UCX, and rank 0 alone raises them, so each equals the epoch.
             for r in 1..n {
-                self.raise(routine, team.members.pe(r), release)?;
+                self.signal(routine, team, release, r, false)?;
             }
         } else {
             // Many writers: the job's atomicity domain.
-            self.amo_post::<u64>(routine, root, arrivals, AmoOp::Add(1))?;
-            self.wait_peer(routine, root, || self.load_local::<u64>(release) >= epoch)?;
+            self.signal(routine, team, arrivals, 0, true)?;
+            self.await_signal(routine, team, release, 0, epoch)?;
         }
         Ok(())
     }
@@ -314,22 +347,31 @@ impl Runtime {
         let n = team.n_pes();
         let (mut dist, mut round) = (1, 0);
         while dist < n {
-            let to = team.members.pe((team.my_rank + dist) % n);
-            let from = team.members.pe((team.my_rank + n - dist) % n);
-            let flag = self.layout.sync_flag(team.slot, round);
+            let to = (team.my_rank + dist) % n;
+            let from = (team.my_rank + n - dist) % n;
             // One writer per flag (rank r - 2^k): the count is the epoch.
-            self.raise(routine, to, flag)?;
-            self.wait_peer(routine, from, || self.load_local::<u64>(flag) >= epoch)?;
+            self.signal(routine, team, Flag::Round(round), to, false)?;
+            self.await_signal(routine, team, Flag::Round(round), from, epoch)?;
             dist <<= 1;
             round += 1;
         }
         Ok(())
     }
 
+    /// The slot of `parent` for a split, which only a team has.
+    fn parent_slot(routine: &'static str, parent: &Team) -> Result<usize> {
+        parent.slot().ok_or(Error::InvalidArgument {
+            routine,
+            arg: "parent_team",
+            reason: "is an active set, which cannot be split (split a team instead)",
+        })
+    }
+
     /// Agrees with the other members of `parent` on a slot free on all of them
     /// (AND-reduction of availability bitmaps through the parent's scratch). `None` when
     /// no slot is free everywhere.
     fn agree_slot(&self, routine: &'static str, parent: &Team) -> Result<Option<usize>> {
+        let pslot = Self::parent_slot(routine, parent)?;
         let mine: Vec<u64> = self
             .slots
             .lock()
@@ -337,7 +379,7 @@ impl Runtime {
             .words()
             .to_vec();
         for (w, v) in mine.iter().enumerate() {
-            self.set_own(self.layout.slot_bits(parent.slot, w), *v);
+            self.set_own(self.layout.slot_bits(pslot, w), *v);
         }
         self.sync_in(routine, parent);
         let mut all = mine;
@@ -349,7 +391,7 @@ impl Runtime {
                 routine,
                 Ctx::default_ctx().state(),
                 pe,
-                self.layout.slot_bits(parent.slot, 0),
+                self.layout.slot_bits(pslot, 0),
                 &mut theirs,
             )?;
             for (v, t) in all.iter_mut().zip(&theirs) {
@@ -496,16 +538,17 @@ impl Runtime {
     ) -> Result<Option<Arc<Team>>> {
         const R: &str = "shmemx_team_split_color";
         self.check_coll(R, parent, Kind::SplitColor, &[])?;
+        let pslot = Self::parent_slot(R, parent)?;
         // Exchange (color, key) through the parent's slot scratch.
         let pack = |c: i32, k: i32| ((c as u32 as u64) << 32) | k as u32 as u64;
-        self.set_own(self.layout.slot_bits(parent.slot, 0), pack(color, key));
+        self.set_own(self.layout.slot_bits(pslot, 0), pack(color, key));
         self.sync_in(R, parent);
         let mut mine: Vec<(i32, usize)> = Vec::new();
         for r in 0..parent.n_pes() {
             let v: u64 = self.amo(
                 R,
                 parent.members.pe(r),
-                self.layout.slot_bits(parent.slot, 0),
+                self.layout.slot_bits(pslot, 0),
                 AmoOp::Fetch,
             )?;
             let (c, k) = ((v >> 32) as u32 as i32, v as u32 as i32);
@@ -533,6 +576,11 @@ impl Runtime {
                 reason: "predefined teams (WORLD, SHARED) cannot be destroyed",
             });
         }
+        let Scratch::Slot(slot) = team.scratch else {
+            // An active set owns no scratch: deleting it is local.
+            crate::ctx::destroy_team_contexts(self, team);
+            return Ok(());
+        };
         self.check_coll("shmem_team_destroy", team, Kind::TeamDestroy, &[])?;
         crate::ctx::destroy_team_contexts(self, team);
         self.sync_in("shmem_team_destroy", team);
@@ -541,29 +589,29 @@ impl Runtime {
         // Only the rounds and channels this team used can hold non-zero counts.
         let rounds = team.n_pes().next_power_of_two().trailing_zeros() as usize;
         for round in 0..rounds {
-            let flag = self.layout.sync_flag(team.slot, round);
+            let flag = self.layout.sync_flag(slot, round);
             self.set_own(flag, 0);
         }
         for w in 0..8 {
-            let word = self.layout.coll_word(team.slot, w);
+            let word = self.layout.coll_word(slot, w);
             self.set_own(word, 0);
-            let word = self.layout.check_word(team.slot, w);
+            let word = self.layout.check_word(slot, w);
             self.set_own(word, 0);
         }
         for ch in 0..Layout::CHANNELS {
             if team.recvd[ch].load(Ordering::Relaxed) > 0 {
-                let f = self.layout.msg_flag(team.slot, ch);
+                let f = self.layout.msg_flag(slot, ch);
                 self.set_own(f, 0);
             }
             if team.sent[ch].load(Ordering::Relaxed) > 0 {
-                let f = self.layout.ack_flag(team.slot, ch);
+                let f = self.layout.ack_flag(slot, ch);
                 self.set_own(f, 0);
             }
         }
         self.slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .give_back(team.slot);
+            .give_back(slot);
         Ok(())
     }
 }
@@ -620,11 +668,25 @@ pub fn split_color(
     crate::runtime::rt("shmemx_team_split_color")?.team_split_color(parent, color, key, config)
 }
 
+/// An active set (seed 004) of `members`, a list or strided range of world PEs: made
+/// locally (no communication, no slot), usable by every collective like a team, deleted
+/// with [`destroy`] (local too). `None` on PEs outside it.
+pub fn active_set(routine: &'static str, members: Members) -> Result<Option<Arc<Team>>> {
+    crate::runtime::rt(routine)?.active_set(routine, members)
+}
+
 /// `shmem_team_sync` (collective over `team`).
 pub fn sync(team: &Team) -> Result<()> {
-    let rt = crate::runtime::rt("shmem_team_sync")?;
-    rt.check_coll("shmem_team_sync", team, Kind::TeamSync, &[])?;
-    rt.team_sync(team);
+    sync_in("shmem_team_sync", team)
+}
+
+/// [`sync`] on behalf of `routine` (the deprecated active-set `shmem_barrier` and
+/// `shmem_sync`), which errors name.
+pub fn sync_in(routine: &'static str, team: &Team) -> Result<()> {
+    let rt = crate::runtime::rt(routine)?;
+    let _turn = rt.turn(team);
+    rt.check_coll(routine, team, Kind::TeamSync, &[])?;
+    rt.sync_in(routine, team);
     Ok(())
 }
 
