@@ -115,7 +115,7 @@ pub(crate) unsafe fn data(
     let s = set(routine, start, logstride, size);
     let nb = nbytes(routine, nelems, esize);
     let (d, src) = (dest.cast::<u8>(), source.cast::<u8>());
-    // SAFETY (all arms): the buffers have the sizes the spec gives each routine, and are
+    // SAFETY: in every arm, the buffers have the sizes the spec gives each routine, and are
     // symmetric (the core checks and names them otherwise).
     let r = unsafe {
         match kind {
