@@ -184,6 +184,18 @@ fn c_explicit_active_sets() {
 }
 
 #[test]
+fn c_nonblocking_collectives() {
+    all_ok("nbcoll.c", "nbcoll", &[1, 2, 3, 4]);
+    for (var, alg) in [
+        ("SHMEM_REDUCE_ALGORITHM", "ring"),
+        ("SHMEM_BCAST_ALGORITHM", "tree"),
+        ("SHMEM_DEBUG", "1"),
+    ] {
+        all_ok_with("nbcoll.c", "nbcoll", &[3], &[], &[(var, alg)]);
+    }
+}
+
+#[test]
 fn c_active_set_collectives_run_every_algorithm() {
     // The deprecated routines are the core's collectives on an active set, so each
     // algorithm choice applies to them as to teams (pair-counted scratch, team::group).

@@ -1819,6 +1819,12 @@ int shmem_longdouble_prod_reduce(shmem_team_t team, long double *dest, const lon
 int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce);
 int shmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce);
 
+/* Non-blocking team-based collectives (seed 004): completed by the request in *req */
+
+/* Non-blocking team-based reductions (seed 004) */
+
+/* Non-blocking synchronization (seed 004) */
+
 /* Scans (OpenSHMEM 1.6) */
 int shmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
 int shmem_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);

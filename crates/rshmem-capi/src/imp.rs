@@ -1420,6 +1420,35 @@ pub(crate) fn team_sync(routine: &'static str, h: TeamHandle) -> c_int {
 
 // ---------------------------------------------------------------- collectives
 
+/// A non-blocking collective's request slot (`shmemx_*_nbe`), `None` for a blocking call
+/// (a null `req`: the generated blocking routines pass one).
+///
+/// # Safety
+/// A non-null `req` points at a `shmemx_request_h` whose handle, if any, is live.
+unsafe fn nb_slot<'a>(
+    routine: &'static str,
+    req: *mut Option<ReqHandle>,
+) -> Option<&'a mut Option<ReqHandle>> {
+    (!req.is_null()).then(|| slot(routine, "req", req))
+}
+
+/// `shmemx_team_sync_nbe`, `shmemx_barrier_all_nbe` (quiet first) and
+/// `shmemx_sync_all_nbe`: a sync completed by a request.
+pub(crate) unsafe fn sync_nbe(
+    routine: &'static str,
+    h: TeamHandle,
+    barrier: bool,
+    req: *mut Option<ReqHandle>,
+) -> c_int {
+    let Some(t) = coll_team(routine, h) else {
+        return -1;
+    };
+    let s = slot(routine, "req", req);
+    // SAFETY: a handle in `*req` is live (seed 002).
+    ok(unsafe { coll::nonblocking::sync(routine, &t, barrier, s) });
+    0
+}
+
 /// The team of a collective; `None` (the routine returns nonzero) for
 /// `SHMEM_TEAM_INVALID`.
 fn coll_team(routine: &'static str, h: TeamHandle) -> Option<Arc<Team>> {
@@ -1435,13 +1464,21 @@ pub(crate) unsafe fn broadcast(
     nelems: usize,
     esize: usize,
     root: c_int,
+    req: *mut Option<ReqHandle>,
 ) -> c_int {
     let Some(t) = coll_team(routine, h) else {
         return -1;
     };
     let nb = nbytes(routine, nelems, esize);
-    // SAFETY: the core checks that both buffers are symmetric and large enough.
-    ok(unsafe { coll::broadcast(routine, &t, dest.cast(), source.cast(), nb, root.into()) });
+    let (d, s) = (dest.cast(), source.cast());
+    // SAFETY: the core checks that both buffers are symmetric and large enough; a
+    // non-blocking call's buffers stay untouched until its request completes (seed 004).
+    ok(unsafe {
+        match nb_slot(routine, req) {
+            None => coll::broadcast(routine, &t, d, s, nb, root.into()),
+            Some(r) => coll::nonblocking::broadcast(routine, &t, d, s, nb, root.into(), r),
+        }
+    });
     0
 }
 
@@ -1453,13 +1490,20 @@ pub(crate) unsafe fn collect(
     source: *const c_void,
     nelems: usize,
     esize: usize,
+    req: *mut Option<ReqHandle>,
 ) -> c_int {
     let Some(t) = coll_team(routine, h) else {
         return -1;
     };
     let nb = nbytes(routine, nelems, esize);
+    let (d, s) = (dest.cast(), source.cast());
     // SAFETY: as `broadcast`; C does not pass the size of `dest`.
-    ok(unsafe { coll::collect(routine, &t, dest.cast(), source.cast(), nb, usize::MAX) });
+    ok(unsafe {
+        match nb_slot(routine, req) {
+            None => coll::collect(routine, &t, d, s, nb, usize::MAX),
+            Some(r) => coll::nonblocking::collect(routine, &t, d, s, nb, usize::MAX, r),
+        }
+    });
     0
 }
 
@@ -1471,13 +1515,20 @@ pub(crate) unsafe fn fcollect(
     source: *const c_void,
     nelems: usize,
     esize: usize,
+    req: *mut Option<ReqHandle>,
 ) -> c_int {
     let Some(t) = coll_team(routine, h) else {
         return -1;
     };
     let nb = nbytes(routine, nelems, esize);
+    let (d, s) = (dest.cast(), source.cast());
     // SAFETY: as `broadcast`.
-    ok(unsafe { coll::fcollect(routine, &t, dest.cast(), source.cast(), nb) });
+    ok(unsafe {
+        match nb_slot(routine, req) {
+            None => coll::fcollect(routine, &t, d, s, nb),
+            Some(r) => coll::nonblocking::fcollect(routine, &t, d, s, nb, r),
+        }
+    });
     0
 }
 
@@ -1489,13 +1540,20 @@ pub(crate) unsafe fn alltoall(
     source: *const c_void,
     nelems: usize,
     esize: usize,
+    req: *mut Option<ReqHandle>,
 ) -> c_int {
     let Some(t) = coll_team(routine, h) else {
         return -1;
     };
     let nb = nbytes(routine, nelems, esize);
+    let (d, s) = (dest.cast(), source.cast());
     // SAFETY: as `broadcast`.
-    ok(unsafe { coll::alltoall(routine, &t, dest.cast(), source.cast(), nb) });
+    ok(unsafe {
+        match nb_slot(routine, req) {
+            None => coll::alltoall(routine, &t, d, s, nb),
+            Some(r) => coll::nonblocking::alltoall(routine, &t, d, s, nb, r),
+        }
+    });
     0
 }
 
@@ -1509,22 +1567,18 @@ pub(crate) unsafe fn alltoalls(
     sst: isize,
     nelems: usize,
     esize: usize,
+    req: *mut Option<ReqHandle>,
 ) -> c_int {
     let Some(t) = coll_team(routine, h) else {
         return -1;
     };
+    let (d, s) = (dest.cast(), source.cast());
     // SAFETY: as `broadcast`; the core checks the strided extents.
     ok(unsafe {
-        coll::alltoalls(
-            routine,
-            &t,
-            dest.cast(),
-            source.cast(),
-            dst,
-            sst,
-            nelems,
-            esize,
-        )
+        match nb_slot(routine, req) {
+            None => coll::alltoalls(routine, &t, d, s, dst, sst, nelems, esize),
+            Some(r) => coll::nonblocking::alltoalls(routine, &t, d, s, dst, sst, nelems, esize, r),
+        }
     });
     0
 }
@@ -1537,13 +1591,19 @@ pub(crate) unsafe fn reduce<T: Elem>(
     source: *const T,
     nreduce: usize,
     op: ReduceOp,
+    req: *mut Option<ReqHandle>,
 ) -> c_int {
     let Some(t) = coll_team(routine, h) else {
         return -1;
     };
     nbytes(routine, nreduce, size_of::<T>());
     // SAFETY: as `broadcast`.
-    ok(unsafe { coll::reduce(routine, &t, dest, source, nreduce, op) });
+    ok(unsafe {
+        match nb_slot(routine, req) {
+            None => coll::reduce(routine, &t, dest, source, nreduce, op),
+            Some(r) => coll::nonblocking::reduce(routine, &t, dest, source, nreduce, op, r),
+        }
+    });
     0
 }
 

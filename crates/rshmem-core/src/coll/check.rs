@@ -120,6 +120,8 @@ impl Runtime {
         kind: Kind,
         args: &[Arg],
     ) -> Result<()> {
+        // Earlier non-blocking collectives run first, on every member alike.
+        self.nb.drain(self);
         if !self.cfg.debug {
             return Ok(());
         }

@@ -15,12 +15,12 @@ pub mod algo;
 mod algos;
 pub(crate) mod check;
 pub(crate) mod msg;
+pub mod nonblocking;
 pub mod sync;
 
 use check::{Kind, Show};
 
 use crate::algo::{DataAlg, Span};
-use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
 use crate::team::{Flag, Team};
@@ -195,7 +195,7 @@ impl Runtime {
         len: usize,
     ) -> Result<()> {
         let pe = team.members().pe(r);
-        let ctx = Ctx::default_ctx().state();
+        let ctx = nonblocking::coll_ctx();
         // SAFETY: forwarded contract.
         unsafe {
             self.fabric
@@ -220,7 +220,7 @@ impl Runtime {
         f: impl FnOnce(&[T]) -> R,
     ) -> Result<R> {
         let pe = team.members().pe(r);
-        let ctx = Ctx::default_ctx().state();
+        let ctx = nonblocking::coll_ctx();
         VIEW.with(|cell| {
             let mut scratch = cell.borrow_mut();
             // SAFETY: forwarded contract.

@@ -13,7 +13,6 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::runtime::{Layout, Runtime};
 use crate::team::{Scratch, Team};
@@ -84,7 +83,7 @@ impl Runtime {
         unsafe {
             self.fabric.put_raise(
                 routine,
-                Ctx::default_ctx().state(),
+                super::nonblocking::coll_ctx(),
                 pe,
                 c.buf[(n % 2) as usize],
                 data.as_ptr(),

@@ -52,6 +52,9 @@ pub struct Request {
     next: Option<ReqHandle>,
     /// Set once merged into another request (its handle is consumed).
     consumed: bool,
+    /// Why an operation of it failed (a non-blocking collective run by the collective
+    /// worker), reported by the test or wait that completes it.
+    failed: std::sync::OnceLock<Error>,
 }
 
 /// The request of operations that completed before their call returned: complete
@@ -109,6 +112,7 @@ impl Request {
             merged: None,
             next: None,
             consumed: false,
+            failed: std::sync::OnceLock::new(),
         }
     }
 
@@ -117,6 +121,28 @@ impl Request {
     pub(crate) fn completion(&self) -> (&Completion, usize) {
         (&self.comp, self.lane)
     }
+
+    /// Records why one of its operations failed (the first reason is kept).
+    pub(crate) fn fail(&self, e: Error) {
+        let _ = self.failed.set(e);
+    }
+}
+
+/// The first failure recorded in a complete request or anything merged into it.
+///
+/// # Safety
+/// `h` is live.
+unsafe fn failure(h: ReqHandle) -> Option<Error> {
+    let mut cur = Some(h);
+    while let Some(c) = cur {
+        // SAFETY: the caller's contract; merged requests live as long as their head.
+        let r = unsafe { c.get() };
+        if let Some(e) = r.failed.get() {
+            return Some(*e);
+        }
+        cur = if c == h { r.merged } else { r.next };
+    }
+    None
 }
 
 /// Whether the request in `slot` (and everything merged into it) is complete, without
@@ -191,6 +217,7 @@ pub(crate) fn alloc_from(pool: &Pool, lane: usize) -> ReqHandle {
     r.merged = None;
     r.next = None;
     r.consumed = false;
+    r.failed = std::sync::OnceLock::new();
     ReqHandle(NonNull::from(Box::leak(r)))
 }
 
@@ -273,10 +300,12 @@ pub unsafe fn test(slot: &mut Option<ReqHandle>) -> Result<bool> {
     let Some(h) = *slot else { return Ok(true) };
     // SAFETY: the caller's contract.
     if unsafe { complete(h) } {
+        // SAFETY: live until released just below.
+        let failed = unsafe { failure(h) };
         // SAFETY: complete, and the slot is the handle's only copy the caller keeps.
         unsafe { release(&rt.requests, h) };
         *slot = None;
-        return Ok(true);
+        return failed.map_or(Ok(true), Err);
     }
     // SAFETY: live.
     if !rt.fabric.engine.help(unsafe { h.get() }.lane) {
@@ -304,10 +333,12 @@ pub unsafe fn wait(slot: &mut Option<ReqHandle>) -> Result<()> {
             w.snooze();
         }
     }
+    // SAFETY: live until released just below.
+    let failed = unsafe { failure(h) };
     // SAFETY: complete; the slot is emptied below.
     unsafe { release(&rt.requests, h) };
     *slot = None;
-    Ok(())
+    failed.map_or(Ok(()), Err)
 }
 
 /// `shmemx_request_free`: releases a request. Operations still in flight are completed

@@ -344,6 +344,8 @@ pub struct Runtime {
     /// Held through each active-set collective: they share the pair counters, so one
     /// PE runs them one at a time.
     pub(crate) set_turn: Mutex<()>,
+    /// Runs this PE's non-blocking collectives (`coll::nonblocking`).
+    pub(crate) nb: crate::coll::nonblocking::Worker,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -809,6 +811,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         requests: crate::request::new_pool(),
         pairs: crate::team::group::PairCounts::new(npes),
         set_turn: Mutex::new(()),
+        nb: Default::default(),
         _resv: resv,
         cfg,
         boot,
@@ -847,6 +850,8 @@ pub fn finalize() {
     if LAUNCHED.load(Ordering::Relaxed) || rt.data_len > 0 {
         ENDED.store(true, Ordering::Relaxed);
     }
+    // Non-blocking collectives first: they may still move data and sync with peers.
+    rt.nb.stop(rt);
     // Every context's and request's transfers land before the peers may unmap.
     if let Err(e) = rt.fabric.drain("shmem_finalize") {
         rt.fatal(&e);
@@ -1047,7 +1052,7 @@ impl Runtime {
         op: AmoOp<W>,
     ) -> Result<W> {
         self.fabric
-            .amo(routine, Ctx::default_ctx().state(), pe, addr, op)
+            .amo(routine, crate::coll::nonblocking::coll_ctx(), pe, addr, op)
     }
 
     /// An atomic whose previous value is not needed (flags, counters), on the default
@@ -1061,7 +1066,7 @@ impl Runtime {
         op: AmoOp<W>,
     ) -> Result<()> {
         self.fabric
-            .amo_post(routine, Ctx::default_ctx().state(), pe, addr, op)
+            .amo_post(routine, crate::coll::nonblocking::coll_ctx(), pe, addr, op)
     }
 
     /// Raises by one a runtime counter on `pe` that only this PE raises, on the default
@@ -1069,7 +1074,7 @@ impl Runtime {
     #[inline(always)]
     pub(crate) fn raise(&self, routine: &'static str, pe: usize, addr: SymAddr) -> Result<()> {
         self.fabric
-            .raise(routine, Ctx::default_ctx().state(), pe, addr, 1)
+            .raise(routine, crate::coll::nonblocking::coll_ctx(), pe, addr, 1)
     }
 
     /// Reads a word of this PE's own segment.

@@ -155,7 +155,10 @@ impl Runtime {
     }
 
     /// Held through a collective on `team` if it is an active set (see the module doc).
+    /// Earlier non-blocking collectives run first (`coll::nonblocking`): the worker may
+    /// need the turn for them.
     pub(crate) fn turn(&self, team: &Team) -> Option<std::sync::MutexGuard<'_, ()>> {
+        self.nb.drain(self);
         (team.scratch == Scratch::Pairs)
             .then(|| self.set_turn.lock().unwrap_or_else(|e| e.into_inner()))
     }

@@ -15,7 +15,6 @@ pub(crate) use group::{Flag, Scratch};
 
 use crate::algo::{Span, SyncAlg};
 use crate::coll::check::{Kind, Show};
-use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::word::AmoOp;
@@ -281,7 +280,10 @@ impl Runtime {
         if self.fabric.has_ucx() {
             // Collectives put through UCX before they sync: the data must have landed
             // before any member leaves (on shared memory stores are visible at once).
-            if let Err(e) = self.fabric.quiet(routine, Ctx::default_ctx().state()) {
+            if let Err(e) = self
+                .fabric
+                .quiet(routine, crate::coll::nonblocking::coll_ctx())
+            {
                 self.fatal(&e);
             }
         }
@@ -389,7 +391,7 @@ impl Runtime {
             let pe = parent.members.pe(r);
             self.fabric.get_words(
                 routine,
-                Ctx::default_ctx().state(),
+                crate::coll::nonblocking::coll_ctx(),
                 pe,
                 self.layout.slot_bits(pslot, 0),
                 &mut theirs,
