@@ -89,3 +89,54 @@ fn data_algorithms_linear() {
         run_ok(np, &env);
     }
 }
+
+/// Explicit active sets and non-blocking collectives from the safe API (`api_aset`).
+#[test]
+fn active_sets_and_nonblocking_collectives() {
+    for np in [1, 2, 3, 4] {
+        let out = Job::new(np, "api_aset")
+            .timeout(Duration::from_secs(120))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok api_aset pe=").len(), np, "{out:?}");
+    }
+    for (var, alg) in [
+        ("SHMEM_REDUCE_ALGORITHM", "rabenseifner"),
+        ("SHMEM_BCAST_ALGORITHM", "tree"),
+    ] {
+        let out = Job::new(3, "api_aset")
+            .env(var, alg)
+            .timeout(Duration::from_secs(120))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok api_aset pe=").len(), 3, "{out:?}");
+    }
+}
+
+/// A non-blocking collective over a PE that finalized ends with an error naming it,
+/// returned by `wait`, promptly.
+#[test]
+fn nonblocking_collective_over_a_finalized_pe_fails_in_wait() {
+    for np in [2, 3] {
+        let t0 = std::time::Instant::now();
+        let out = Job::new(np, "api_aset")
+            .args(["finalized"])
+            .timeout(Duration::from_secs(60))
+            .run();
+        let errs = out.lines_with("err ");
+        assert_eq!(errs.len(), np - 1, "{out:?}");
+        // The first to notice names the PE that left; a survivor that notices a peer
+        // which left on its own error may name that one instead.
+        let last = format!("PE {} called shmem_finalize", np - 1);
+        assert!(errs.iter().any(|e| e.contains(&last)), "{errs:?}");
+        assert!(
+            errs.iter().all(|e| e.contains("called shmem_finalize while")),
+            "{errs:?}"
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "took {:?}",
+            t0.elapsed()
+        );
+    }
+}

@@ -28,7 +28,7 @@ unsafe impl Remote for Complex<f32> {}
 #[allow(unsafe_code)]
 unsafe impl Remote for Complex<f64> {}
 
-mod sealed {
+pub(crate) mod sealed {
     /// The runtime operator behind a marker type.
     pub trait Op: Copy {
         const OP: rshmem_core::coll::ReduceOp;
@@ -154,6 +154,7 @@ impl<'s> TeamRef<'s> {
             &src.region,
             nelems,
             root,
+            None,
         )
     }
 
@@ -188,6 +189,7 @@ impl<'s> TeamRef<'s> {
             &dest.region,
             &src.region,
             nelems,
+            None,
         )
     }
 
@@ -217,6 +219,7 @@ impl<'s> TeamRef<'s> {
             &src.region,
             nelems,
             false,
+            None,
         )
     }
 
@@ -248,6 +251,7 @@ impl<'s> TeamRef<'s> {
             &src.region,
             nelems,
             true,
+            None,
         )
     }
 
@@ -318,6 +322,7 @@ impl<'s> TeamRef<'s> {
             &src.region,
             nelems,
             Op::OP,
+            None,
         )
     }
 

@@ -66,11 +66,13 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod aset;
 mod atomic;
 mod coll;
 mod ctx;
 mod error;
 mod lock;
+mod nbcoll;
 mod nbe;
 mod nbi;
 mod p2p;
@@ -86,6 +88,7 @@ pub use coll::{And, Complex, Max, Min, Operator, Or, Prod, Reducible, Sum, Xor};
 pub use ctx::{Ctx, CtxMode, Private, Serialized, Shared, TeamCtxSource};
 pub use error::{Error, Result};
 pub use lock::{LockGuard, SymLock};
+pub use nbcoll::CollRequest;
 pub use nbe::{FetchReq, NbeScope, ReqSet, Request};
 pub use nbi::{FetchNbi, GetNbi, NbiScope};
 pub use raw::{Fetch, ReqOutput};

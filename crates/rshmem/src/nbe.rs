@@ -164,7 +164,7 @@ impl Shmem {
 #[derive(Debug)]
 pub struct NbeScope<'sc, 'env> {
     ctx: &'env CtxState,
-    drain: &'sc Drain<'env>,
+    pub(crate) drain: &'sc Drain<'env>,
     _sc: PhantomData<&'sc mut &'sc ()>,
 }
 
@@ -184,7 +184,7 @@ pub struct NbeScope<'sc, 'env> {
 #[must_use = "a request completes its operations when waited for or dropped"]
 #[derive(Debug)]
 pub struct Request<'sc, O: ReqOutput = ()> {
-    req: Req<O>,
+    pub(crate) req: Req<O>,
     _sc: PhantomData<&'sc ()>,
     /// Completed on the thread that issued it.
     _thread: PhantomData<*const ()>,
@@ -226,7 +226,7 @@ impl Default for Request<'_, ()> {
 }
 
 impl<'sc, O: ReqOutput> Request<'sc, O> {
-    fn from_req(req: Req<O>) -> Self {
+    pub(crate) fn from_req(req: Req<O>) -> Self {
         Request {
             req,
             _sc: PhantomData,

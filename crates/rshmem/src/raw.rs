@@ -11,7 +11,7 @@ use std::mem::{align_of, size_of, size_of_val, MaybeUninit};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use rshmem_core::coll::{self, Elem, ReduceOp};
+use rshmem_core::coll::{self, nonblocking, Elem, ReduceOp};
 use rshmem_core::ctx::{self as core_ctx, CtxHandle};
 use rshmem_core::request::{self, ReqHandle};
 use rshmem_core::team::Team as CoreTeam;
@@ -1177,6 +1177,24 @@ impl<O: ReqOutput> Req<O> {
         ok(unsafe { request::test(&mut self.slot) })
     }
 
+    /// [`Req::test`] reporting a failed operation (a non-blocking collective's).
+    pub(crate) fn try_test(&mut self) -> Result<bool> {
+        // SAFETY: as in `test`.
+        Ok(unsafe { request::test(&mut self.slot)? })
+    }
+
+    /// [`Req::complete`] reporting a failed operation (a non-blocking collective's).
+    pub(crate) fn try_complete(&mut self) -> Result<()> {
+        // SAFETY: as in `test`.
+        unsafe { request::wait(&mut self.slot)? };
+        Ok(())
+    }
+
+    /// The runtime's request slot, for an operation joining this request.
+    pub(crate) fn slot(&mut self) -> &mut Option<ReqHandle> {
+        &mut self.slot
+    }
+
     /// Waits until the request is complete, then releases it.
     pub(crate) fn complete(&mut self) {
         // SAFETY: as in `test`.
@@ -1438,11 +1456,12 @@ fn times(a: usize, b: usize) -> usize {
 /// Broadcast of `nelems` from team rank `root` into `dst` on every member.
 pub(crate) fn broadcast<T: Remote>(
     routine: &'static str,
-    team: &CoreTeam,
+    team: &Arc<CoreTeam>,
     dst: &Region<T>,
     src: &Region<T>,
     nelems: usize,
     root: usize,
+    nb: Nb<'_>,
 ) -> Result<()> {
     if root >= team.n_pes() {
         return Err(Error::PeOutOfRange {
@@ -1461,27 +1480,43 @@ pub(crate) fn broadcast<T: Remote>(
     // a `SharedSlice` (a `SymVec` is not `Sync`, and its unsafe `local` forbids
     // writes while it is held): raw copies like other PEs' accesses, which a conflicting
     // program makes unspecified but not unsound. In place (one object) is allowed.
+    // A non-blocking call's regions are borrowed until its scope's drain.
     unsafe {
-        coll::broadcast(
-            routine,
-            team,
+        let (d, s, n) = (
             dst.as_ptr().cast(),
             src.as_ptr().cast(),
             nelems * size_of::<T>(),
-            root as i64,
-        )?
+        );
+        match nb {
+            None => coll::broadcast(routine, team, d, s, n, root as i64)?,
+            Some(r) => nonblocking::broadcast(routine, team, d, s, n, root as i64, r)?,
+        }
     };
+    Ok(())
+}
+
+/// A collective's request slot when it is non-blocking (`_nbe`), `None` when blocking.
+pub(crate) type Nb<'a> = Option<&'a mut Option<ReqHandle>>;
+
+/// A team sync, blocking or non-blocking (`barrier`: a quiet first).
+pub(crate) fn sync(routine: &'static str, team: &Arc<CoreTeam>, nb: Nb<'_>) -> Result<()> {
+    match nb {
+        None => rshmem_core::team::sync_in(routine, team)?,
+        // SAFETY: the handle in the slot is owned by its `Req` (see `Req::test`).
+        Some(r) => unsafe { nonblocking::sync(routine, team, false, r)? },
+    }
     Ok(())
 }
 
 /// Fcollect (`collect = false`: `dst` holds `nelems * n_pes`) or alltoall (`src` too).
 pub(crate) fn fcollect_or_alltoall<T: Remote>(
     routine: &'static str,
-    team: &CoreTeam,
+    team: &Arc<CoreTeam>,
     dst: &Region<T>,
     src: &Region<T>,
     nelems: usize,
     alltoall: bool,
+    nb: Nb<'_>,
 ) -> Result<()> {
     distinct(routine, dst, src)?;
     let all = times(nelems, team.n_pes());
@@ -1504,10 +1539,11 @@ pub(crate) fn fcollect_or_alltoall<T: Remote>(
     // SAFETY: as in `broadcast`; the regions are distinct objects (so disjoint) and hold
     // the extents checked above.
     unsafe {
-        if alltoall {
-            coll::alltoall(routine, team, d, s, nbytes)?
-        } else {
-            coll::fcollect(routine, team, d, s, nbytes)?
+        match (alltoall, nb) {
+            (true, None) => coll::alltoall(routine, team, d, s, nbytes)?,
+            (false, None) => coll::fcollect(routine, team, d, s, nbytes)?,
+            (true, Some(r)) => nonblocking::alltoall(routine, team, d, s, nbytes, r)?,
+            (false, Some(r)) => nonblocking::fcollect(routine, team, d, s, nbytes, r)?,
         }
     };
     Ok(())
@@ -1560,10 +1596,11 @@ pub(crate) fn alltoalls<T: Remote>(
 /// small and nothing overflows it.
 pub(crate) fn collect<T: Remote>(
     routine: &'static str,
-    team: &CoreTeam,
+    team: &Arc<CoreTeam>,
     dst: &Region<T>,
     src: &Region<T>,
     nelems: usize,
+    nb: Nb<'_>,
 ) -> Result<()> {
     distinct(routine, dst, src)?;
     bounds(routine, "source", src.len, 0, nelems)?;
@@ -1574,18 +1611,24 @@ pub(crate) fn collect<T: Remote>(
     // SAFETY: `src` holds `nelems` elements (checked); core checks the agreed total
     // against `dst`'s capacity on every member before writing; the regions are distinct
     // objects (so disjoint).
-    unsafe { coll::collect(routine, team, p, s, nelems * sz, dst.bytes())? };
+    unsafe {
+        match nb {
+            None => coll::collect(routine, team, p, s, nelems * sz, dst.bytes())?,
+            Some(r) => nonblocking::collect(routine, team, p, s, nelems * sz, dst.bytes(), r)?,
+        }
+    };
     Ok(())
 }
 
 /// Reduction of `nelems` elements; `dst` and `src` may be one object (in place).
 pub(crate) fn reduce<T: Remote + Elem>(
     routine: &'static str,
-    team: &CoreTeam,
+    team: &Arc<CoreTeam>,
     dst: &Region<T>,
     src: &Region<T>,
     nelems: usize,
     op: ReduceOp,
+    nb: Nb<'_>,
 ) -> Result<()> {
     bounds(routine, "source", src.len, 0, nelems)?;
     bounds(routine, "dest", dst.len, 0, nelems)?;
@@ -1593,7 +1636,13 @@ pub(crate) fn reduce<T: Remote + Elem>(
         return Ok(());
     }
     // SAFETY: as in `broadcast`; two objects are disjoint, one object is identical.
-    unsafe { coll::reduce(routine, team, dst.as_ptr(), src.as_ptr(), nelems, op)? };
+    unsafe {
+        let (d, s) = (dst.as_ptr(), src.as_ptr());
+        match nb {
+            None => coll::reduce(routine, team, d, s, nelems, op)?,
+            Some(r) => nonblocking::reduce(routine, team, d, s, nelems, op, r)?,
+        }
+    };
     Ok(())
 }
 

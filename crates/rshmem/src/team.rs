@@ -319,7 +319,7 @@ pub struct Team<'s> {
 }
 
 impl<'s> Team<'s> {
-    fn new(team: Arc<CoreTeam>, shmem: &'s Shmem) -> Self {
+    pub(crate) fn new(team: Arc<CoreTeam>, shmem: &'s Shmem) -> Self {
         Team {
             team: TeamRef::new(team, shmem),
             done: false,
@@ -338,6 +338,10 @@ impl<'s> Team<'s> {
     /// ```
     pub fn destroy(mut self) -> Result<()> {
         self.done = true;
+        if self.team.team.is_predefined() {
+            // An active set with WORLD's members is WORLD itself.
+            return Ok(());
+        }
         core_team::destroy(&self.team.team).map_err(Error::from)
     }
 }
@@ -352,7 +356,7 @@ impl<'s> Deref for Team<'s> {
 impl Drop for Team<'_> {
     fn drop(&mut self) {
         // While panicking the other members may never reach the destroy's sync: leak.
-        if self.done || std::thread::panicking() {
+        if self.done || std::thread::panicking() || self.team.team.is_predefined() {
             return;
         }
         ok(core_team::destroy(&self.team.team));

@@ -150,7 +150,7 @@ impl Runtime {
         for (i, v) in mine.iter().enumerate() {
             self.set_own(word(i), *v);
         }
-        self.sync_in(routine, team);
+        self.try_sync_in(routine, team)?;
         // Every member compares every member with rank 0, so all find the same first
         // mismatch and fail alike with the whole story (whichever PE reports first).
         let read = |pe: usize| -> Result<[u64; 5]> {
@@ -172,7 +172,7 @@ impl Runtime {
             }
         }
         // Nobody may overwrite its words (next collective) before all have read them.
-        self.sync_in(routine, team);
+        self.try_sync_in(routine, team)?;
         if let Some(e) = mismatch {
             return Err(e);
         }

@@ -394,7 +394,7 @@ unsafe fn broadcast_impl(
             )
         };
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     if alg != DataAlg::Linear {
         if root_dest || !me_root {
             // SAFETY: the root's source is not written during the collective; `dest` is
@@ -409,7 +409,7 @@ unsafe fn broadcast_impl(
             unsafe { rt.coll_xfer(routine, team, Dir::Put, r, &d, 0, src, nbytes)? };
         }
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 
@@ -435,20 +435,20 @@ unsafe fn host_broadcast(
     let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
     let root_here = host.members().rank_of(root).is_some();
     let leader = rt.inner_leaders.is_some();
-    rt.sync_in(routine, world);
+    rt.try_sync_in(routine, world)?;
     if (root_here || leader) && (root_dest || world.my_pe() != root) {
         // SAFETY: the root's source is not written during the collective; `dest` is ours.
         unsafe { rt.coll_xfer(routine, world, Dir::Get, root, src, 0, dest, nbytes)? };
     }
     if !root_here {
-        rt.sync_in(routine, &host);
+        rt.try_sync_in(routine, &host)?;
         if !leader {
             // SAFETY: the leader's destination is complete (the sync above) and written
             // by nobody until the final sync.
             unsafe { rt.coll_xfer(routine, &host, Dir::Get, 0, &d, 0, dest, nbytes)? };
         }
     }
-    rt.sync_in(routine, world);
+    rt.try_sync_in(routine, world)?;
     Ok(())
 }
 
@@ -567,7 +567,7 @@ pub unsafe fn fcollect(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.fcollect != DataAlg::Linear {
@@ -590,7 +590,7 @@ pub unsafe fn fcollect(
             unsafe { rt.coll_xfer(routine, team, Dir::Put, r, &d, me * nbytes, src, nbytes)? };
         }
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 
@@ -626,7 +626,7 @@ pub unsafe fn collect(
     let src_loc = s.as_ref().map_or(u64::MAX, |b| b.addr.to_word());
     rt.set_own(size_word, nbytes as u64);
     rt.set_own(src_word, src_loc);
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     let mut off = 0usize;
     let mut sizes = Vec::with_capacity(n);
     for r in 0..n {
@@ -637,7 +637,7 @@ pub unsafe fn collect(
     if off > dest_cap {
         // Every member computed the same total, so every member fails alike; the sync
         // keeps the size words stable until all have read them.
-        rt.sync_in(routine, team);
+        rt.try_sync_in(routine, team)?;
         return Err(Error::InvalidArgument {
             routine,
             arg: "dest",
@@ -645,7 +645,7 @@ pub unsafe fn collect(
         });
     }
     if off == 0 {
-        rt.sync_in(routine, team);
+        rt.try_sync_in(routine, team)?;
         return Ok(());
     }
     let d = rt.coll_buf(routine, "dest", dest, off)?;
@@ -670,7 +670,7 @@ pub unsafe fn collect(
             _ => {}
         }
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 
@@ -700,7 +700,7 @@ pub unsafe fn alltoall(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes * n)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     let me = team.my_pe();
     for r in 0..n {
         if rt.algs.alltoall != DataAlg::Linear {
@@ -735,7 +735,7 @@ pub unsafe fn alltoall(
             };
         }
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 
@@ -783,7 +783,7 @@ pub unsafe fn alltoalls(
     let span = |stride: usize| ((n * nelems - 1) * stride + 1) * size;
     let s = rt.coll_buf(routine, "source", src, span(sst))?;
     rt.coll_buf(routine, "dest", dest, span(dst))?;
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     let me = team.my_pe();
     for r in 0..n {
         for k in 0..nelems {
@@ -802,7 +802,7 @@ pub unsafe fn alltoalls(
             };
         }
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 
@@ -883,7 +883,7 @@ pub unsafe fn reduce_with<T: Elem>(
             return unsafe { algos::reduce_hierarchical(rt, routine, team, dest, src, n, op) };
         }
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     // Reduce-scatter: rank r folds chunk r of every source.
     let me = team.my_pe();
     let (lo, hi) = match alg {
@@ -933,7 +933,7 @@ pub unsafe fn reduce_with<T: Elem>(
             let acc = unsafe { std::slice::from_raw_parts_mut(dest.add(lo), len) };
             fold_into(acc)?;
             scatter(acc.as_ptr())?;
-            rt.sync_in(routine, team);
+            rt.try_sync_in(routine, team)?;
         } else {
             SCRATCH.with(|cell| -> Result<()> {
                 let mut buf = cell.borrow_mut();
@@ -948,17 +948,17 @@ pub unsafe fn reduce_with<T: Elem>(
                     unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
                 fold_into(acc)?;
                 // In place: nobody may still be reading a source we are about to overwrite.
-                rt.sync_in(routine, team);
+                rt.try_sync_in(routine, team)?;
                 scatter(acc.as_ptr())?;
                 Ok(())
             })?;
-            rt.sync_in(routine, team);
+            rt.try_sync_in(routine, team)?;
         }
     } else {
         if !disjoint {
-            rt.sync_in(routine, team);
+            rt.try_sync_in(routine, team)?;
         }
-        rt.sync_in(routine, team);
+        rt.try_sync_in(routine, team)?;
     }
     Ok(())
 }
@@ -1001,7 +1001,7 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     let disjoint = disjoint_or_same(routine, dest as usize, src as usize, bytes)?;
     let s = rt.coll_buf(routine, "source", src.cast(), bytes)?;
     rt.coll_buf(routine, "dest", dest.cast(), bytes)?;
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     let upto = if inclusive {
         team.my_pe() + 1
     } else {
@@ -1036,13 +1036,13 @@ pub unsafe fn sum_scan<T: Elem + Default>(
             // need no more alignment and have no invalid bit patterns.
             let acc = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), n) };
             fold_into(acc)?;
-            rt.sync_in(routine, team);
+            rt.try_sync_in(routine, team)?;
             // SAFETY: our dest holds `n` elements (checked); nobody reads it any more.
             unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest, n) };
             Ok(())
         })?;
     }
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 

@@ -429,9 +429,10 @@ unsafe fn merge_lists(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>
 /// or request of this PE, has completed (the exit of a scope that must not leave
 /// transfers behind, even of requests it lost track of).
 pub fn wait_all_issued() -> Result<()> {
-    rt("shmemx_request_wait")?
-        .fabric
-        .drain("shmemx_request_wait")
+    let rt = rt("shmemx_request_wait")?;
+    // Non-blocking collectives too (`coll::nonblocking`).
+    rt.nb.drain(rt);
+    rt.fabric.drain("shmemx_request_wait")
 }
 
 /// An error for a routine given an invalid request pointer.

@@ -274,26 +274,27 @@ impl Runtime {
         })
     }
 
-    /// [`Runtime::team_sync`] as a step of collective `routine`, which a failure names
-    /// (a member that finalized instead of joining ends the job).
+    /// [`Runtime::try_sync_in`], ending the job on failure (for callers with no way to
+    /// report one: `shmem_barrier_all`, finalize).
     pub(crate) fn sync_in(&self, routine: &'static str, team: &Team) {
+        if let Err(e) = self.try_sync_in(routine, team) {
+            self.fatal(&e);
+        }
+    }
+
+    /// [`Runtime::team_sync`] as a step of collective `routine`, which a failure names
+    /// (a member that finalized or died instead of joining).
+    pub(crate) fn try_sync_in(&self, routine: &'static str, team: &Team) -> Result<()> {
         if self.fabric.has_ucx() {
             // Collectives put through UCX before they sync: the data must have landed
             // before any member leaves (on shared memory stores are visible at once).
-            if let Err(e) = self
-                .fabric
-                .quiet(routine, crate::coll::nonblocking::coll_ctx())
-            {
-                self.fatal(&e);
-            }
+            self.fabric
+                .quiet(routine, crate::coll::nonblocking::coll_ctx())?;
         }
-        let r = match self.algs.sync_for(self.span(team)) {
+        match self.algs.sync_for(self.span(team)) {
             SyncAlg::Dissemination => self.sync_dissemination(routine, team),
             SyncAlg::Linear => self.sync_linear(routine, team),
             SyncAlg::Hierarchical => self.sync_hierarchical(routine),
-        };
-        if let Err(e) = r {
-            self.fatal(&e);
         }
     }
 
@@ -383,7 +384,7 @@ impl Runtime {
         for (w, v) in mine.iter().enumerate() {
             self.set_own(self.layout.slot_bits(pslot, w), *v);
         }
-        self.sync_in(routine, parent);
+        self.try_sync_in(routine, parent)?;
         let mut all = mine;
         // Each member's bitmap in one get (stable between the two syncs).
         let mut theirs = vec![0u64; all.len()];
@@ -401,7 +402,7 @@ impl Runtime {
             }
         }
         // Nobody may overwrite the scratch for the next split before all have read it.
-        self.sync_in(routine, parent);
+        self.try_sync_in(routine, parent)?;
         Ok(all
             .iter()
             .enumerate()
@@ -544,7 +545,7 @@ impl Runtime {
         // Exchange (color, key) through the parent's slot scratch.
         let pack = |c: i32, k: i32| ((c as u32 as u64) << 32) | k as u32 as u64;
         self.set_own(self.layout.slot_bits(pslot, 0), pack(color, key));
-        self.sync_in(R, parent);
+        self.try_sync_in(R, parent)?;
         let mut mine: Vec<(i32, usize)> = Vec::new();
         for r in 0..parent.n_pes() {
             let v: u64 = self.amo(
@@ -558,7 +559,7 @@ impl Runtime {
                 mine.push((k, r));
             }
         }
-        self.sync_in(R, parent);
+        self.try_sync_in(R, parent)?;
         mine.sort();
         let members = Members::List(mine.iter().map(|&(_, r)| parent.members.pe(r)).collect());
         if color < 0 {
@@ -585,7 +586,7 @@ impl Runtime {
         };
         self.check_coll("shmem_team_destroy", team, Kind::TeamDestroy, &[])?;
         crate::ctx::destroy_team_contexts(self, team);
-        self.sync_in("shmem_team_destroy", team);
+        self.try_sync_in("shmem_team_destroy", team)?;
         // After the last sync nobody signals our flags for this slot again: reset them so
         // the slot's next owner starts from epoch 0.
         // Only the rounds and channels this team used can hold non-zero counts.
@@ -688,7 +689,7 @@ pub fn sync_in(routine: &'static str, team: &Team) -> Result<()> {
     let rt = crate::runtime::rt(routine)?;
     let _turn = rt.turn(team);
     rt.check_coll(routine, team, Kind::TeamSync, &[])?;
-    rt.sync_in(routine, team);
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 
