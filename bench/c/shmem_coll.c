@@ -8,7 +8,11 @@
  * the library declares the OpenSHMEM 1.5 team API (rshmem), the team forms on
  * SHMEM_TEAM_WORLD are timed as well ("team_" rows).
  *
- *   oshcc -O2 -o shmem_coll shmem_coll.c && oshrun -np 4 ./shmem_coll [--quick]
+ *   oshcc -O2 -o shmem_coll shmem_coll.c && oshrun -np 4 ./shmem_coll [--quick] [--sweep]
+ *
+ * --sweep: instead, every size from 8 B to 1 MiB (x8) of the broadcast and the sum
+ * reduction, active-set and (where declared) team forms, the broadcasts each followed by
+ * shmem_barrier_all so that both forms do the same work (scripts/bench-seed004.sh).
  *
  * Timing: every PE runs the same batches of k back-to-back calls, k agreed from PE 0's
  * calibration (batches of about 1 ms, at least 4 calls); an untimed barrier starts each
@@ -48,14 +52,15 @@
 #endif
 
 #define BIG (64 * 1024)         /* bytes of the large collectives */
-#define BIG_LONGS (BIG / 8)
-#define WRK_LONGS (BIG_LONGS / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE)
+#define MAX_BYTES (1 << 20)     /* the largest size of --sweep */
+#define MAX_LONGS (MAX_BYTES / 8)
+#define WRK_LONGS (MAX_LONGS / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE)
 #define MAX_SAMPLES 101
 
 static long psync[2][SHMEM_REDUCE_SYNC_SIZE > SHMEM_BCAST_SYNC_SIZE ? SHMEM_REDUCE_SYNC_SIZE
                                                                       : SHMEM_BCAST_SYNC_SIZE];
 static long pwrk[2][WRK_LONGS];
-static long src[BIG_LONGS], dst[BIG_LONGS];
+static long src[MAX_LONGS], dst[MAX_LONGS];
 static long agreed;                    /* PE 0's decisions, read by every PE */
 static double times[MAX_SAMPLES];      /* this PE's per-call times of every batch */
 static int npes, me;
@@ -92,6 +97,12 @@ static void b_team_bcast(long n) {
 static void b_team_reduce(long n) {
     for (long i = 0; i < n; i++) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, nlongs);
 }
+static void b_team_bcast_barrier(long n) {
+    for (long i = 0; i < n; i++) {
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, nlongs * 8, 0);
+        shmem_barrier_all();
+    }
+}
 #endif
 
 struct bench {
@@ -115,6 +126,18 @@ static const struct bench benches[] = {
 #endif
 };
 #define NBENCH ((int)(sizeof benches / sizeof benches[0]))
+
+#define SWEEP_SIZES 7 /* 8 B .. 1 MiB, x8 */
+static const struct bench sweep_kinds[] = {
+    {"broadcast64_barrier", "shmem_broadcast64 + barrier_all", b_bcast, 0},
+    {"reduce_sum_to_all", "shmem_long_sum_to_all", b_reduce, 0},
+#if HAVE_TEAMS
+    {"team_broadcastmem_barrier", "shmem_broadcastmem + barrier_all", b_team_bcast_barrier, 0},
+    {"team_sum_reduce", "shmem_long_sum_reduce (TEAM_WORLD)", b_team_reduce, 0},
+#endif
+};
+#define NKINDS ((int)(sizeof sweep_kinds / sizeof sweep_kinds[0]))
+#define NMAX (NBENCH > NKINDS * SWEEP_SIZES ? NBENCH : NKINDS * SWEEP_SIZES)
 
 /* PE 0's value of v, on every PE. */
 static long agree(long v) {
@@ -149,21 +172,36 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int quick = 0, sweep = 0;
+    for (int a = 1; a < argc; a++) {
+        quick |= strcmp(argv[a], "--quick") == 0;
+        sweep |= strcmp(argv[a], "--sweep") == 0;
+    }
     int samples = quick ? 21 : MAX_SAMPLES;
+    static struct bench list[NMAX];
+    int nb = 0;
+    if (sweep) {
+        for (int k = 0; k < NKINDS; k++)
+            for (int z = 0; z < SWEEP_SIZES; z++) {
+                list[nb] = sweep_kinds[k];
+                list[nb++].bytes = (size_t)8 << (3 * z);
+            }
+    } else {
+        for (int b = 0; b < NBENCH; b++) list[nb++] = benches[b];
+    }
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
     for (int c = 0; c < 2; c++)
         for (size_t i = 0; i < sizeof psync[c] / sizeof psync[c][0]; i++)
             psync[c][i] = SHMEM_SYNC_VALUE;
-    for (int i = 0; i < BIG_LONGS; i++) src[i] = me + i;
+    for (int i = 0; i < MAX_LONGS; i++) src[i] = me + i;
     shmem_barrier_all();
 
-    double med[NBENCH], mn[NBENCH];
+    double med[NMAX], mn[NMAX];
     double *all = malloc(sizeof(double) * MAX_SAMPLES);
-    for (int b = 0; b < NBENCH; b++) {
-        const struct bench *B = &benches[b];
+    for (int b = 0; b < nb; b++) {
+        const struct bench *B = &list[b];
         nlongs = B->bytes ? B->bytes / 8 : 0;
         long k = calibrate(B->f, 1e6);
         for (int s = 0; s < samples; s++) {
@@ -194,18 +232,18 @@ int main(int argc, char **argv) {
         printf("shmem_coll (C): %s, %d PEs; %s mode; ns per call, slowest PE, median / min "
                "over %d batches\n", BENCH_IMPL, npes, quick ? "quick" : "full", samples);
         printf("%-22s %-36s %8s %21s\n", "bench", "routine", "size", "median / min");
-        for (int b = 0; b < NBENCH; b++) {
+        for (int b = 0; b < nb; b++) {
             char v[48];
             snprintf(v, sizeof v, "%.1f / %.1f", med[b], mn[b]);
-            printf("%-22s %-36s %8zu %21s\n", benches[b].name, benches[b].routine,
-                   benches[b].bytes, v);
+            printf("%-22s %-36s %8zu %21s\n", list[b].name, list[b].routine,
+                   list[b].bytes, v);
         }
-        for (int b = 0; b < NBENCH; b++) {
+        for (int b = 0; b < nb; b++) {
             const char *metric[2] = {"latency_median", "latency_min"};
             double val[2] = {med[b], mn[b]};
             for (int m = 0; m < 2; m++) {
-                printf("{\"bench\":\"%s\",\"size\":", benches[b].name);
-                if (benches[b].bytes) printf("%zu", benches[b].bytes);
+                printf("{\"bench\":\"%s\",\"size\":", list[b].name);
+                if (list[b].bytes) printf("%zu", list[b].bytes);
                 else printf("null");
                 printf(",\"pes\":%d,\"metric\":\"%s\",\"value\":%.4f,\"unit\":\"ns\","
                        "\"impl\":\"%s\"}\n", npes, metric[m], val[m], BENCH_IMPL);

@@ -130,7 +130,8 @@ fn nonblocking_collective_over_a_finalized_pe_fails_in_wait() {
         let last = format!("PE {} called shmem_finalize", np - 1);
         assert!(errs.iter().any(|e| e.contains(&last)), "{errs:?}");
         assert!(
-            errs.iter().all(|e| e.contains("called shmem_finalize while")),
+            errs.iter()
+                .all(|e| e.contains("called shmem_finalize while")),
             "{errs:?}"
         );
         assert!(

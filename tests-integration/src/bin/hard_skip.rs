@@ -56,7 +56,7 @@ fn main() {
     unsafe {
         match what {
             "barrier" | "kill" => sync::barrier_all().unwrap(),
-            "team_sync" => team::sync(&world).unwrap(),
+            "team_sync" => team::sync(&world).unwrap_or_else(|e| rshmem_core::fatal(&e)),
             "broadcast" => coll::broadcast(
                 "shmem_broadcastmem",
                 &world,
