@@ -10,7 +10,7 @@
  *
  *   oshcc -O2 -o shmem_coll shmem_coll.c && oshrun -np 4 ./shmem_coll [--quick] [--sweep]
  *
- * --sweep: instead, every size from 8 B to 1 MiB (x8) of the broadcast and the sum
+ * --sweep: instead, sizes from 8 B to 1 MiB (x8, then x4) of the broadcast and the sum
  * reduction, active-set and (where declared) team forms, the broadcasts each followed by
  * shmem_barrier_all so that both forms do the same work (scripts/bench-seed004.sh).
  *
@@ -127,7 +127,8 @@ static const struct bench benches[] = {
 };
 #define NBENCH ((int)(sizeof benches / sizeof benches[0]))
 
-#define SWEEP_SIZES 7 /* 8 B .. 1 MiB, x8 */
+#define SWEEP_SIZES 7
+static const size_t sweep_sizes[SWEEP_SIZES] = {8, 64, 512, 4096, 32768, 262144, MAX_BYTES};
 static const struct bench sweep_kinds[] = {
     {"broadcast64_barrier", "shmem_broadcast64 + barrier_all", b_bcast, 0},
     {"reduce_sum_to_all", "shmem_long_sum_to_all", b_reduce, 0},
@@ -184,7 +185,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < NKINDS; k++)
             for (int z = 0; z < SWEEP_SIZES; z++) {
                 list[nb] = sweep_kinds[k];
-                list[nb++].bytes = (size_t)8 << (3 * z);
+                list[nb++].bytes = sweep_sizes[z];
             }
     } else {
         for (int b = 0; b < NBENCH; b++) list[nb++] = benches[b];
