@@ -123,8 +123,12 @@ fn nonblocking_collective_over_a_finalized_pe_fails_in_wait() {
             .args(["finalized"])
             .timeout(Duration::from_secs(60))
             .run();
+        // The first survivor to notice reports; the others may be ended by the job's
+        // teardown before they do (over UCX, finalizing next to a PE that has left can
+        // fail on the lost connection), so no exit status is asserted, only the report.
         let errs = out.lines_with("err ");
-        assert_eq!(errs.len(), np - 1, "{out:?}");
+        assert!(!errs.is_empty() && errs.len() < np, "{out:?}");
+        assert!(!out.stderr.contains("panicked"), "{out:?}");
         // The first to notice names the PE that left; a survivor that notices a peer
         // which left on its own error may name that one instead.
         let last = format!("PE {} called shmem_finalize", np - 1);

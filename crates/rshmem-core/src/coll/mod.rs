@@ -272,20 +272,8 @@ pub unsafe fn broadcast(
     nbytes: usize,
     root: i64,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
-        routine,
-        team,
-        Kind::Broadcast,
-        &[
-            ("PE_root", root as u64, Show::Num),
-            ("size in bytes", nbytes as u64, Show::Num),
-        ],
-    )?;
-    let alg = rt.algs.bcast_for(rt.span(team));
     // SAFETY: forwarded contract.
-    unsafe { broadcast_with(routine, team, dest, src, nbytes, root, alg) }
+    unsafe { broadcast_checked(routine, team, dest, src, nbytes, root, true) }
 }
 
 /// The deprecated active-set broadcast (`shmem_broadcast64` and kin): as [`broadcast`],
@@ -301,6 +289,23 @@ pub unsafe fn broadcast_keep_root(
     nbytes: usize,
     root: i64,
 ) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { broadcast_checked(routine, team, dest, src, nbytes, root, false) }
+}
+
+/// The broadcasts' entry: the turn, the `SHMEM_DEBUG` check, the algorithm.
+///
+/// # Safety
+/// As [`broadcast`].
+unsafe fn broadcast_checked(
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    root: i64,
+    root_dest: bool,
+) -> Result<()> {
     let rt = rt(routine)?;
     let _turn = rt.turn(team);
     rt.check_coll(
@@ -314,7 +319,7 @@ pub unsafe fn broadcast_keep_root(
     )?;
     let alg = rt.algs.bcast_for(rt.span(team));
     // SAFETY: forwarded contract.
-    unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, false) }
+    unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, root_dest) }
 }
 
 /// [`broadcast`] with an explicit algorithm.
