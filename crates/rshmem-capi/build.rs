@@ -194,6 +194,7 @@ fn rs_scalar(c: &str) -> &'static str {
         "shmem_ctx_session_config_t" => "crate::imp::SessionConfigC",
         "shmemx_request_h" => "Option<rshmem_core::ReqHandle>",
         "shmemx_request_params_t" => "rshmem_core::RequestParams",
+        "shmemx_pcntr_t" => "rshmem_core::profile::Pcntr",
         other => panic!("no Rust type for C type {other:?}"),
     }
 }
@@ -220,6 +221,77 @@ fn split_param(p: &str) -> (String, String) {
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
         .expect("typed parameter");
     (p[..=cut].trim().to_string(), p[cut + 1..].to_string())
+}
+
+/// The profiling family of a collective entry point (the core counts the one-sided
+/// routines itself; collectives are counted at the faces), if it is one.
+fn coll_family(name: &str) -> Option<&'static str> {
+    if name.contains("barrier") || name.contains("sync") {
+        Some("Sync")
+    } else if ["broadcast", "collect", "alltoall", "_reduce", "_to_all"]
+        .iter()
+        .any(|k| name.contains(k))
+    {
+        Some("Coll")
+    } else {
+        None
+    }
+}
+
+/// `body` wrapped in a collective's profiling count when `name` is a collective: its
+/// bytes are the `nelems`/`nreduce` argument times the element size.
+fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
+    let Some(fam) = coll_family(name) else {
+        return body.to_string();
+    };
+    let count = ps
+        .iter()
+        .find(|(_, n)| n == "nelems" || n == "nreduce")
+        .map(|(_, n)| n.as_str());
+    let dest = ps.iter().find(|(_, n)| n == "dest");
+    let bytes = match (count, dest) {
+        (Some(c), Some((t, _))) if t.starts_with("void") || t.starts_with("const void") => {
+            let base = name.trim_end_matches("_nbe");
+            let size = if base.ends_with("32") {
+                4
+            } else if base.ends_with("64") {
+                8
+            } else {
+                1
+            };
+            format!("({c} as usize).wrapping_mul({size})")
+        }
+        (Some(c), Some(_)) => format!("({c} as usize).wrapping_mul(imp::elem_size(dest))"),
+        _ => "0".to_string(),
+    };
+    format!(
+        "{{ let __prof = rshmem_core::profile::now(); let __r = {{ {body} }}; \
+         rshmem_core::profile::coll(rshmem_core::profile::Family::{fam}, {bytes}, __prof); __r }}"
+    )
+}
+
+/// Sandia OpenSHMEM's performance-counter queries (`shmemx_pcntr_*`), read at any time.
+fn pcntr(g: &mut Gen) {
+    g.xsection("Performance counters (Sandia OpenSHMEM): writes and reads issued and completed per context");
+    for (what, field) in [
+        ("issued_write", "issued_write"),
+        ("issued_read", "issued_read"),
+        ("completed_write", "completed_write"),
+        ("completed_read", "completed_read"),
+    ] {
+        g.f(
+            &format!("void shmemx_pcntr_get_{what}(shmem_ctx_t ctx, uint64_t *cntr_value)"),
+            &format!("imp::pcntr(R, ctx, cntr_value, |p| p.{field})"),
+        );
+    }
+    g.f(
+        "void shmemx_pcntr_get_completed_target(uint64_t *cntr_value)",
+        "imp::pcntr(R, imp::H_CTX_DEFAULT as imp::CtxH, cntr_value, |p| p.target)",
+    );
+    g.f(
+        "void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr)",
+        "imp::pcntr(R, ctx, pcntr, |p| p)",
+    );
 }
 
 /// Which header declares a routine.
@@ -348,6 +420,8 @@ impl Gen {
             let sp = if cret.ends_with('*') { "" } else { " " };
             format!("{nr}{cret}{sp}{n}({params});")
         };
+        let body = profiled(name, &ps, body);
+        let body = body.as_str();
         // Every routine has its profiling twin (`pshmem_put`, `pstart_pes`, `p_my_pe`):
         // the body lives under the p-name and the plain name forwards to it.
         let real = format!("p{name}");
@@ -1752,6 +1826,7 @@ fn main() {
     active_set(&mut g);
     nbe(&mut g);
     sos_aliases(&mut g);
+    pcntr(&mut g);
     g.flush_ctx();
 
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -1797,7 +1872,12 @@ fn main() {
          /* Explicit active sets (seed 004): a team handle made locally (SHMEM_TEAM_INVALID on\n \
          * non-members); an index function gives the world PE of member PE_index. */\n\
          typedef shmem_team_t shmemx_aset_t;\n\
-         typedef int (*shmemx_offset_fn)(int PE_index, int PE_start, int PE_size, void *const_params);\n\n",
+         typedef int (*shmemx_offset_fn)(int PE_index, int PE_start, int PE_size, void *const_params);\n\n\
+         /* Sandia OpenSHMEM performance counters of a context (its field names: pending_*\n \
+         * count operations issued, cumulatively). rshmem keeps no target-side counter:\n \
+         * target is always 0. Counting is on with SHMEM_PROFILE or shmem_pcontrol(1). */\n\
+         typedef struct {\n    uint64_t pending_put;\n    uint64_t pending_get;\n    uint64_t completed_put;\n    \
+         uint64_t completed_get;\n    uint64_t target;\n} shmemx_pcntr_t;\n\n",
     );
     for d in &g.xdecls {
         writeln!(x, "{d}").unwrap();

@@ -104,6 +104,42 @@ fn panicked(routine: &'static str, p: Box<dyn std::any::Any + Send>) -> ! {
     fatal(&format!("{routine}: internal error: {msg}"))
 }
 
+/// `shmemx_pcntr_*`: writes `pick` of `ctx`'s counters to `out` (checked non-null).
+///
+/// # Safety
+/// `out` is null or writable.
+pub(crate) unsafe fn pcntr<T>(
+    routine: &'static str,
+    h: CtxH,
+    out: *mut T,
+    pick: impl FnOnce(rshmem_core::profile::Pcntr) -> T,
+) {
+    ok(rshmem_core::runtime::try_runtime()
+        .map(drop)
+        .ok_or(rshmem_core::Error::NotInitialized { routine }));
+    if out.is_null() {
+        ok::<()>(Err(rshmem_core::Error::InvalidArgument {
+            routine,
+            arg: if routine.ends_with("_all") {
+                "pcntr"
+            } else {
+                "cntr_value"
+            },
+            reason: "must not be NULL",
+        }));
+    }
+    let c = ctx(routine, h);
+    // SAFETY: checked non-null; writable by the caller's contract.
+    unsafe { out.write(pick(rshmem_core::profile::pcntr(c))) };
+}
+
+/// The size of what `p` points to (1 for `void`): a collective's element size for the
+/// profiling counts.
+#[inline]
+pub(crate) fn elem_size<T>(_p: *const T) -> usize {
+    core::mem::size_of::<T>()
+}
+
 /// The value, or a job abort with the core's message (which names routine and argument).
 #[inline(always)]
 pub(crate) fn ok<T>(r: Result<T>) -> T {

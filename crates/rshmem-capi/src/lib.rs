@@ -41,12 +41,13 @@ pub static SHMEMX_TEAM_LEADERS: usize = imp::H_LEADERS;
 #[no_mangle]
 pub static SHMEM_CTX_DEFAULT: usize = imp::H_CTX_DEFAULT;
 
-/// `void shmem_pcontrol(const int level, ...)`: profiling control; rshmem has no
-/// built-in profiler, so every level is accepted and ignored. The variadic arguments
-/// are never read, which the SysV calling convention allows a non-variadic callee.
+/// `void shmem_pcontrol(const int level, ...)`: the profiling level of this PE, at any
+/// time: 0 stops the counters (`SHMEM_PROFILE`, `shmemx_pcntr_*`), 1 counts with
+/// sampled time, 2 and above count and time every call. The variadic arguments are
+/// never read, which the SysV calling convention allows a non-variadic callee.
 #[no_mangle]
 pub extern "C" fn pshmem_pcontrol(level: core::ffi::c_int) {
-    let _ = level;
+    rshmem_core::profile::set_level(level);
 }
 
 /// `shmem_pcontrol` (forwards to [`pshmem_pcontrol`]).

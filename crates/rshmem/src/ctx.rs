@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::raw::{self, RawCtx};
 use crate::shmem::{ok, on_init_thread, Shmem};
 use crate::team::TeamRef;
+use rshmem_core::profile::Pcntr;
 
 /// The routine name of an operation: the plain C name on the default context, the
 /// `_ctx_` one on a created context (`routine!(state, "put")` is `shmem_put` or
@@ -305,6 +306,13 @@ impl Ctx<'_, Shared> {
 }
 
 impl<'t, M: CtxMode> Ctx<'t, M> {
+    /// Sandia OpenSHMEM's performance counters of this context (`shmemx_pcntr_get_all`):
+    /// writes and reads issued and completed while counting was on
+    /// ([`Shmem::pcontrol`](crate::Shmem::pcontrol) or `SHMEM_PROFILE`).
+    pub fn pcntr(&self) -> Pcntr {
+        rshmem_core::profile::pcntr(self.state.raw().get())
+    }
+
     fn from_state(state: CtxState) -> Self {
         Ctx {
             state,

@@ -93,6 +93,7 @@ pub use nbe::{FetchReq, NbeScope, ReqSet, Request};
 pub use nbi::{FetchNbi, GetNbi, NbiScope};
 pub use raw::{Fetch, ReqOutput};
 pub use remote::Remote;
+pub use rshmem_core::profile::{Counts as ProfileCounts, Family as ProfileFamily, Pcntr};
 pub use rshmem_core::{Cmp, SignalOp, ThreadLevel};
 pub use shmem::{Info, Shmem};
 pub use sym::{SharedSlice, SymBox, SymSlice, SymVec};

@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rshmem_core::ThreadLevel;
 
+use crate::{ProfileCounts, ProfileFamily};
+
 use crate::ctx::{Ctx, Shared};
 use crate::error::{Error, Result};
 
@@ -246,16 +248,38 @@ impl Shmem {
         }
     }
 
+    /// `shmem_pcontrol`: this PE's profiling level: 0 stops counting (counts so far
+    /// are kept), 1 counts calls, bytes and time sampled 1 call in 16, 2 and above time
+    /// every call. Off unless `SHMEM_PROFILE` sets a level at init.
+    pub fn pcontrol(&self, level: i32) {
+        rshmem_core::profile::set_level(level);
+    }
+
+    /// This PE's profiling counts so far, per routine family (every thread's), as
+    /// `(family, counts)` for the families with at least one call.
+    pub fn profile(&self) -> Vec<(ProfileFamily, ProfileCounts)> {
+        let s = rshmem_core::profile::snapshot();
+        ProfileFamily::ALL
+            .into_iter()
+            .map(|f| (f, s[f as usize]))
+            .filter(|(_, c)| c.calls > 0)
+            .collect()
+    }
+
     /// `shmem_barrier_all`: completes this PE's outstanding operations
     /// ([`quiet`](Self::quiet)), then waits until every PE has called it. Collective.
     pub fn barrier_all(&self) {
+        let t = rshmem_core::profile::now();
         ok(rshmem_core::sync::barrier_all());
+        rshmem_core::profile::coll(rshmem_core::profile::Family::Sync, 0, t);
     }
 
     /// `shmem_sync_all`: waits until every PE has called it, without completing
     /// outstanding operations. Collective.
     pub fn sync_all(&self) {
+        let t = rshmem_core::profile::now();
         ok(rshmem_core::sync::sync_all());
+        rshmem_core::profile::coll(rshmem_core::profile::Family::Sync, 0, t);
     }
 
     /// `shmem_fence`: puts, atomics and signals to each PE issued on the default

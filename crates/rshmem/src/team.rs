@@ -143,7 +143,10 @@ impl<'s> TeamRef<'s> {
     /// # Errors
     /// Only if the runtime is unusable.
     pub fn sync(&self) -> Result<()> {
-        core_team::sync(&self.team).map_err(Error::from)
+        let t = rshmem_core::profile::now();
+        let r = core_team::sync(&self.team).map_err(Error::from);
+        rshmem_core::profile::coll(rshmem_core::profile::Family::Sync, 0, t);
+        r
     }
 
     /// `shmem_team_split_strided`: the team of the members with ranks

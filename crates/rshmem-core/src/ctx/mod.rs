@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::engine::Completion;
 use crate::error::{Error, Result};
+use crate::profile::CtxCounters;
 use crate::runtime::{rt, Runtime};
 use crate::team::Team;
 use crate::transport::CtxState;
@@ -42,6 +43,8 @@ pub struct Ctx {
     /// Set while the context is alive (so stale handles can be told apart).
     live: AtomicBool,
     state: CtxState,
+    /// Its `shmemx_pcntr_*` counters (the default context keeps them per thread).
+    pub(crate) prof: CtxCounters,
 }
 
 /// `SHMEM_CTX_DEFAULT`.
@@ -50,6 +53,7 @@ static DEFAULT: Ctx = Ctx {
     team: None,
     live: AtomicBool::new(true),
     state: CtxState::new(),
+    prof: CtxCounters::new(),
 };
 
 /// Recycled context objects, and how many are alive. Boxed: a live context's address is
@@ -136,7 +140,9 @@ impl Ctx {
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
     #[inline]
     pub(crate) fn quiet(&self, rt: &Runtime) -> Result<()> {
-        rt.fabric.quiet("shmem_ctx_quiet", &self.state)
+        rt.fabric.quiet("shmem_ctx_quiet", &self.state)?;
+        crate::profile::quieted(Some(self));
+        Ok(())
     }
 
     /// `shmem_ctx_fence`: orders this context's puts and AMOs to each PE.
@@ -172,6 +178,7 @@ fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> R
             team: None,
             live: AtomicBool::new(false),
             state: CtxState::new(),
+            prof: CtxCounters::new(),
         })
     });
     pool.1 += 1;
@@ -180,6 +187,7 @@ fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> R
     ctx.team = team.cloned();
     ctx.state.lane = rt.fabric.engine.pick_lane();
     ctx.state.comp.reset();
+    ctx.prof.reset();
     *ctx.live.get_mut() = true;
     let handle = NonNull::from(Box::leak(ctx));
     if let Some(t) = team {

@@ -4,6 +4,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::profile::{self, Family, Pc};
 use crate::request::{self, ReqHandle};
 use crate::runtime::rt;
 use crate::word::{AmoOp, Word};
@@ -24,11 +25,13 @@ pub unsafe fn ctx_atomic<W: Word>(
     op: AmoOp<W>,
     pe: i64,
 ) -> Result<W> {
-    let rt = rt(routine)?;
-    let pe = ctx.pe(rt, routine, pe)?;
-    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
-    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
-    rt.fabric.amo(routine, ctx.state(), pe, addr, op)
+    profile::count(Family::Amo, W::SIZE, ctx, Pc::Read, || {
+        let rt = rt(routine)?;
+        let pe = ctx.pe(rt, routine, pe)?;
+        rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
+        let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+        rt.fabric.amo(routine, ctx.state(), pe, addr, op)
+    })
 }
 
 /// `shmem_ctx_atomic_{set,inc,add,and,or,xor}`: a non-fetching atomic. Through UCX it is
@@ -45,11 +48,13 @@ pub unsafe fn ctx_atomic_post<W: Word>(
     op: AmoOp<W>,
     pe: i64,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let pe = ctx.pe(rt, routine, pe)?;
-    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
-    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
-    rt.fabric.amo_post(routine, ctx.state(), pe, addr, op)
+    profile::count(Family::Amo, W::SIZE, ctx, Pc::Write, || {
+        let rt = rt(routine)?;
+        let pe = ctx.pe(rt, routine, pe)?;
+        rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
+        let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+        rt.fabric.amo_post(routine, ctx.state(), pe, addr, op)
+    })
 }
 
 /// [`ctx_atomic`] on the default context.

@@ -18,6 +18,7 @@
 use rshmem_util::Waiter;
 
 use crate::error::{Error, Result};
+use crate::profile::{self, Family};
 use crate::runtime::{rt, Runtime};
 use crate::transport::SymAddr;
 use crate::word::AmoOp;
@@ -204,6 +205,7 @@ fn check(routine: &'static str, lock: *const i64) -> Result<RtLock<'static>> {
 /// `InvalidArgument` naming `lock` if this PE already holds or waits for it (waiting
 /// would never end).
 pub fn set_lock(routine: &'static str, lock: *const i64) -> Result<()> {
+    let _p = profile::span(Family::Lock, 0);
     acquire(&check(routine, lock)?, routine, false).map(drop)
 }
 
@@ -213,6 +215,7 @@ pub fn set_lock(routine: &'static str, lock: *const i64) -> Result<()> {
 /// # Errors
 /// `InvalidArgument` naming `lock` if this PE already holds or waits for it.
 pub fn test_lock(routine: &'static str, lock: *const i64) -> Result<bool> {
+    let _p = profile::span(Family::Lock, 0);
     acquire(&check(routine, lock)?, routine, true)
 }
 
@@ -224,5 +227,6 @@ pub fn test_lock(routine: &'static str, lock: *const i64) -> Result<bool> {
 /// until `clear_lock` returns: another thread's `set_lock` that races with it may still
 /// find it held.
 pub fn clear_lock(routine: &'static str, lock: *const i64) -> Result<()> {
+    let _p = profile::span(Family::Lock, 0);
     release(&check(routine, lock)?, routine)
 }

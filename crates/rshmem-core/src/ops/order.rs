@@ -2,12 +2,14 @@
 
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::profile::{self, Family};
 use crate::runtime::rt;
 
 /// `shmem_fence`: puts and AMOs to each PE issued before it on the default context are
 /// delivered before those issued after it.
 #[inline]
 pub fn fence() -> Result<()> {
+    let _p = profile::span(Family::Fence, 0);
     Ctx::default_ctx().fence(rt("shmem_fence")?);
     Ok(())
 }
@@ -15,6 +17,7 @@ pub fn fence() -> Result<()> {
 /// `shmem_ctx_fence`: [`fence`] on a context.
 #[inline]
 pub fn ctx_fence(ctx: &Ctx) -> Result<()> {
+    let _p = profile::span(Family::Fence, 0);
     ctx.fence(rt("shmem_ctx_fence")?);
     Ok(())
 }
@@ -23,6 +26,7 @@ pub fn ctx_fence(ctx: &Ctx) -> Result<()> {
 /// visible (explicit non-blocking operations excepted: their requests complete them).
 #[inline]
 pub fn ctx_quiet(ctx: &Ctx) -> Result<()> {
+    let _p = profile::span(Family::Quiet, 0);
     ctx.quiet(rt("shmem_ctx_quiet")?)?;
     Ok(())
 }
@@ -31,6 +35,7 @@ pub fn ctx_quiet(ctx: &Ctx) -> Result<()> {
 /// default context is complete and visible.
 #[inline]
 pub fn quiet() -> Result<()> {
+    let _p = profile::span(Family::Quiet, 0);
     rt("shmem_quiet")?.quiet_all();
     Ok(())
 }

@@ -6,6 +6,7 @@ use rshmem_util::Waiter;
 use crate::sync::user_wait_check;
 
 use crate::error::Result;
+use crate::profile::{self, Family};
 use crate::runtime::rt;
 use crate::word::{Cmp, Word};
 
@@ -123,6 +124,7 @@ pub unsafe fn wait_until<W: Word>(
     cmp: Cmp,
     value: W,
 ) -> Result<()> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded; `Set::new` checks the word.
     let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
     let mut w = Waiter::new();
@@ -164,6 +166,7 @@ pub unsafe fn test<W: Word>(
     cmp: Cmp,
     value: W,
 ) -> Result<bool> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded; `Set::new` checks the word.
     let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
     Ok(s.satisfied(0))
@@ -182,6 +185,7 @@ pub unsafe fn wait_until_all<W: Word>(
     cmp: Cmp,
     values: Values<W>,
 ) -> Result<()> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     for i in (0..n).filter(|&i| s.included(i)) {
@@ -207,6 +211,7 @@ pub unsafe fn wait_until_any<W: Word>(
     cmp: Cmp,
     values: Values<W>,
 ) -> Result<Option<usize>> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     if !s.any_included() {
@@ -237,6 +242,7 @@ pub unsafe fn wait_until_some<W: Word>(
     cmp: Cmp,
     values: Values<W>,
 ) -> Result<usize> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     if !s.any_included() {
@@ -267,6 +273,7 @@ pub unsafe fn test_all<W: Word>(
     cmp: Cmp,
     values: Values<W>,
 ) -> Result<bool> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     Ok((0..n).all(|i| !s.included(i) || s.satisfied(i)))
@@ -284,6 +291,7 @@ pub unsafe fn test_any<W: Word>(
     cmp: Cmp,
     values: Values<W>,
 ) -> Result<Option<usize>> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     Ok(s.find_one())
@@ -302,6 +310,7 @@ pub unsafe fn test_some<W: Word>(
     cmp: Cmp,
     values: Values<W>,
 ) -> Result<usize> {
+    let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     // SAFETY: forwarded contract on `indices`.

@@ -3,6 +3,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
+use crate::profile::{self, Family, Pc};
 use crate::request::{self, ReqHandle};
 use crate::runtime::rt;
 pub(crate) use crate::transport::Dir;
@@ -74,7 +75,7 @@ pub unsafe fn ctx_put(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe {
+    profile::count(Family::Put, nbytes, ctx, Pc::Write, || unsafe {
         contiguous(
             ctx,
             routine,
@@ -85,7 +86,7 @@ pub unsafe fn ctx_put(
             nbytes,
             pe,
         )
-    }
+    })
 }
 
 /// `shmem_ctx_getmem`: copies `nbytes` from symmetric `src` on `pe` to local `dest`.
@@ -102,7 +103,7 @@ pub unsafe fn ctx_get(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe {
+    profile::count(Family::Get, nbytes, ctx, Pc::Read, || unsafe {
         contiguous(
             ctx,
             routine,
@@ -113,7 +114,7 @@ pub unsafe fn ctx_get(
             nbytes,
             pe,
         )
-    }
+    })
 }
 
 /// `shmem_ctx_putmem_nbi`: like [`ctx_put`], but `src` may be reused only after the
@@ -131,7 +132,7 @@ pub unsafe fn ctx_put_nbi(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe {
+    profile::count(Family::PutNbi, nbytes, ctx, Pc::Write, || unsafe {
         contiguous(
             ctx,
             routine,
@@ -142,7 +143,7 @@ pub unsafe fn ctx_put_nbi(
             nbytes,
             pe,
         )
-    }
+    })
 }
 
 /// `shmem_ctx_getmem_nbi`: like [`ctx_get`], but the data is in `dest` only after the
@@ -161,7 +162,9 @@ pub unsafe fn ctx_get_nbi(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe) }
+    profile::count(Family::GetNbi, nbytes, ctx, Pc::Read, || unsafe {
+        contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe)
+    })
 }
 
 /// An explicit non-blocking transfer: counted in the request in `slot` (a request
@@ -229,7 +232,7 @@ pub unsafe fn put_nbe(
     slot: &mut Option<ReqHandle>,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe {
+    profile::count(Family::PutNbi, nbytes, ctx, Pc::Write, || unsafe {
         nbe(
             ctx,
             routine,
@@ -240,7 +243,7 @@ pub unsafe fn put_nbe(
             pe,
             slot,
         )
-    }
+    })
 }
 
 /// `shmemx_ctx_getmem_nbe`: a get completed by the request in `slot`.
@@ -259,7 +262,9 @@ pub unsafe fn get_nbe(
     slot: &mut Option<ReqHandle>,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { nbe(ctx, routine, Dir::Get, src, dest, nbytes, pe, slot) }
+    profile::count(Family::GetNbi, nbytes, ctx, Pc::Read, || unsafe {
+        nbe(ctx, routine, Dir::Get, src, dest, nbytes, pe, slot)
+    })
 }
 
 /// `shmem_putmem` on the default context.
@@ -398,6 +403,34 @@ pub unsafe fn ctx_strided(
     size: usize,
     pe: i64,
 ) -> Result<()> {
+    let (fam, pc) = if is_put {
+        (Family::Put, Pc::Write)
+    } else {
+        (Family::Get, Pc::Read)
+    };
+    profile::count(fam, nelems.saturating_mul(size), ctx, pc, || {
+        // SAFETY: forwarded contract.
+        unsafe { strided_in(ctx, routine, is_put, dest, src, dst, sst, nelems, size, pe) }
+    })
+}
+
+/// [`ctx_strided`] uncounted.
+///
+/// # Safety
+/// As [`strided`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn strided_in(
+    ctx: &Ctx,
+    routine: &'static str,
+    is_put: bool,
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    size: usize,
+    pe: i64,
+) -> Result<()> {
     if nelems == 0 || size == 0 {
         return Ok(());
     }
@@ -515,17 +548,34 @@ pub unsafe fn ctx_blocked(
         arg: "bsize",
         reason: "block size overflows",
     })?;
-    for b in 0..nblocks as isize {
-        let d = dest.wrapping_offset(b * dst * size as isize);
-        let s = src.wrapping_offset(b * sst * size as isize);
-        // SAFETY: forwarded contract; each block is range-checked by put/get.
-        unsafe {
-            if is_put {
-                ctx_put(ctx, routine, d, s, bytes, pe)?;
-            } else {
-                ctx_get(ctx, routine, d, s, bytes, pe)?;
+    let (fam, pc) = if is_put {
+        (Family::Put, Pc::Write)
+    } else {
+        (Family::Get, Pc::Read)
+    };
+    // One call, counted once (not once per block).
+    profile::count(fam, bytes.saturating_mul(nblocks), ctx, pc, || {
+        for b in 0..nblocks as isize {
+            let d = dest.wrapping_offset(b * dst * size as isize);
+            let s = src.wrapping_offset(b * sst * size as isize);
+            // SAFETY: forwarded contract; each block is range-checked by `contiguous`.
+            unsafe {
+                if is_put {
+                    contiguous(
+                        ctx,
+                        routine,
+                        Dir::Put,
+                        Mode::Blocking,
+                        d,
+                        s as *mut u8,
+                        bytes,
+                        pe,
+                    )?;
+                } else {
+                    contiguous(ctx, routine, Dir::Get, Mode::Blocking, s, d, bytes, pe)?;
+                }
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }

@@ -7,6 +7,7 @@ use crate::sync::user_wait_check;
 
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
+use crate::profile::{self, Family, Pc};
 use crate::rma::Dir;
 use crate::runtime::{rt, Runtime};
 use crate::transport::SymAddr;
@@ -73,11 +74,13 @@ pub unsafe fn ctx_signal_op(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let pe = ctx.pe(rt, routine, pe)?;
-    let addr = check_sig(rt, routine, sig_addr)?;
-    rt.fabric
-        .amo_post(routine, ctx.state(), pe, addr, amo_of(op, signal))
+    profile::count(Family::Signal, 8, ctx, Pc::Write, || {
+        let rt = rt(routine)?;
+        let pe = ctx.pe(rt, routine, pe)?;
+        let addr = check_sig(rt, routine, sig_addr)?;
+        rt.fabric
+            .amo_post(routine, ctx.state(), pe, addr, amo_of(op, signal))
+    })
 }
 
 fn amo_of(op: SignalOp, signal: u64) -> AmoOp<u64> {
@@ -141,6 +144,34 @@ pub unsafe fn ctx_put_signal(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
+    profile::count(Family::Signal, nbytes, ctx, Pc::Write, || {
+        // SAFETY: forwarded contract.
+        unsafe {
+            put_signal_in(
+                ctx, routine, nbi, dest, src, nbytes, sig_addr, signal, op, pe,
+            )
+        }
+    })
+}
+
+/// [`ctx_put_signal`] uncounted.
+///
+/// # Safety
+/// As [`ctx_put_signal`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn put_signal_in(
+    ctx: &Ctx,
+    routine: &'static str,
+    nbi: bool,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    sig_addr: *const u64,
+    signal: u64,
+    op: SignalOp,
+    pe: i64,
+) -> Result<()> {
     // Validate everything first: a rejected call must deliver nothing.
     let rt = rt(routine)?;
     let pe = ctx.pe(rt, routine, pe)?;
@@ -179,9 +210,11 @@ pub unsafe fn ctx_put_signal(
 /// None beyond the checks made here.
 #[inline]
 pub unsafe fn signal_fetch(routine: &'static str, sig_addr: *const u64) -> Result<u64> {
-    check_sig(rt(routine)?, routine, sig_addr)?;
-    // SAFETY: checked symmetric (hence mapped) and aligned.
-    Ok(unsafe { u64::load(sig_addr) })
+    profile::count_plain(Family::Signal, 8, || {
+        check_sig(rt(routine)?, routine, sig_addr)?;
+        // SAFETY: checked symmetric (hence mapped) and aligned.
+        Ok(unsafe { u64::load(sig_addr) })
+    })
 }
 
 /// `shmem_signal_wait_until`: waits until the local signal satisfies `cmp value` and
@@ -195,8 +228,25 @@ pub unsafe fn signal_wait_until(
     cmp: Cmp,
     value: u64,
 ) -> Result<u64> {
-    // SAFETY: `signal_fetch` validates the address once.
-    let mut v = unsafe { signal_fetch(routine, sig_addr)? };
+    // SAFETY: forwarded contract.
+    profile::count_plain(Family::Wait, 0, || unsafe {
+        signal_wait_in(routine, sig_addr, cmp, value)
+    })
+}
+
+/// [`signal_wait_until`] uncounted.
+///
+/// # Safety
+/// None beyond the checks made here.
+unsafe fn signal_wait_in(
+    routine: &'static str,
+    sig_addr: *const u64,
+    cmp: Cmp,
+    value: u64,
+) -> Result<u64> {
+    check_sig(rt(routine)?, routine, sig_addr)?;
+    // SAFETY: validated above.
+    let mut v = unsafe { u64::load(sig_addr) };
     let mut w = Waiter::new();
     while !cmp.holds(v, value) {
         user_wait_check(routine, &mut w, || {

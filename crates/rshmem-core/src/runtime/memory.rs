@@ -3,6 +3,7 @@
 //! it does anything. With `SHMEM_DEBUG=1` the arguments are compared across PEs first.
 
 use crate::error::{Error, Result};
+use crate::profile::{self, Family};
 use crate::runtime::{rt, Runtime};
 
 /// Routine ids for the collective check.
@@ -110,6 +111,7 @@ fn allocate(
     size: usize,
     barrier: bool,
 ) -> Result<*mut u8> {
+    let _p = profile::span(Family::Alloc, size);
     let rt = rt(routine)?;
     if alignment != 0 && !alignment.is_power_of_two() {
         return Err(Error::InvalidArgument {
@@ -145,6 +147,7 @@ fn allocate(
 /// allocated, like any size larger than the heap: [`Error::HeapExhausted`] on every PE
 /// (the same arguments everywhere give the same verdict), after the usual barrier.
 pub fn calloc(routine: &'static str, count: usize, size: usize) -> Result<*mut u8> {
+    let _p = profile::span(Family::Alloc, count.saturating_mul(size));
     let rt = rt(routine)?;
     if count == 0 || size == 0 {
         return Ok(std::ptr::null_mut());
@@ -168,6 +171,7 @@ pub fn calloc(routine: &'static str, count: usize, size: usize) -> Result<*mut u
 
 /// `shmem_free`: releases a block (null: nothing, no synchronization).
 pub fn free(routine: &'static str, ptr: *mut u8) -> Result<()> {
+    let _p = profile::span(Family::Alloc, 0);
     let rt = rt(routine)?;
     if ptr.is_null() {
         return Ok(());
@@ -195,6 +199,8 @@ pub fn realloc(routine: &'static str, ptr: *mut u8, size: usize) -> Result<*mut 
         free(routine, ptr)?;
         return Ok(std::ptr::null_mut());
     }
+    // Counted here, after the cases that malloc or free count.
+    let _p = profile::span(Family::Alloc, size);
     let off = rt.offset_of_ptr(routine, "ptr", ptr)?;
     rt.check_collective(
         routine,

@@ -73,6 +73,8 @@ pub(crate) struct Internal {
     /// Non-zero once this PE found a peer that finalized while it waited for it, and is
     /// about to end the job: peers in finalize's barrier stop waiting for it.
     pub(crate) failing: CachePadded<AtomicU64>,
+    /// This PE's profiling summary, published at finalize for PE 0 to gather.
+    pub(crate) profile: [u64; crate::profile::WORDS],
 }
 
 /// What a PE's `Internal::state` word says about it.
@@ -824,6 +826,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     if me == 0 {
         rt.print_banner();
     }
+    crate::profile::start(rt.cfg.profile);
     RUNTIME.store(Box::into_raw(rt), Ordering::Release);
     INIT_DEPTH.store(1, Ordering::Relaxed);
     register_at_exit();
@@ -857,6 +860,9 @@ pub fn finalize() {
         rt.fatal(&e);
     }
     rt.quiet_all();
+    if rt.cfg.profile > 0 {
+        crate::profile::gather_and_print(rt);
+    }
     // Tell the peers (release: whatever this PE wrote before, e.g. its last collective's
     // flags, is visible to a peer that sees the state) that it takes part in no more
     // collectives, so a peer still waiting for it in one ends with an error; then wait

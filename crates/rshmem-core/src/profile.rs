@@ -1,0 +1,600 @@
+//! Profiling counters: calls, bytes and time in the library per routine family, kept per
+//! thread and folded per PE when read; the Sandia OpenSHMEM performance counters
+//! (`shmemx_pcntr_*`: issued and completed writes and reads per context).
+//!
+//! Off by default. The level (`SHMEM_PROFILE` at init, `shmem_pcontrol` at any time) is
+//! a plain static, so a disabled hook is one load and one predictable branch. Enabled,
+//! a hook adds to its thread's own block with plain loads and stores (one writer per
+//! block, so no read-modify-write atomics) and reads the clock only on sampled calls:
+//! level 1 times one call in [`SAMPLE`] of each family and scales, level 2 times every
+//! call. Blocks are registered once per thread and outlive it, so nothing a finished
+//! thread counted is lost.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::ctx::Ctx;
+use crate::runtime::{Internal, Runtime};
+
+/// Routine families counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Family {
+    /// Blocking puts (`shmem_put*`, `shmem_p`, `shmem_iput`, `shmem_ibput`).
+    Put = 0,
+    /// Blocking gets.
+    Get,
+    /// Non-blocking puts (`_nbi`, `_nbe`).
+    PutNbi,
+    /// Non-blocking gets.
+    GetNbi,
+    /// Atomic memory operations.
+    Amo,
+    /// Put-with-signal and signal set/add/fetch.
+    Signal,
+    /// `shmem_fence`.
+    Fence,
+    /// `shmem_quiet`.
+    Quiet,
+    /// Barriers and syncs.
+    Sync,
+    /// Collectives other than barriers and syncs.
+    Coll,
+    /// Point-to-point waits and tests, signal waits.
+    Wait,
+    /// Distributed locks.
+    Lock,
+    /// Symmetric heap management.
+    Alloc,
+}
+
+/// Number of families.
+pub const FAMILIES: usize = 13;
+
+impl Family {
+    /// Every family, in table order.
+    pub const ALL: [Family; FAMILIES] = [
+        Family::Put,
+        Family::Get,
+        Family::PutNbi,
+        Family::GetNbi,
+        Family::Amo,
+        Family::Signal,
+        Family::Fence,
+        Family::Quiet,
+        Family::Sync,
+        Family::Coll,
+        Family::Wait,
+        Family::Lock,
+        Family::Alloc,
+    ];
+
+    /// Its name in summaries.
+    pub fn name(self) -> &'static str {
+        [
+            "put", "get", "put_nbi", "get_nbi", "amo", "signal", "fence", "quiet", "sync", "coll",
+            "wait", "lock", "alloc",
+        ][self as usize]
+    }
+}
+
+/// What an operation adds to the `shmemx_pcntr_*` counters of its context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pc {
+    /// Nothing (not a data movement).
+    None,
+    /// A write (put, non-fetching AMO, signal update).
+    Write,
+    /// A read (get, fetching AMO).
+    Read,
+}
+
+/// One call in this many of a family is timed at level 1 (a power of two).
+pub const SAMPLE: u64 = 16;
+
+/// 0: off; 1: counting, time sampled; 2: counting, every call timed.
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+/// Whether counting is on (the one check a disabled hook makes).
+#[inline(always)]
+pub fn on() -> bool {
+    LEVEL.load(Relaxed) != 0
+}
+
+/// The level in force.
+pub fn level() -> u32 {
+    LEVEL.load(Relaxed) as u32
+}
+
+/// `shmem_pcontrol`: 0 stops counting (counts so far are kept), 1 counts with sampled
+/// time, 2 and above count and time every call. Negative levels are taken as 0.
+pub fn set_level(level: i32) {
+    LEVEL.store(level.clamp(0, 2) as u8, Relaxed);
+}
+
+/// Adds `n` to a counter only its owner thread writes: a plain load and store.
+#[inline(always)]
+fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+/// The `shmemx_pcntr_*` words of one context (or of one thread on the default context).
+#[derive(Debug, Default)]
+pub struct CtxCounters {
+    issued_write: AtomicU64,
+    issued_read: AtomicU64,
+    /// Issued since the last quiet on it: what may still be in flight.
+    since_quiet_write: AtomicU64,
+    since_quiet_read: AtomicU64,
+}
+
+impl CtxCounters {
+    /// Zeroed.
+    pub const fn new() -> CtxCounters {
+        CtxCounters {
+            issued_write: AtomicU64::new(0),
+            issued_read: AtomicU64::new(0),
+            since_quiet_write: AtomicU64::new(0),
+            since_quiet_read: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts one operation; `shared`: other threads may count here at the same time.
+    #[inline(always)]
+    fn add(&self, pc: Pc, shared: bool) {
+        let (issued, since) = match pc {
+            Pc::None => return,
+            Pc::Write => (&self.issued_write, &self.since_quiet_write),
+            Pc::Read => (&self.issued_read, &self.since_quiet_read),
+        };
+        if shared {
+            issued.fetch_add(1, Relaxed);
+            since.fetch_add(1, Relaxed);
+        } else {
+            bump(issued, 1);
+            bump(since, 1);
+        }
+    }
+
+    fn quieted(&self) {
+        self.since_quiet_write.store(0, Relaxed);
+        self.since_quiet_read.store(0, Relaxed);
+    }
+
+    /// Zeroes every word.
+    pub fn reset(&self) {
+        self.issued_write.store(0, Relaxed);
+        self.issued_read.store(0, Relaxed);
+        self.quieted();
+    }
+
+    fn read(&self) -> [u64; 4] {
+        [
+            self.issued_write.load(Relaxed),
+            self.issued_read.load(Relaxed),
+            self.since_quiet_write.load(Relaxed),
+            self.since_quiet_read.load(Relaxed),
+        ]
+    }
+}
+
+/// One thread's counters. Aligned so that two threads' blocks share no cache line.
+#[repr(align(128))]
+struct Block {
+    calls: [AtomicU64; FAMILIES],
+    bytes: [AtomicU64; FAMILIES],
+    /// Timed calls and their nanoseconds.
+    timed: [AtomicU64; FAMILIES],
+    nanos: [AtomicU64; FAMILIES],
+    /// This thread's operations on the default context.
+    default_ctx: CtxCounters,
+}
+
+impl Block {
+    fn new() -> Block {
+        Block {
+            calls: Default::default(),
+            bytes: Default::default(),
+            timed: Default::default(),
+            nanos: Default::default(),
+            default_ctx: CtxCounters::new(),
+        }
+    }
+
+    fn reset(&self) {
+        for a in [&self.calls, &self.bytes, &self.timed, &self.nanos] {
+            for c in a {
+                c.store(0, Relaxed);
+            }
+        }
+        self.default_ctx.reset();
+    }
+}
+
+/// Every thread's block, for folding.
+static BLOCKS: Mutex<Vec<Arc<Block>>> = Mutex::new(Vec::new());
+
+thread_local! {
+    static MINE: Arc<Block> = {
+        let b = Arc::new(Block::new());
+        BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).push(b.clone());
+        b
+    };
+}
+
+/// Zeroes every counter (at init) and sets the level.
+pub(crate) fn start(level: usize) {
+    for b in BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        b.reset();
+    }
+    set_level(level.min(2) as i32);
+}
+
+/// Counts one call of `fam` moving `bytes` (and, on `ctx`, one `pc` operation) around
+/// `f`, timing it when sampled.
+#[inline(always)]
+pub fn count<R>(fam: Family, bytes: usize, ctx: &Ctx, pc: Pc, f: impl FnOnce() -> R) -> R {
+    if !on() {
+        return f();
+    }
+    counted(fam, bytes, ctx, pc, f)
+}
+
+/// [`count`] for routines with no context.
+#[inline(always)]
+pub fn count_plain<R>(fam: Family, bytes: usize, f: impl FnOnce() -> R) -> R {
+    if !on() {
+        return f();
+    }
+    counted(fam, bytes, Ctx::default_ctx(), Pc::None, f)
+}
+
+#[inline(never)]
+fn counted<R>(fam: Family, bytes: usize, ctx: &Ctx, pc: Pc, f: impl FnOnce() -> R) -> R {
+    let t = begin(fam, bytes, ctx, pc);
+    let r = f();
+    if let Some(t) = t {
+        finish(fam, t);
+    }
+    r
+}
+
+/// Counts the call; returns the start time when this call is timed.
+#[inline(never)]
+fn begin(fam: Family, bytes: usize, ctx: &Ctx, pc: Pc) -> Option<Instant> {
+    let f = fam as usize;
+    let timed = MINE
+        .try_with(|b| {
+            let n = b.calls[f].load(Relaxed);
+            b.calls[f].store(n.wrapping_add(1), Relaxed);
+            bump(&b.bytes[f], bytes as u64);
+            if pc != Pc::None {
+                if ctx.is_default() {
+                    b.default_ctx.add(pc, false);
+                } else {
+                    let shared =
+                        ctx.options() & (crate::ctx::PRIVATE | crate::ctx::SERIALIZED) == 0;
+                    ctx.prof.add(pc, shared);
+                }
+            }
+            LEVEL.load(Relaxed) >= 2 || n % SAMPLE == 0
+        })
+        .unwrap_or(false);
+    timed.then(Instant::now)
+}
+
+#[inline(never)]
+fn finish(fam: Family, t: Instant) {
+    let ns = t.elapsed().as_nanos() as u64;
+    let _ = MINE.try_with(|b| {
+        bump(&b.timed[fam as usize], 1);
+        bump(&b.nanos[fam as usize], ns);
+    });
+}
+
+/// A counted call in progress: timed (when sampled) until dropped. For routines whose
+/// many returns a closure would not wrap neatly (waits, heap management).
+#[must_use]
+#[derive(Debug)]
+pub struct Span {
+    fam: Family,
+    start: Option<Instant>,
+}
+
+impl Drop for Span {
+    fn drop(&mut self) {
+        if let Some(t) = self.start {
+            finish(self.fam, t);
+        }
+    }
+}
+
+/// Counts one call of `fam` moving `bytes`; the time runs until the span is dropped.
+#[inline(always)]
+pub fn span(fam: Family, bytes: usize) -> Option<Span> {
+    if !on() {
+        return None;
+    }
+    Some(Span {
+        fam,
+        start: begin(fam, bytes, Ctx::default_ctx(), Pc::None),
+    })
+}
+
+/// Times a collective that started at `start` (taken with [`now`]) and counts it with
+/// `bytes`: for faces whose collective entry points are not wrapped by [`count`].
+pub fn coll(fam: Family, bytes: usize, start: Option<Instant>) {
+    if !on() {
+        return;
+    }
+    let f = fam as usize;
+    let _ = MINE.try_with(|b| {
+        bump(&b.calls[f], 1);
+        bump(&b.bytes[f], bytes as u64);
+        if let Some(t) = start {
+            bump(&b.timed[f], 1);
+            bump(&b.nanos[f], t.elapsed().as_nanos() as u64);
+        }
+    });
+}
+
+/// The start time for [`coll`], when counting is on (collectives are always timed: one
+/// clock read is small beside them).
+#[inline]
+pub fn now() -> Option<Instant> {
+    on().then(Instant::now)
+}
+
+/// A quiet on `ctx` (or on every context: `None`) finished: nothing issued before it is
+/// in flight.
+#[inline(always)]
+pub(crate) fn quieted(ctx: Option<&Ctx>) {
+    if !on() {
+        return;
+    }
+    match ctx {
+        Some(c) if !c.is_default() => c.prof.quieted(),
+        _ => {
+            let _ = MINE.try_with(|b| b.default_ctx.quieted());
+        }
+    }
+}
+
+/// One family's totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Calls.
+    pub calls: u64,
+    /// Bytes moved (payload; for AMOs, the word size).
+    pub bytes: u64,
+    /// Nanoseconds in the library, estimated from the timed calls.
+    pub nanos: u64,
+}
+
+/// Every family's totals on one PE, in [`Family::ALL`] order.
+pub type Summary = [Counts; FAMILIES];
+
+/// Folds every thread's counters of this PE.
+pub fn snapshot() -> Summary {
+    let mut calls = [0u64; FAMILIES];
+    let mut bytes = [0u64; FAMILIES];
+    let mut timed = [0u64; FAMILIES];
+    let mut nanos = [0u64; FAMILIES];
+    for b in BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        for f in 0..FAMILIES {
+            calls[f] += b.calls[f].load(Relaxed);
+            bytes[f] += b.bytes[f].load(Relaxed);
+            timed[f] += b.timed[f].load(Relaxed);
+            nanos[f] += b.nanos[f].load(Relaxed);
+        }
+    }
+    let mut out = [Counts::default(); FAMILIES];
+    for f in 0..FAMILIES {
+        // Scale the timed calls' time to every call of the family.
+        let est = if timed[f] == 0 {
+            0
+        } else {
+            (nanos[f] as u128 * calls[f] as u128 / timed[f] as u128) as u64
+        };
+        out[f] = Counts {
+            calls: calls[f],
+            bytes: bytes[f],
+            nanos: est,
+        };
+    }
+    out
+}
+
+/// The Sandia OpenSHMEM performance counters of one context.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Pcntr {
+    /// Writes issued (SOS's `pending_put` field: cumulative, as SOS reports it).
+    pub issued_write: u64,
+    /// Reads issued.
+    pub issued_read: u64,
+    /// Writes completed.
+    pub completed_write: u64,
+    /// Reads completed.
+    pub completed_read: u64,
+    /// Operations completed with this PE as target: always 0 (puts on the node are the
+    /// initiator's stores; no target-side counter is kept, as in SOS without one).
+    pub target: u64,
+}
+
+/// The counters of `ctx` now. Operations count as completed once nothing is in flight on
+/// the context; while something is, those issued since the last quiet on it (by this
+/// thread, on the default context) count as pending.
+pub fn pcntr(ctx: &Ctx) -> Pcntr {
+    let [iw, ir, mut sw, mut sr] = if ctx.is_default() {
+        let mut sum = [0u64; 4];
+        for b in BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            for (s, v) in sum.iter_mut().zip(b.default_ctx.read()) {
+                *s += v;
+            }
+        }
+        // Only this thread's own "since quiet" words describe what it may have in flight.
+        let own = MINE.try_with(|b| b.default_ctx.read()).unwrap_or([0; 4]);
+        [sum[0], sum[1], own[2], own[3]]
+    } else {
+        ctx.prof.read()
+    };
+    if !ctx.pending() {
+        sw = 0;
+        sr = 0;
+    }
+    Pcntr {
+        issued_write: iw,
+        issued_read: ir,
+        completed_write: iw - sw.min(iw),
+        completed_read: ir - sr.min(ir),
+        target: 0,
+    }
+}
+
+/// Words of one PE's summary in the symmetric area finalize gathers.
+pub(crate) const WORDS: usize = FAMILIES * 3;
+
+/// A summary as words (calls, bytes, nanos per family).
+pub(crate) fn to_words(s: &Summary) -> [u64; WORDS] {
+    let mut w = [0u64; WORDS];
+    for (f, c) in s.iter().enumerate() {
+        w[3 * f] = c.calls;
+        w[3 * f + 1] = c.bytes;
+        w[3 * f + 2] = c.nanos;
+    }
+    w
+}
+
+/// The inverse of [`to_words`].
+pub(crate) fn from_words(w: &[u64; WORDS]) -> Summary {
+    let mut s = [Counts::default(); FAMILIES];
+    for (f, c) in s.iter_mut().enumerate() {
+        *c = Counts {
+            calls: w[3 * f],
+            bytes: w[3 * f + 1],
+            nanos: w[3 * f + 2],
+        };
+    }
+    s
+}
+
+/// At finalize, with `SHMEM_PROFILE` set (on every PE): stops counting, publishes this
+/// PE's summary in its runtime area, syncs the world, and PE 0 reads every PE's and
+/// prints the report to stderr. PE 0 reads before it enters finalize's barrier, so no
+/// PE unmaps what it reads.
+pub(crate) fn gather_and_print(rt: &Runtime) {
+    const R: &str = "shmem_finalize";
+    let words = to_words(&snapshot());
+    set_level(0);
+    let base = std::mem::offset_of!(Internal, profile);
+    for (i, w) in words.iter().enumerate() {
+        rt.set_own(Runtime::internal_addr(base + 8 * i), *w);
+    }
+    rt.sync_in(R, &rt.world);
+    if rt.me != 0 {
+        return;
+    }
+    let mut all = Vec::with_capacity(rt.npes);
+    for pe in 0..rt.npes {
+        let mut w = [0u64; WORDS];
+        if let Err(e) = rt.fabric.get_words(
+            R,
+            Ctx::default_ctx().state(),
+            pe,
+            Runtime::internal_addr(base),
+            &mut w,
+        ) {
+            rt.fatal(&e);
+        }
+        all.push(from_words(&w));
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().write_all(report(&all).as_bytes());
+}
+
+/// The finalize report: a table per PE, then the job's (sums, and the per-PE range of
+/// time), for every family with at least one call.
+pub fn report(per_pe: &[Summary]) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let us = |ns: u64| ns as f64 / 1000.0;
+    for (pe, s) in per_pe.iter().enumerate() {
+        let _ = writeln!(o, "rshmem profile: PE {pe}");
+        let _ = writeln!(
+            o,
+            "  {:<8} {:>12} {:>16} {:>14}",
+            "family", "calls", "bytes", "time_us"
+        );
+        for f in Family::ALL {
+            let c = s[f as usize];
+            if c.calls > 0 {
+                let _ = writeln!(
+                    o,
+                    "  {:<8} {:>12} {:>16} {:>14.1}",
+                    f.name(),
+                    c.calls,
+                    c.bytes,
+                    us(c.nanos)
+                );
+            }
+        }
+    }
+    let _ = writeln!(o, "rshmem profile: job ({} PEs)", per_pe.len());
+    let _ = writeln!(
+        o,
+        "  {:<8} {:>12} {:>16} {:>14} {:>12} {:>12}",
+        "family", "calls", "bytes", "time_us", "min_pe_us", "max_pe_us"
+    );
+    for f in Family::ALL {
+        let i = f as usize;
+        let calls: u64 = per_pe.iter().map(|s| s[i].calls).sum();
+        if calls == 0 {
+            continue;
+        }
+        let bytes: u64 = per_pe.iter().map(|s| s[i].bytes).sum();
+        let nanos: u64 = per_pe.iter().map(|s| s[i].nanos).sum();
+        let min = per_pe.iter().map(|s| s[i].nanos).min().unwrap_or(0);
+        let max = per_pe.iter().map(|s| s[i].nanos).max().unwrap_or(0);
+        let _ = writeln!(
+            o,
+            "  {:<8} {:>12} {:>16} {:>14.1} {:>12.1} {:>12.1}",
+            f.name(),
+            calls,
+            bytes,
+            us(nanos),
+            us(min),
+            us(max)
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip_and_report_sums() {
+        let mut s = [Counts::default(); FAMILIES];
+        s[Family::Put as usize] = Counts {
+            calls: 3,
+            bytes: 24,
+            nanos: 900,
+        };
+        let w = to_words(&s);
+        assert_eq!(from_words(&w), s);
+        let r = report(&[s, s]);
+        assert!(r.contains("rshmem profile: PE 1"));
+        let job = r.split("job (2 PEs)").nth(1).unwrap();
+        let put = job
+            .lines()
+            .find(|l| l.trim_start().starts_with("put"))
+            .unwrap();
+        let cols: Vec<&str> = put.split_whitespace().collect();
+        assert_eq!(&cols[..4], &["put", "6", "48", "1.8"]);
+        assert!(!job.contains("get"));
+    }
+}
