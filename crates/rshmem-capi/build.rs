@@ -244,9 +244,10 @@ fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
     let Some(fam) = coll_family(name) else {
         return body.to_string();
     };
+    // Counts are `size_t` (usize) in every collective.
     let count = ps
         .iter()
-        .find(|(_, n)| n == "nelems" || n == "nreduce")
+        .find(|(t, n)| t == "size_t" && (n == "nelems" || n == "nreduce"))
         .map(|(_, n)| n.as_str());
     let dest = ps.iter().find(|(_, n)| n == "dest");
     let bytes = match (count, dest) {
@@ -259,15 +260,12 @@ fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
             } else {
                 1
             };
-            format!("({c} as usize).wrapping_mul({size})")
+            format!("{c}.wrapping_mul({size})")
         }
-        (Some(c), Some(_)) => format!("({c} as usize).wrapping_mul(imp::elem_size(dest))"),
+        (Some(c), Some(_)) => format!("{c}.wrapping_mul(imp::elem_size(dest))"),
         _ => "0".to_string(),
     };
-    format!(
-        "{{ let __prof = rshmem_core::profile::now(); let __r = {{ {body} }}; \
-         rshmem_core::profile::coll(rshmem_core::profile::Family::{fam}, {bytes}, __prof); __r }}"
-    )
+    format!("imp::coll_counted(rshmem_core::profile::Family::{fam}, {bytes}, || {body})")
 }
 
 /// Sandia OpenSHMEM's performance-counter queries (`shmemx_pcntr_*`), read at any time.

@@ -15,6 +15,8 @@
 //!   bandwidth with threads, COMB overlap, multithreaded broadcast, GUPS (seed 002).
 //! * `oshrun -np 2 rshmem-bench threshold`: where the copy engine starts to pay.
 //! * `rshmem-bench launch --oshrun PATH`: `oshrun -np k rshmem-bench hello` wall time.
+//! * `oshrun -np 2 rshmem-bench profile`: the 8 B put rate with the profiling counters
+//!   off, on (time sampled) and on with every call timed, and the ratios.
 //! * `rshmem-bench summary < output`: the targets of earlier runs, again.
 //!
 //! Table lines never start with `{`; JSON lines always do.
@@ -24,6 +26,7 @@ mod coll;
 mod launch;
 mod nbe;
 mod pe;
+mod profile;
 mod report;
 mod spmd;
 mod stats;
@@ -124,6 +127,13 @@ enum Cmd {
         #[arg(long)]
         silent: bool,
     },
+    /// The cost of the profiling counters on the 8-byte put rate: off, on, every call
+    /// timed (run under `oshrun -np 2`).
+    Profile {
+        /// Fewer samples.
+        #[arg(long)]
+        quick: bool,
+    },
     /// Reads earlier output on stdin and prints the table of targets.
     Summary,
 }
@@ -157,6 +167,7 @@ fn main() {
             }
         }
         Cmd::Hello { no_init, silent } => launch::hello(no_init, silent),
+        Cmd::Profile { quick } => profile::run(quick),
         Cmd::Summary => report::summary(),
     }
 }

@@ -2550,6 +2550,12 @@ int pshmemx_double_sum_exscan(shmem_team_t team, double *dest, const double *sou
 int pshmemx_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int pshmemx_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
 int pshmemx_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+void pshmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void pshmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void pshmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void pshmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void pshmemx_pcntr_get_completed_target(uint64_t *cntr_value);
+void pshmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
 
 #ifdef __cplusplus
 } /* extern "C" */

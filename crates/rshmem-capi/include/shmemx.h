@@ -33,6 +33,17 @@ typedef struct {
 typedef shmem_team_t shmemx_aset_t;
 typedef int (*shmemx_offset_fn)(int PE_index, int PE_start, int PE_size, void *const_params);
 
+/* Sandia OpenSHMEM performance counters of a context (its field names: pending_*
+ * count operations issued, cumulatively). rshmem keeps no target-side counter:
+ * target is always 0. Counting is on with SHMEM_PROFILE or shmem_pcontrol(1). */
+typedef struct {
+    uint64_t pending_put;
+    uint64_t pending_get;
+    uint64_t completed_put;
+    uint64_t completed_get;
+    uint64_t target;
+} shmemx_pcntr_t;
+
 double shmemx_wtime(void);
 size_t shmemx_heap_size(void);
 size_t shmemx_heap_free(void);
@@ -797,6 +808,14 @@ int shmemx_double_sum_exscan(shmem_team_t team, double *dest, const double *sour
 int shmemx_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
 int shmemx_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
 int shmemx_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+
+/* Performance counters (Sandia OpenSHMEM): writes and reads issued and completed per context */
+void shmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_target(uint64_t *cntr_value);
+void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -133,6 +133,19 @@ pub(crate) unsafe fn pcntr<T>(
     unsafe { out.write(pick(rshmem_core::profile::pcntr(c))) };
 }
 
+/// Runs a collective entry point's body, counted in the profile as `fam` with `bytes`.
+#[inline(always)]
+pub(crate) fn coll_counted<R>(
+    fam: rshmem_core::profile::Family,
+    bytes: usize,
+    f: impl FnOnce() -> R,
+) -> R {
+    let t = rshmem_core::profile::now();
+    let r = f();
+    rshmem_core::profile::coll(fam, bytes, t);
+    r
+}
+
 /// The size of what `p` points to (1 for `void`): a collective's element size for the
 /// profiling counts.
 #[inline]

@@ -39,6 +39,7 @@ pub mod error;
 #[cfg(all(test, loom))]
 #[allow(unsafe_code)]
 mod loom_tests;
+#[allow(unsafe_code)]
 pub mod profile;
 #[allow(unsafe_code)]
 pub mod word;

@@ -10,8 +10,9 @@
 //! call. Blocks are registered once per thread and outlive it, so nothing a finished
 //! thread counted is lost.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::ctx::Ctx;
@@ -91,7 +92,7 @@ pub enum Pc {
 }
 
 /// One call in this many of a family is timed at level 1 (a power of two).
-pub const SAMPLE: u64 = 16;
+pub const SAMPLE: u64 = 128;
 
 /// 0: off; 1: counting, time sampled; 2: counting, every call timed.
 static LEVEL: AtomicU8 = AtomicU8::new(0);
@@ -212,15 +213,33 @@ impl Block {
     }
 }
 
-/// Every thread's block, for folding.
-static BLOCKS: Mutex<Vec<Arc<Block>>> = Mutex::new(Vec::new());
+/// Every thread's block, for folding. Blocks are leaked: a thread's counts outlive it,
+/// and a block is reached through a plain thread-local pointer.
+static BLOCKS: Mutex<Vec<&'static Block>> = Mutex::new(Vec::new());
 
 thread_local! {
-    static MINE: Arc<Block> = {
-        let b = Arc::new(Block::new());
-        BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).push(b.clone());
-        b
-    };
+    // Const-initialized and without a destructor: an access is one TLS load.
+    static MINE: Cell<*const Block> = const { Cell::new(std::ptr::null()) };
+}
+
+/// This thread's block (registered on first use; `None` while the thread exits).
+#[inline(always)]
+fn mine() -> Option<&'static Block> {
+    let p = MINE.try_with(|c| c.get()).ok()?;
+    if p.is_null() {
+        return Some(register());
+    }
+    // SAFETY: a non-null pointer came from `register`, which leaked the block.
+    Some(unsafe { &*p })
+}
+
+#[cold]
+#[inline(never)]
+fn register() -> &'static Block {
+    let b: &'static Block = Box::leak(Box::new(Block::new()));
+    BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).push(b);
+    let _ = MINE.try_with(|c| c.set(b));
+    b
 }
 
 /// Zeroes every counter (at init) and sets the level.
@@ -250,6 +269,7 @@ pub fn count_plain<R>(fam: Family, bytes: usize, f: impl FnOnce() -> R) -> R {
     counted(fam, bytes, Ctx::default_ctx(), Pc::None, f)
 }
 
+// Out of line: the enabled path must not bloat every call site's disabled path.
 #[inline(never)]
 fn counted<R>(fam: Family, bytes: usize, ctx: &Ctx, pc: Pc, f: impl FnOnce() -> R) -> R {
     let t = begin(fam, bytes, ctx, pc);
@@ -261,36 +281,42 @@ fn counted<R>(fam: Family, bytes: usize, ctx: &Ctx, pc: Pc, f: impl FnOnce() -> 
 }
 
 /// Counts the call; returns the start time when this call is timed.
-#[inline(never)]
+#[inline(always)]
 fn begin(fam: Family, bytes: usize, ctx: &Ctx, pc: Pc) -> Option<Instant> {
     let f = fam as usize;
-    let timed = MINE
-        .try_with(|b| {
-            let n = b.calls[f].load(Relaxed);
-            b.calls[f].store(n.wrapping_add(1), Relaxed);
-            bump(&b.bytes[f], bytes as u64);
-            if pc != Pc::None {
-                if ctx.is_default() {
-                    b.default_ctx.add(pc, false);
-                } else {
-                    let shared =
-                        ctx.options() & (crate::ctx::PRIVATE | crate::ctx::SERIALIZED) == 0;
-                    ctx.prof.add(pc, shared);
-                }
-            }
-            LEVEL.load(Relaxed) >= 2 || n % SAMPLE == 0
-        })
-        .unwrap_or(false);
-    timed.then(Instant::now)
+    let b = mine()?;
+    let n = b.calls[f].load(Relaxed);
+    b.calls[f].store(n.wrapping_add(1), Relaxed);
+    bump(&b.bytes[f], bytes as u64);
+    if pc != Pc::None {
+        if ctx.is_default() {
+            b.default_ctx.add(pc, false);
+        } else {
+            let shared = ctx.options() & (crate::ctx::PRIVATE | crate::ctx::SERIALIZED) == 0;
+            ctx.prof.add(pc, shared);
+        }
+    }
+    if n % SAMPLE == 0 || LEVEL.load(Relaxed) >= 2 {
+        Some(clock())
+    } else {
+        None
+    }
 }
 
+#[cold]
+#[inline(never)]
+fn clock() -> Instant {
+    Instant::now()
+}
+
+#[cold]
 #[inline(never)]
 fn finish(fam: Family, t: Instant) {
     let ns = t.elapsed().as_nanos() as u64;
-    let _ = MINE.try_with(|b| {
+    if let Some(b) = mine() {
         bump(&b.timed[fam as usize], 1);
         bump(&b.nanos[fam as usize], ns);
-    });
+    }
 }
 
 /// A counted call in progress: timed (when sampled) until dropped. For routines whose
@@ -329,14 +355,14 @@ pub fn coll(fam: Family, bytes: usize, start: Option<Instant>) {
         return;
     }
     let f = fam as usize;
-    let _ = MINE.try_with(|b| {
+    if let Some(b) = mine() {
         bump(&b.calls[f], 1);
         bump(&b.bytes[f], bytes as u64);
         if let Some(t) = start {
             bump(&b.timed[f], 1);
             bump(&b.nanos[f], t.elapsed().as_nanos() as u64);
         }
-    });
+    }
 }
 
 /// The start time for [`coll`], when counting is on (collectives are always timed: one
@@ -356,7 +382,9 @@ pub(crate) fn quieted(ctx: Option<&Ctx>) {
     match ctx {
         Some(c) if !c.is_default() => c.prof.quieted(),
         _ => {
-            let _ = MINE.try_with(|b| b.default_ctx.quieted());
+            if let Some(b) = mine() {
+                b.default_ctx.quieted();
+            }
         }
     }
 }
@@ -435,7 +463,7 @@ pub fn pcntr(ctx: &Ctx) -> Pcntr {
             }
         }
         // Only this thread's own "since quiet" words describe what it may have in flight.
-        let own = MINE.try_with(|b| b.default_ctx.read()).unwrap_or([0; 4]);
+        let own = mine().map_or([0; 4], |b| b.default_ctx.read());
         [sum[0], sum[1], own[2], own[3]]
     } else {
         ctx.prof.read()

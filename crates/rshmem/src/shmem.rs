@@ -249,7 +249,7 @@ impl Shmem {
     }
 
     /// `shmem_pcontrol`: this PE's profiling level: 0 stops counting (counts so far
-    /// are kept), 1 counts calls, bytes and time sampled 1 call in 16, 2 and above time
+    /// are kept), 1 counts calls, bytes and time sampled 1 call in 128, 2 and above time
     /// every call. Off unless `SHMEM_PROFILE` sets a level at init.
     pub fn pcontrol(&self, level: i32) {
         rshmem_core::profile::set_level(level);
