@@ -629,3 +629,9 @@ fn c_active_set_skipped_by_a_finalizing_pe_fails() {
         assert!(out.lines_with("passed").is_empty(), "{out:?}");
     }
 }
+
+#[test]
+fn c_profiling_counters_and_pcontrol() {
+    all_ok("pcntr.c", "pcntr", &[1, 2, 3, 4]);
+    all_ok_with("pcntr.c", "pcntr", &[3], &[], &[("SHMEM_PROFILE", "1")]);
+}

@@ -82,3 +82,20 @@ fn shmem_profile_prints_per_pe_and_job_totals() {
         );
     }
 }
+
+#[test]
+fn pes_that_disagree_on_shmem_profile_finalize() {
+    for np in [2, 3] {
+        // PE 0 counts: it prints, and says which PEs did not.
+        let out = run(np, &[("API_PROFILE_ON_PES", "even")]);
+        assert!(
+            out.stderr.contains("rshmem profile: job")
+                && out.stderr.contains("not set on PE(s) [1]"),
+            "{}",
+            out.stderr
+        );
+        // PE 0 does not: nothing is printed, and nobody waits for a report.
+        let out = run(np, &[("API_PROFILE_ON_PES", "odd")]);
+        assert!(!out.stderr.contains("rshmem profile"), "{}", out.stderr);
+    }
+}

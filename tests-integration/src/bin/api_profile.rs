@@ -3,6 +3,8 @@
 //! `5 + me` gets of 8 bytes to its right neighbour, 3 fences, 2 quiets, one barrier and
 //! `4 + me` puts and a quiet on a private context, and checks its own counts and `pcntr` exactly;
 //! after `pcontrol(0)` more calls change nothing. Prints `ok api_profile pe=<me>`.
+//! With `API_PROFILE_ON_PES=even|odd`, only those PEs run with `SHMEM_PROFILE=1` (PEs
+//! that disagree must still finalize, and PE 0 reports who did not count).
 
 use rshmem::{Private, ProfileFamily, Shmem};
 
@@ -15,6 +17,14 @@ fn count(shmem: &Shmem, fam: ProfileFamily) -> (u64, u64) {
 }
 
 fn main() -> rshmem::Result<()> {
+    if let Ok(which) = std::env::var("API_PROFILE_ON_PES") {
+        let rank: usize = std::env::var("PMI_RANK").map_or(0, |r| r.parse().unwrap_or(0));
+        if rank.is_multiple_of(2) == (which == "even") {
+            std::env::set_var("SHMEM_PROFILE", "1");
+        } else {
+            std::env::remove_var("SHMEM_PROFILE");
+        }
+    }
     let shmem = Shmem::init()?;
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let right = (me + 1) % n;

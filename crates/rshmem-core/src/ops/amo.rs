@@ -4,7 +4,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::profile::{self, Family, Pc};
+use crate::profile::{Family, Pc};
 use crate::request::{self, ReqHandle};
 use crate::runtime::rt;
 use crate::word::{AmoOp, Word};
@@ -25,13 +25,17 @@ pub unsafe fn ctx_atomic<W: Word>(
     op: AmoOp<W>,
     pe: i64,
 ) -> Result<W> {
-    profile::count(Family::Amo, W::SIZE, ctx, Pc::Read, || {
-        let rt = rt(routine)?;
-        let pe = ctx.pe(rt, routine, pe)?;
-        rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
-        let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
+    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+    crate::counted!(
+        Family::Amo,
+        W::SIZE,
+        ctx,
+        Pc::Read,
         rt.fabric.amo(routine, ctx.state(), pe, addr, op)
-    })
+    )
 }
 
 /// `shmem_ctx_atomic_{set,inc,add,and,or,xor}`: a non-fetching atomic. Through UCX it is
@@ -48,13 +52,17 @@ pub unsafe fn ctx_atomic_post<W: Word>(
     op: AmoOp<W>,
     pe: i64,
 ) -> Result<()> {
-    profile::count(Family::Amo, W::SIZE, ctx, Pc::Write, || {
-        let rt = rt(routine)?;
-        let pe = ctx.pe(rt, routine, pe)?;
-        rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
-        let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
+    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+    crate::counted!(
+        Family::Amo,
+        W::SIZE,
+        ctx,
+        Pc::Write,
         rt.fabric.amo_post(routine, ctx.state(), pe, addr, op)
-    })
+    )
 }
 
 /// [`ctx_atomic`] on the default context.

@@ -65,7 +65,7 @@ unsafe fn contiguous(
 ///
 /// # Safety
 /// `src` is readable for `nbytes` bytes.
-#[inline]
+#[inline(always)]
 pub unsafe fn ctx_put(
     ctx: &Ctx,
     routine: &'static str,
@@ -74,26 +74,32 @@ pub unsafe fn ctx_put(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    // SAFETY: forwarded contract.
-    profile::count(Family::Put, nbytes, ctx, Pc::Write, || unsafe {
-        contiguous(
-            ctx,
-            routine,
-            Dir::Put,
-            Mode::Blocking,
-            dest,
-            src as *mut u8,
-            nbytes,
-            pe,
-        )
-    })
+    crate::counted!(
+        Family::Put,
+        nbytes,
+        ctx,
+        Pc::Write,
+        // SAFETY: forwarded contract.
+        unsafe {
+            contiguous(
+                ctx,
+                routine,
+                Dir::Put,
+                Mode::Blocking,
+                dest,
+                src as *mut u8,
+                nbytes,
+                pe,
+            )
+        }
+    )
 }
 
 /// `shmem_ctx_getmem`: copies `nbytes` from symmetric `src` on `pe` to local `dest`.
 ///
 /// # Safety
 /// `dest` is writable for `nbytes` bytes.
-#[inline]
+#[inline(always)]
 pub unsafe fn ctx_get(
     ctx: &Ctx,
     routine: &'static str,
@@ -102,19 +108,25 @@ pub unsafe fn ctx_get(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    // SAFETY: forwarded contract.
-    profile::count(Family::Get, nbytes, ctx, Pc::Read, || unsafe {
-        contiguous(
-            ctx,
-            routine,
-            Dir::Get,
-            Mode::Blocking,
-            src,
-            dest,
-            nbytes,
-            pe,
-        )
-    })
+    crate::counted!(
+        Family::Get,
+        nbytes,
+        ctx,
+        Pc::Read,
+        // SAFETY: forwarded contract.
+        unsafe {
+            contiguous(
+                ctx,
+                routine,
+                Dir::Get,
+                Mode::Blocking,
+                src,
+                dest,
+                nbytes,
+                pe,
+            )
+        }
+    )
 }
 
 /// `shmem_ctx_putmem_nbi`: like [`ctx_put`], but `src` may be reused only after the
@@ -122,7 +134,7 @@ pub unsafe fn ctx_get(
 ///
 /// # Safety
 /// `src` is readable for `nbytes` bytes and unmodified until the context's next quiet.
-#[inline]
+#[inline(always)]
 pub unsafe fn ctx_put_nbi(
     ctx: &Ctx,
     routine: &'static str,
@@ -131,19 +143,25 @@ pub unsafe fn ctx_put_nbi(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    // SAFETY: forwarded contract.
-    profile::count(Family::PutNbi, nbytes, ctx, Pc::Write, || unsafe {
-        contiguous(
-            ctx,
-            routine,
-            Dir::Put,
-            Mode::Nbi,
-            dest,
-            src as *mut u8,
-            nbytes,
-            pe,
-        )
-    })
+    crate::counted!(
+        Family::PutNbi,
+        nbytes,
+        ctx,
+        Pc::Write,
+        // SAFETY: forwarded contract.
+        unsafe {
+            contiguous(
+                ctx,
+                routine,
+                Dir::Put,
+                Mode::Nbi,
+                dest,
+                src as *mut u8,
+                nbytes,
+                pe,
+            )
+        }
+    )
 }
 
 /// `shmem_ctx_getmem_nbi`: like [`ctx_get`], but the data is in `dest` only after the
@@ -152,7 +170,7 @@ pub unsafe fn ctx_put_nbi(
 /// # Safety
 /// `dest` is writable for `nbytes` bytes, and neither read nor written, until the
 /// context's next quiet.
-#[inline]
+#[inline(always)]
 pub unsafe fn ctx_get_nbi(
     ctx: &Ctx,
     routine: &'static str,
@@ -161,10 +179,14 @@ pub unsafe fn ctx_get_nbi(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    // SAFETY: forwarded contract.
-    profile::count(Family::GetNbi, nbytes, ctx, Pc::Read, || unsafe {
-        contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe)
-    })
+    crate::counted!(
+        Family::GetNbi,
+        nbytes,
+        ctx,
+        Pc::Read,
+        // SAFETY: forwarded contract.
+        unsafe { contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe) }
+    )
 }
 
 /// An explicit non-blocking transfer: counted in the request in `slot` (a request
@@ -231,19 +253,25 @@ pub unsafe fn put_nbe(
     pe: i64,
     slot: &mut Option<ReqHandle>,
 ) -> Result<()> {
-    // SAFETY: forwarded contract.
-    profile::count(Family::PutNbi, nbytes, ctx, Pc::Write, || unsafe {
-        nbe(
-            ctx,
-            routine,
-            Dir::Put,
-            dest,
-            src as *mut u8,
-            nbytes,
-            pe,
-            slot,
-        )
-    })
+    crate::counted!(
+        Family::PutNbi,
+        nbytes,
+        ctx,
+        Pc::Write,
+        // SAFETY: forwarded contract.
+        unsafe {
+            nbe(
+                ctx,
+                routine,
+                Dir::Put,
+                dest,
+                src as *mut u8,
+                nbytes,
+                pe,
+                slot,
+            )
+        }
+    )
 }
 
 /// `shmemx_ctx_getmem_nbe`: a get completed by the request in `slot`.
@@ -261,10 +289,14 @@ pub unsafe fn get_nbe(
     pe: i64,
     slot: &mut Option<ReqHandle>,
 ) -> Result<()> {
-    // SAFETY: forwarded contract.
-    profile::count(Family::GetNbi, nbytes, ctx, Pc::Read, || unsafe {
-        nbe(ctx, routine, Dir::Get, src, dest, nbytes, pe, slot)
-    })
+    crate::counted!(
+        Family::GetNbi,
+        nbytes,
+        ctx,
+        Pc::Read,
+        // SAFETY: forwarded contract.
+        unsafe { nbe(ctx, routine, Dir::Get, src, dest, nbytes, pe, slot) }
+    )
 }
 
 /// `shmem_putmem` on the default context.
@@ -408,29 +440,7 @@ pub unsafe fn ctx_strided(
     } else {
         (Family::Get, Pc::Read)
     };
-    profile::count(fam, nelems.saturating_mul(size), ctx, pc, || {
-        // SAFETY: forwarded contract.
-        unsafe { strided_in(ctx, routine, is_put, dest, src, dst, sst, nelems, size, pe) }
-    })
-}
-
-/// [`ctx_strided`] uncounted.
-///
-/// # Safety
-/// As [`strided`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn strided_in(
-    ctx: &Ctx,
-    routine: &'static str,
-    is_put: bool,
-    dest: *mut u8,
-    src: *const u8,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    size: usize,
-    pe: i64,
-) -> Result<()> {
+    let _timed = profile::scope(fam, nelems.saturating_mul(size), ctx, pc);
     if nelems == 0 || size == 0 {
         return Ok(());
     }
@@ -554,28 +564,27 @@ pub unsafe fn ctx_blocked(
         (Family::Get, Pc::Read)
     };
     // One call, counted once (not once per block).
-    profile::count(fam, bytes.saturating_mul(nblocks), ctx, pc, || {
-        for b in 0..nblocks as isize {
-            let d = dest.wrapping_offset(b * dst * size as isize);
-            let s = src.wrapping_offset(b * sst * size as isize);
-            // SAFETY: forwarded contract; each block is range-checked by `contiguous`.
-            unsafe {
-                if is_put {
-                    contiguous(
-                        ctx,
-                        routine,
-                        Dir::Put,
-                        Mode::Blocking,
-                        d,
-                        s as *mut u8,
-                        bytes,
-                        pe,
-                    )?;
-                } else {
-                    contiguous(ctx, routine, Dir::Get, Mode::Blocking, s, d, bytes, pe)?;
-                }
+    let _timed = profile::scope(fam, bytes.saturating_mul(nblocks), ctx, pc);
+    for b in 0..nblocks as isize {
+        let d = dest.wrapping_offset(b * dst * size as isize);
+        let s = src.wrapping_offset(b * sst * size as isize);
+        // SAFETY: forwarded contract; each block is range-checked by `contiguous`.
+        unsafe {
+            if is_put {
+                contiguous(
+                    ctx,
+                    routine,
+                    Dir::Put,
+                    Mode::Blocking,
+                    d,
+                    s as *mut u8,
+                    bytes,
+                    pe,
+                )?;
+            } else {
+                contiguous(ctx, routine, Dir::Get, Mode::Blocking, s, d, bytes, pe)?;
             }
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }

@@ -74,13 +74,17 @@ pub unsafe fn ctx_signal_op(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
-    profile::count(Family::Signal, 8, ctx, Pc::Write, || {
-        let rt = rt(routine)?;
-        let pe = ctx.pe(rt, routine, pe)?;
-        let addr = check_sig(rt, routine, sig_addr)?;
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    let addr = check_sig(rt, routine, sig_addr)?;
+    crate::counted!(
+        Family::Signal,
+        8,
+        ctx,
+        Pc::Write,
         rt.fabric
             .amo_post(routine, ctx.state(), pe, addr, amo_of(op, signal))
-    })
+    )
 }
 
 fn amo_of(op: SignalOp, signal: u64) -> AmoOp<u64> {
@@ -144,14 +148,18 @@ pub unsafe fn ctx_put_signal(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
-    profile::count(Family::Signal, nbytes, ctx, Pc::Write, || {
+    crate::counted!(
+        Family::Signal,
+        nbytes,
+        ctx,
+        Pc::Write,
         // SAFETY: forwarded contract.
         unsafe {
             put_signal_in(
                 ctx, routine, nbi, dest, src, nbytes, sig_addr, signal, op, pe,
             )
         }
-    })
+    )
 }
 
 /// [`ctx_put_signal`] uncounted.
@@ -210,11 +218,10 @@ unsafe fn put_signal_in(
 /// None beyond the checks made here.
 #[inline]
 pub unsafe fn signal_fetch(routine: &'static str, sig_addr: *const u64) -> Result<u64> {
-    profile::count_plain(Family::Signal, 8, || {
-        check_sig(rt(routine)?, routine, sig_addr)?;
-        // SAFETY: checked symmetric (hence mapped) and aligned.
-        Ok(unsafe { u64::load(sig_addr) })
-    })
+    let _timed = profile::span(Family::Signal, 8);
+    check_sig(rt(routine)?, routine, sig_addr)?;
+    // SAFETY: checked symmetric (hence mapped) and aligned.
+    Ok(unsafe { u64::load(sig_addr) })
 }
 
 /// `shmem_signal_wait_until`: waits until the local signal satisfies `cmp value` and
@@ -228,10 +235,9 @@ pub unsafe fn signal_wait_until(
     cmp: Cmp,
     value: u64,
 ) -> Result<u64> {
+    let _timed = profile::span(Family::Wait, 0);
     // SAFETY: forwarded contract.
-    profile::count_plain(Family::Wait, 0, || unsafe {
-        signal_wait_in(routine, sig_addr, cmp, value)
-    })
+    unsafe { signal_wait_in(routine, sig_addr, cmp, value) }
 }
 
 /// [`signal_wait_until`] uncounted.

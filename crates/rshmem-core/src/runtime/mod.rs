@@ -860,9 +860,7 @@ pub fn finalize() {
         rt.fatal(&e);
     }
     rt.quiet_all();
-    if rt.cfg.profile > 0 {
-        crate::profile::gather_and_print(rt);
-    }
+    crate::profile::publish(rt);
     // Tell the peers (release: whatever this PE wrote before, e.g. its last collective's
     // flags, is visible to a peer that sees the state) that it takes part in no more
     // collectives, so a peer still waiting for it in one ends with an error; then wait
@@ -871,6 +869,9 @@ pub fn finalize() {
     let state = Runtime::internal_addr(std::mem::offset_of!(Internal, state));
     rt.set_own(state, PeState::Finalizing as u64);
     let everyone = rt.finalize_barrier();
+    if everyone && rt.me == 0 && rt.cfg.profile > 0 {
+        crate::profile::print_gathered(rt);
+    }
     if everyone && rt.fabric.has_ucx() {
         // Peers may still be reading this PE's state word through UCX: one more world sync
         // (every PE is in finalize, so it matches no user collective), whose flags are
