@@ -215,6 +215,15 @@ fn rs_type(c: &str) -> String {
 }
 
 /// Splits a C parameter `T *name` into (type, name).
+/// A C parameter from its type and name (the inverse of [`split_param`]).
+fn join_param(t: &str, n: &str) -> String {
+    if t.ends_with('*') {
+        format!("{t}{n}")
+    } else {
+        format!("{t} {n}")
+    }
+}
+
 fn split_param(p: &str) -> (String, String) {
     let p = p.trim();
     let cut = p
@@ -268,6 +277,43 @@ fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
     format!("imp::coll_counted(rshmem_core::profile::Family::{fam}, {bytes}, || {body})")
 }
 
+/// Error codes (seed 004): the codes, their text, and this thread's last error.
+fn errors(g: &mut Gen) {
+    g.xsection("Error codes (seed 004): returned by the shmemx_try_ forms below");
+    for (i, n) in [
+        "SUCCESS",
+        "NOT_INITIALIZED",
+        "PE",
+        "NOT_SYMMETRIC",
+        "MISALIGNED",
+        "NO_MEMORY",
+        "NOT_ALLOCATED",
+        "COLLECTIVE_MISMATCH",
+        "INVALID_ARGUMENT",
+        "PE_FINALIZED",
+        "TRANSPORT",
+        "OTHER",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let name = if i == 0 {
+            "SHMEMX_SUCCESS".to_string()
+        } else {
+            format!("SHMEMX_ERR_{n}")
+        };
+        g.xdecls.push(format!("#define {name} {i}"));
+    }
+    g.f(
+        "const char *shmemx_strerror(int code)",
+        "imp::strerror(code)",
+    );
+    g.f(
+        "const char *shmemx_error_message(void)",
+        "imp::error_message()",
+    );
+}
+
 /// Sandia OpenSHMEM's performance-counter queries (`shmemx_pcntr_*`), read at any time.
 fn pcntr(g: &mut Gen) {
     g.xsection("Performance counters (Sandia OpenSHMEM): writes and reads issued and completed per context");
@@ -311,7 +357,26 @@ struct Gen {
     /// `shmem_ctx_` forms of the routines of the current section, emitted after its
     /// default-context forms (so each section lists one group, then the other).
     ctx_pending: Vec<(String, String)>,
+    /// Whether the routines being generated also get a `shmemx_try_` form (seed 004's
+    /// error codes).
+    tries: bool,
+    /// Declarations of the `shmemx_try_` forms, listed together in `shmemx.h`.
+    try_decls: Vec<String>,
 }
+
+/// Routines outside the generated families that also get a `shmemx_try_` form.
+const TRY_ALSO: &[&str] = &[
+    "shmem_fence",
+    "shmem_quiet",
+    "shmem_ctx_fence",
+    "shmem_ctx_quiet",
+    "shmem_barrier_all",
+    "shmem_sync_all",
+    "shmem_team_sync",
+    "shmem_set_lock",
+    "shmem_clear_lock",
+    "shmem_test_lock",
+];
 
 /// The body placeholder of the context a routine runs on (`&Ctx`).
 const CTX: &str = "@CTX@";
@@ -445,6 +510,64 @@ impl Gen {
         self.pcount += 1;
         self.pdecls.push(cdecl(&real));
         self.decl(hdr, cdecl(name));
+        if !noreturn && name.starts_with("shmem_") && (self.tries || TRY_ALSO.contains(&name)) {
+            self.try_form(name, cret, &ps, body);
+        }
+    }
+
+    /// The `shmemx_try_` form of routine `name`: the same body, run by
+    /// `imp::returning`, so an error comes back as a `SHMEMX_ERR_*` code instead of
+    /// ending the job. A routine's value goes to a trailing `result` pointer (may be
+    /// NULL); a collective's own `int` status becomes the return code.
+    fn try_form(&mut self, name: &str, cret: &str, ps: &[(String, String)], body: &str) {
+        let tname = name.replacen("shmem_", "shmemx_try_", 1);
+        let status = cret == "int" && (coll_family(name).is_some() || name == "shmem_team_sync");
+        let mut cparams: Vec<String> = ps.iter().map(|(t, n)| join_param(t, n)).collect();
+        let mut rparams: Vec<String> = ps
+            .iter()
+            .map(|(t, n)| format!("{n}: {}", rs_type(t)))
+            .collect();
+        let call = if cret == "void" {
+            format!("crate::imp::returning(R, core::ptr::null_mut::<()>(), move || {{ {body}; }})")
+        } else if status {
+            format!(
+                "{{ let mut st: core::ffi::c_int = 0; match crate::imp::returning(R, &mut st, move || {body}) {{ 0 if st != 0 => crate::imp::ERR_INVALID_ARGUMENT, c => c }} }}"
+            )
+        } else {
+            let star = if cret.ends_with('*') { "" } else { " " };
+            cparams.push(format!("{cret}{star}*result"));
+            rparams.push(format!("result: *mut {}", rs_type(cret)));
+            format!("crate::imp::returning(R, result, move || {body})")
+        };
+        let (cparams, rparams) = (cparams.join(", "), rparams.join(", "));
+        let cparams = if cparams.is_empty() {
+            "void".to_string()
+        } else {
+            cparams
+        };
+        let args: Vec<&str> = ps
+            .iter()
+            .map(|(_, n)| n.as_str())
+            .chain((cret != "void" && !status).then_some("result"))
+            .collect();
+        let real = format!("p{tname}");
+        writeln!(
+            self.rs,
+            "#[no_mangle]\npub unsafe extern \"C\" fn {real}({rparams}) -> core::ffi::c_int {{\n    \
+             const R: &str = \"{name}\";\n    \
+             // SAFETY: the caller passes what {name} requires, and `result` (if any) is\n    \
+             // NULL or writable; the core checks symmetric addresses, PEs and alignment.\n    \
+             #[allow(unused_unsafe)]\n    unsafe {{ {call} }}\n}}\n\
+             #[no_mangle]\npub unsafe extern \"C\" fn {tname}({rparams}) -> core::ffi::c_int {{\n    \
+             // SAFETY: forwards the caller's arguments unchanged.\n    \
+             unsafe {{ {real}({}) }}\n}}",
+            args.join(", ")
+        )
+        .unwrap();
+        self.count += 1;
+        self.pcount += 1;
+        self.pdecls.push(format!("int {real}({cparams});"));
+        self.try_decls.push(format!("int {tname}({cparams});"));
     }
 
     /// A declaration of a routine written by hand in `src/lib.rs`.
@@ -1815,13 +1938,21 @@ fn main() {
     let mut g = Gen::default();
     setup(&mut g);
     memory(&mut g);
+    g.tries = true;
     rma(&mut g);
     amo(&mut g);
     p2p(&mut g);
+    g.flush_ctx();
+    g.tries = false;
     sync_and_teams(&mut g);
     contexts(&mut g);
+    g.flush_ctx();
+    g.tries = true;
     collectives(&mut g);
     active_set(&mut g);
+    g.flush_ctx();
+    g.tries = false;
+    errors(&mut g);
     nbe(&mut g);
     sos_aliases(&mut g);
     pcntr(&mut g);
@@ -1878,6 +2009,14 @@ fn main() {
          uint64_t completed_get;\n    uint64_t target;\n} shmemx_pcntr_t;\n\n",
     );
     for d in &g.xdecls {
+        writeln!(x, "{d}").unwrap();
+    }
+    x.push_str(
+        "\n/* Error-returning forms (seed 004): shmemx_try_X is shmem_X returning 0 or a\n \
+         * SHMEMX_ERR_* code instead of ending the job; a routine's value goes to a trailing\n \
+         * result pointer (may be NULL); shmemx_error_message() has the full text. */\n",
+    );
+    for d in &g.try_decls {
         writeln!(x, "{d}").unwrap();
     }
     x.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n");

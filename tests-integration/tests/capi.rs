@@ -635,3 +635,15 @@ fn c_profiling_counters_and_pcontrol() {
     all_ok("pcntr.c", "pcntr", &[1, 2, 3, 4]);
     all_ok_with("pcntr.c", "pcntr", &[3], &[], &[("SHMEM_PROFILE", "1")]);
 }
+
+#[test]
+fn c_error_codes() {
+    all_ok("errcodes.c", "errcodes", &[1, 2, 3, 4]);
+    all_ok_with(
+        "errcodes.c",
+        "errcodes",
+        &[2, 3],
+        &[],
+        &[("ERRCODES_FINALIZED", "1")],
+    );
+}

@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use rshmem_core::coll::{self, Elem, ReduceOp};
 use rshmem_core::team::Team;
-use rshmem_core::{fatal, Error};
+use rshmem_core::Error;
 
 /// The validated active set, as seen by the calling PE (which must be in it).
 fn set(routine: &'static str, start: c_int, logstride: c_int, size: c_int) -> Arc<Team> {
     let bad = |arg, reason| -> ! {
-        fatal(&Error::InvalidArgument {
+        crate::imp::fail(Error::InvalidArgument {
             routine,
             arg,
             reason,
@@ -53,7 +53,7 @@ fn set(routine: &'static str, start: c_int, logstride: c_int, size: c_int) -> Ar
 
 fn nbytes(routine: &'static str, n: usize, esize: usize) -> usize {
     n.checked_mul(esize).unwrap_or_else(|| {
-        fatal(&Error::InvalidArgument {
+        crate::imp::fail(Error::InvalidArgument {
             routine,
             arg: "nelems",
             reason: "nelems times the element size overflows",
@@ -149,7 +149,7 @@ pub(crate) unsafe fn to_all<T: Elem>(
 ) {
     let s = set(routine, start, logstride, size);
     if nreduce < 0 {
-        fatal(&Error::InvalidArgument {
+        crate::imp::fail(Error::InvalidArgument {
             routine,
             arg: "nreduce",
             reason: "is negative",

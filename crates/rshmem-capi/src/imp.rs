@@ -5,7 +5,7 @@
 // The C-facing types are `pub` because the exported entry points name them.
 #![allow(unreachable_pub)]
 
-use core::ffi::{c_char, c_int, c_long, c_void};
+use core::ffi::{c_char, c_int, c_long, c_void, CStr};
 use std::collections::BTreeMap;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -90,8 +90,121 @@ pub(crate) const H_LEADERS: usize = 4;
 pub(crate) fn guard<R>(routine: &'static str, f: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
+        Err(p) if p.is::<Returned>() => std::panic::resume_unwind(p),
         Err(p) => panicked(routine, p),
     }
+}
+
+// ------------------------------------------------------- error-returning variants
+
+/// An error on its way back to the `shmemx_try_` entry point that asked for it: the
+/// payload of the unwind [`fail`] starts (through `resume_unwind`, which runs no panic
+/// hook and prints nothing).
+struct Returned(Error);
+
+thread_local! {
+    /// How many `shmemx_try_` calls this thread is inside (a nonzero count makes
+    /// [`fail`] return the error instead of ending the job).
+    static RETURNING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// The text of this thread's last returned error (`shmemx_error_message`).
+    static LAST_ERROR: std::cell::RefCell<std::ffi::CString> =
+        std::cell::RefCell::new(std::ffi::CString::default());
+}
+
+/// Reports `e` the way the calling entry point asked: back to a `shmemx_try_` routine as
+/// its error code, or, from every other routine, by ending the job with the message.
+/// Sound to unwind from: every caller holds the core's `Err`, so the core is between
+/// operations, and only the C face's own frames are left.
+#[cold]
+#[inline(never)]
+pub(crate) fn fail(e: Error) -> ! {
+    if RETURNING.with(|r| r.get()) > 0 {
+        std::panic::resume_unwind(Box::new(Returned(e)));
+    }
+    fatal(&e)
+}
+
+/// `SHMEMX_ERR_INVALID_ARGUMENT`.
+pub(crate) const ERR_INVALID_ARGUMENT: c_int = 8;
+
+/// `SHMEMX_ERR_*`: the code of an error (the values of `shmemx.h`).
+pub(crate) fn error_code(e: &Error) -> c_int {
+    match e {
+        Error::NotInitialized { .. } => 1,
+        Error::PeOutOfRange { .. } => 2,
+        Error::NotSymmetric { .. } => 3,
+        Error::Misaligned { .. } => 4,
+        Error::HeapExhausted { .. } => 5,
+        Error::NotAllocated { .. } => 6,
+        Error::CollectiveMismatch { .. } | Error::CollectiveMismatchNamed { .. } => 7,
+        Error::InvalidArgument { .. } => ERR_INVALID_ARGUMENT,
+        Error::PeerFinalized { .. } | Error::WaitAfterFinalize { .. } => 9,
+        Error::Transport { .. } => 10,
+        _ => 11,
+    }
+}
+
+/// The text `shmemx_strerror` gives each code.
+pub(crate) const ERROR_TEXTS: [&CStr; 12] = [
+    c"success",
+    c"called before shmem_init or after shmem_finalize",
+    c"PE out of range",
+    c"address not symmetric",
+    c"address misaligned",
+    c"symmetric heap exhausted",
+    c"address not allocated",
+    c"collective arguments differ across PEs",
+    c"invalid argument",
+    c"a PE taking part has finalized or failed",
+    c"network transport failed",
+    c"other error",
+];
+
+/// A `shmemx_try_` entry point: runs `f` (the plain routine's body) with errors returned
+/// instead of fatal; writes its value to `out` when `out` is not null; returns 0 or the
+/// `SHMEMX_ERR_*` code, and keeps the error's text for `shmemx_error_message`.
+///
+/// # Safety
+/// `out` is null or writable.
+pub(crate) unsafe fn returning<T>(
+    routine: &'static str,
+    out: *mut T,
+    f: impl FnOnce() -> T,
+) -> c_int {
+    RETURNING.with(|r| r.set(r.get() + 1));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    RETURNING.with(|r| r.set(r.get() - 1));
+    match r {
+        Ok(v) => {
+            if !out.is_null() {
+                // SAFETY: `out` is writable (contract).
+                unsafe { out.write(v) };
+            }
+            0
+        }
+        Err(p) => match p.downcast::<Returned>() {
+            Ok(ret) => {
+                let text = std::ffi::CString::new(ret.0.to_string()).unwrap_or_default();
+                LAST_ERROR.with(|l| *l.borrow_mut() = text);
+                error_code(&ret.0)
+            }
+            Err(p) => panicked(routine, p),
+        },
+    }
+}
+
+/// `shmemx_strerror`: the fixed text of an error code.
+pub(crate) fn strerror(code: c_int) -> *const c_char {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| ERROR_TEXTS.get(i))
+        .map_or(c"unknown error code".as_ptr(), |t| t.as_ptr())
+}
+
+/// `shmemx_error_message`: the full text of this thread's last returned error (naming
+/// the routine and argument), empty before the first; valid until this thread's next.
+pub(crate) fn error_message() -> *const c_char {
+    LAST_ERROR.with(|l| l.borrow().as_ptr())
 }
 
 #[cold]
@@ -158,13 +271,13 @@ pub(crate) fn elem_size<T>(_p: *const T) -> usize {
 pub(crate) fn ok<T>(r: Result<T>) -> T {
     match r {
         Ok(v) => v,
-        Err(e) => fatal(&e),
+        Err(e) => fail(e),
     }
 }
 
 #[cold]
 fn invalid(routine: &'static str, arg: &'static str, reason: &'static str) -> ! {
-    fatal(&Error::InvalidArgument {
+    fail(Error::InvalidArgument {
         routine,
         arg,
         reason,
@@ -325,7 +438,7 @@ pub(crate) fn alloc(r: Result<*mut u8>) -> *mut c_void {
             }
             std::ptr::null_mut()
         }
-        Err(e) => fatal(&e),
+        Err(e) => fail(e),
     }
 }
 
@@ -841,7 +954,7 @@ pub(crate) unsafe fn pe_quiet(
                 // SAFETY: the caller passes `npes` ints (spec); non-null checked above.
                 let pe = unsafe { pes.add(i).read() };
                 if pe < 0 || pe as usize >= n {
-                    fatal(&Error::PeOutOfRange {
+                    fail(Error::PeOutOfRange {
                         routine,
                         arg: "target_pes",
                         pe: pe.into(),
@@ -865,7 +978,7 @@ fn slot<'a>(
 ) -> &'a mut Option<ReqHandle> {
     if p.is_null() {
         if arg == "req" {
-            fatal(&request::null_slot(routine));
+            fail(request::null_slot(routine));
         }
         invalid(routine, arg, "is a null pointer");
     }
@@ -1053,7 +1166,7 @@ fn predefined_name(h: usize) -> Option<&'static str> {
 fn team_arg(routine: &'static str, arg: &'static str, h: TeamHandle) -> Option<Arc<Team>> {
     let rt = match try_runtime() {
         Some(rt) => rt,
-        None => fatal(&Error::NotInitialized { routine }),
+        None => fail(Error::NotInitialized { routine }),
     };
     match h as usize {
         0 => None,

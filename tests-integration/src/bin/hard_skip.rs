@@ -55,7 +55,7 @@ fn main() {
     // SAFETY: as above; every buffer is symmetric and large enough.
     unsafe {
         match what {
-            "barrier" | "kill" => sync::barrier_all().unwrap(),
+            "barrier" | "kill" => sync::barrier_all().unwrap_or_else(|e| rshmem_core::fatal(&e)),
             "team_sync" => team::sync(&world).unwrap_or_else(|e| rshmem_core::fatal(&e)),
             "broadcast" => coll::broadcast(
                 "shmem_broadcastmem",

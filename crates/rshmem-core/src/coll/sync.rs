@@ -31,8 +31,8 @@ pub fn barrier_all() -> Result<()> {
     const R: &str = "shmem_barrier_all";
     let rt = rt(R)?;
     rt.check_coll(R, &rt.world, Kind::BarrierAll, &[])?;
-    rt.barrier_all();
-    Ok(())
+    crate::Ctx::default_ctx().quiet(rt)?;
+    rt.try_sync_in(R, &rt.world)
 }
 
 /// `shmem_sync_all`: waits for all PEs (does not complete outstanding operations).
@@ -40,7 +40,7 @@ pub fn sync_all() -> Result<()> {
     const R: &str = "shmem_sync_all";
     let rt = rt(R)?;
     rt.check_coll(R, &rt.world, Kind::SyncAll, &[])?;
-    rt.sync_all();
+    rt.try_sync_in(R, &rt.world)?;
     Ok(())
 }
 
