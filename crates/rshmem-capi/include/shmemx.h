@@ -331,18 +331,18 @@ void shmemx_barrier_all_nbe(shmemx_request_h *req);
 void shmemx_sync_all_nbe(shmemx_request_h *req);
 
 /* Error codes (seed 004): returned by the shmemx_try_ forms below */
-#define SHMEMX_SUCCESS 0
-#define SHMEMX_ERR_NOT_INITIALIZED 1
-#define SHMEMX_ERR_PE 2
-#define SHMEMX_ERR_NOT_SYMMETRIC 3
-#define SHMEMX_ERR_MISALIGNED 4
-#define SHMEMX_ERR_NO_MEMORY 5
-#define SHMEMX_ERR_NOT_ALLOCATED 6
-#define SHMEMX_ERR_COLLECTIVE_MISMATCH 7
-#define SHMEMX_ERR_INVALID_ARGUMENT 8
-#define SHMEMX_ERR_PE_FINALIZED 9
-#define SHMEMX_ERR_TRANSPORT 10
-#define SHMEMX_ERR_OTHER 11
+#define SHMEMX_SUCCESS 0 /* success */
+#define SHMEMX_ERR_NOT_INITIALIZED 1 /* called before shmem_init or after shmem_finalize */
+#define SHMEMX_ERR_PE 2 /* PE out of range */
+#define SHMEMX_ERR_NOT_SYMMETRIC 3 /* address not symmetric */
+#define SHMEMX_ERR_MISALIGNED 4 /* address misaligned */
+#define SHMEMX_ERR_NO_MEMORY 5 /* symmetric heap exhausted */
+#define SHMEMX_ERR_NOT_ALLOCATED 6 /* address not allocated */
+#define SHMEMX_ERR_COLLECTIVE_MISMATCH 7 /* collective arguments differ across PEs */
+#define SHMEMX_ERR_INVALID_ARGUMENT 8 /* invalid argument */
+#define SHMEMX_ERR_PE_FINALIZED 9 /* a PE taking part has finalized or failed */
+#define SHMEMX_ERR_TRANSPORT 10 /* network transport failed */
+#define SHMEMX_ERR_OTHER 11 /* other error */
 const char *shmemx_strerror(int code);
 const char *shmemx_error_message(void);
 

@@ -124,41 +124,26 @@ pub(crate) fn fail(e: Error) -> ! {
     fatal(&e)
 }
 
-/// `SHMEMX_ERR_INVALID_ARGUMENT`.
-pub(crate) const ERR_INVALID_ARGUMENT: c_int = 8;
+include!(concat!(env!("OUT_DIR"), "/error_codes.rs"));
 
 /// `SHMEMX_ERR_*`: the code of an error (the values of `shmemx.h`).
 pub(crate) fn error_code(e: &Error) -> c_int {
     match e {
-        Error::NotInitialized { .. } => 1,
-        Error::PeOutOfRange { .. } => 2,
-        Error::NotSymmetric { .. } => 3,
-        Error::Misaligned { .. } => 4,
-        Error::HeapExhausted { .. } => 5,
-        Error::NotAllocated { .. } => 6,
-        Error::CollectiveMismatch { .. } | Error::CollectiveMismatchNamed { .. } => 7,
+        Error::NotInitialized { .. } => ERR_NOT_INITIALIZED,
+        Error::PeOutOfRange { .. } => ERR_PE,
+        Error::NotSymmetric { .. } => ERR_NOT_SYMMETRIC,
+        Error::Misaligned { .. } => ERR_MISALIGNED,
+        Error::HeapExhausted { .. } => ERR_NO_MEMORY,
+        Error::NotAllocated { .. } => ERR_NOT_ALLOCATED,
+        Error::CollectiveMismatch { .. } | Error::CollectiveMismatchNamed { .. } => {
+            ERR_COLLECTIVE_MISMATCH
+        }
         Error::InvalidArgument { .. } => ERR_INVALID_ARGUMENT,
-        Error::PeerFinalized { .. } | Error::WaitAfterFinalize { .. } => 9,
-        Error::Transport { .. } => 10,
-        _ => 11,
+        Error::PeerFinalized { .. } | Error::WaitAfterFinalize { .. } => ERR_PE_FINALIZED,
+        Error::Transport { .. } => ERR_TRANSPORT,
+        _ => ERR_OTHER,
     }
 }
-
-/// The text `shmemx_strerror` gives each code.
-pub(crate) const ERROR_TEXTS: [&CStr; 12] = [
-    c"success",
-    c"called before shmem_init or after shmem_finalize",
-    c"PE out of range",
-    c"address not symmetric",
-    c"address misaligned",
-    c"symmetric heap exhausted",
-    c"address not allocated",
-    c"collective arguments differ across PEs",
-    c"invalid argument",
-    c"a PE taking part has finalized or failed",
-    c"network transport failed",
-    c"other error",
-];
 
 /// A `shmemx_try_` entry point: runs `f` (the plain routine's body) with errors returned
 /// instead of fatal; writes its value to `out` when `out` is not null; returns 0 or the

@@ -289,8 +289,6 @@ pub fn count(fam: Family, bytes: usize, ctx: &Ctx, pc: Pc) -> Timer {
 /// written out twice, once per branch, so the disabled branch carries no timer past it:
 /// measured on the 8-byte put with counting off, a timer live across the body kept its
 /// `Result` in memory (0.52 of the raw copy rate where the bare put makes 0.59).
-#[macro_export]
-#[doc(hidden)]
 macro_rules! counted {
     ($fam:expr, $bytes:expr, $ctx:expr, $pc:expr, $body:expr) => {
         if !$crate::profile::on() {
@@ -303,6 +301,7 @@ macro_rules! counted {
         }
     };
 }
+pub(crate) use counted;
 
 /// A call's timer from [`count`]: running only on sampled calls.
 #[derive(Debug, Clone, Copy)]

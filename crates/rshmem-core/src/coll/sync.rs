@@ -31,8 +31,7 @@ pub fn barrier_all() -> Result<()> {
     const R: &str = "shmem_barrier_all";
     let rt = rt(R)?;
     rt.check_coll(R, &rt.world, Kind::BarrierAll, &[])?;
-    crate::Ctx::default_ctx().quiet(rt)?;
-    rt.try_sync_in(R, &rt.world)
+    rt.try_barrier_all(R)
 }
 
 /// `shmem_sync_all`: waits for all PEs (does not complete outstanding operations).
@@ -40,8 +39,7 @@ pub fn sync_all() -> Result<()> {
     const R: &str = "shmem_sync_all";
     let rt = rt(R)?;
     rt.check_coll(R, &rt.world, Kind::SyncAll, &[])?;
-    rt.try_sync_in(R, &rt.world)?;
-    Ok(())
+    rt.try_sync_in(R, &rt.world)
 }
 
 impl Runtime {

@@ -6,8 +6,25 @@ use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::profile::{Family, Pc};
 use crate::request::{self, ReqHandle};
-use crate::runtime::rt;
+use crate::runtime::{rt, Runtime};
+use crate::transport::SymAddr;
 use crate::word::{AmoOp, Word};
+
+/// The checks every AMO makes: the runtime, `pe` in the context's team, `dest` aligned
+/// and symmetric.
+#[inline(always)]
+fn target<W: Word>(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *const W,
+    pe: i64,
+) -> Result<(&'static Runtime, usize, SymAddr)> {
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
+    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
+    Ok((rt, pe, addr))
+}
 
 /// `shmem_ctx_atomic_*`: applies `op` to the symmetric word `dest` on `pe` (a PE of the
 /// context's team) and returns its previous value.
@@ -25,11 +42,8 @@ pub unsafe fn ctx_atomic<W: Word>(
     op: AmoOp<W>,
     pe: i64,
 ) -> Result<W> {
-    let rt = rt(routine)?;
-    let pe = ctx.pe(rt, routine, pe)?;
-    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
-    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
-    crate::counted!(
+    let (rt, pe, addr) = target(ctx, routine, dest, pe)?;
+    crate::profile::counted!(
         Family::Amo,
         W::SIZE,
         ctx,
@@ -52,11 +66,8 @@ pub unsafe fn ctx_atomic_post<W: Word>(
     op: AmoOp<W>,
     pe: i64,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let pe = ctx.pe(rt, routine, pe)?;
-    rt.aligned(routine, "dest", dest as usize, W::SIZE)?;
-    let addr = rt.sym(routine, "dest", dest as usize, W::SIZE)?;
-    crate::counted!(
+    let (rt, pe, addr) = target(ctx, routine, dest, pe)?;
+    crate::profile::counted!(
         Family::Amo,
         W::SIZE,
         ctx,

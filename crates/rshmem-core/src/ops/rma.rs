@@ -17,9 +17,38 @@ enum Mode {
     Nbi,
 }
 
+/// A contiguous transfer, counted in its family when profiling is on.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn contiguous(
+    ctx: &Ctx,
+    routine: &'static str,
+    dir: Dir,
+    mode: Mode,
+    sym: *const u8,
+    local: *mut u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
+    let (fam, pc) = match (dir, mode) {
+        (Dir::Put, Mode::Blocking) => (Family::Put, Pc::Write),
+        (Dir::Get, Mode::Blocking) => (Family::Get, Pc::Read),
+        (Dir::Put, Mode::Nbi) => (Family::PutNbi, Pc::Write),
+        (Dir::Get, Mode::Nbi) => (Family::GetNbi, Pc::Read),
+    };
+    crate::profile::counted!(
+        fam,
+        nbytes,
+        ctx,
+        pc,
+        // SAFETY: forwarded contract.
+        unsafe { transfer(ctx, routine, dir, mode, sym, local, nbytes, pe) }
+    )
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn transfer(
     ctx: &Ctx,
     routine: &'static str,
     dir: Dir,
@@ -74,25 +103,19 @@ pub unsafe fn ctx_put(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    crate::counted!(
-        Family::Put,
-        nbytes,
-        ctx,
-        Pc::Write,
-        // SAFETY: forwarded contract.
-        unsafe {
-            contiguous(
-                ctx,
-                routine,
-                Dir::Put,
-                Mode::Blocking,
-                dest,
-                src as *mut u8,
-                nbytes,
-                pe,
-            )
-        }
-    )
+    // SAFETY: forwarded contract.
+    unsafe {
+        contiguous(
+            ctx,
+            routine,
+            Dir::Put,
+            Mode::Blocking,
+            dest,
+            src as *mut u8,
+            nbytes,
+            pe,
+        )
+    }
 }
 
 /// `shmem_ctx_getmem`: copies `nbytes` from symmetric `src` on `pe` to local `dest`.
@@ -108,25 +131,19 @@ pub unsafe fn ctx_get(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    crate::counted!(
-        Family::Get,
-        nbytes,
-        ctx,
-        Pc::Read,
-        // SAFETY: forwarded contract.
-        unsafe {
-            contiguous(
-                ctx,
-                routine,
-                Dir::Get,
-                Mode::Blocking,
-                src,
-                dest,
-                nbytes,
-                pe,
-            )
-        }
-    )
+    // SAFETY: forwarded contract.
+    unsafe {
+        contiguous(
+            ctx,
+            routine,
+            Dir::Get,
+            Mode::Blocking,
+            src,
+            dest,
+            nbytes,
+            pe,
+        )
+    }
 }
 
 /// `shmem_ctx_putmem_nbi`: like [`ctx_put`], but `src` may be reused only after the
@@ -143,25 +160,19 @@ pub unsafe fn ctx_put_nbi(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    crate::counted!(
-        Family::PutNbi,
-        nbytes,
-        ctx,
-        Pc::Write,
-        // SAFETY: forwarded contract.
-        unsafe {
-            contiguous(
-                ctx,
-                routine,
-                Dir::Put,
-                Mode::Nbi,
-                dest,
-                src as *mut u8,
-                nbytes,
-                pe,
-            )
-        }
-    )
+    // SAFETY: forwarded contract.
+    unsafe {
+        contiguous(
+            ctx,
+            routine,
+            Dir::Put,
+            Mode::Nbi,
+            dest,
+            src as *mut u8,
+            nbytes,
+            pe,
+        )
+    }
 }
 
 /// `shmem_ctx_getmem_nbi`: like [`ctx_get`], but the data is in `dest` only after the
@@ -179,14 +190,8 @@ pub unsafe fn ctx_get_nbi(
     nbytes: usize,
     pe: i64,
 ) -> Result<()> {
-    crate::counted!(
-        Family::GetNbi,
-        nbytes,
-        ctx,
-        Pc::Read,
-        // SAFETY: forwarded contract.
-        unsafe { contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe) }
-    )
+    // SAFETY: forwarded contract.
+    unsafe { contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe) }
 }
 
 /// An explicit non-blocking transfer: counted in the request in `slot` (a request
@@ -253,7 +258,7 @@ pub unsafe fn put_nbe(
     pe: i64,
     slot: &mut Option<ReqHandle>,
 ) -> Result<()> {
-    crate::counted!(
+    crate::profile::counted!(
         Family::PutNbi,
         nbytes,
         ctx,
@@ -289,7 +294,7 @@ pub unsafe fn get_nbe(
     pe: i64,
     slot: &mut Option<ReqHandle>,
 ) -> Result<()> {
-    crate::counted!(
+    crate::profile::counted!(
         Family::GetNbi,
         nbytes,
         ctx,
@@ -568,10 +573,10 @@ pub unsafe fn ctx_blocked(
     for b in 0..nblocks as isize {
         let d = dest.wrapping_offset(b * dst * size as isize);
         let s = src.wrapping_offset(b * sst * size as isize);
-        // SAFETY: forwarded contract; each block is range-checked by `contiguous`.
+        // SAFETY: forwarded contract; each block is range-checked by `transfer`.
         unsafe {
             if is_put {
-                contiguous(
+                transfer(
                     ctx,
                     routine,
                     Dir::Put,
@@ -582,7 +587,7 @@ pub unsafe fn ctx_blocked(
                     pe,
                 )?;
             } else {
-                contiguous(ctx, routine, Dir::Get, Mode::Blocking, s, d, bytes, pe)?;
+                transfer(ctx, routine, Dir::Get, Mode::Blocking, s, d, bytes, pe)?;
             }
         }
     }

@@ -77,7 +77,7 @@ pub unsafe fn ctx_signal_op(
     let rt = rt(routine)?;
     let pe = ctx.pe(rt, routine, pe)?;
     let addr = check_sig(rt, routine, sig_addr)?;
-    crate::counted!(
+    crate::profile::counted!(
         Family::Signal,
         8,
         ctx,
@@ -148,7 +148,7 @@ pub unsafe fn ctx_put_signal(
     op: SignalOp,
     pe: i64,
 ) -> Result<()> {
-    crate::counted!(
+    crate::profile::counted!(
         Family::Signal,
         nbytes,
         ctx,

@@ -1125,11 +1125,6 @@ impl Runtime {
         self.leaders.as_ref()
     }
 
-    /// `shmem_sync_all`: synchronizes all PEs (completes nothing).
-    pub fn sync_all(&self) {
-        self.sync_in("shmem_sync_all", &self.world);
-    }
-
     /// Completes this PE's outstanding operations on the default context.
     pub(crate) fn quiet_all(&self) {
         if let Err(e) = Ctx::default_ctx().quiet(self) {
@@ -1137,10 +1132,18 @@ impl Runtime {
         }
     }
 
-    /// `shmem_barrier_all`: quiet, then a world synchronization.
+    /// `shmem_barrier_all` as a step of `routine`: quiet, then a world synchronization.
+    pub(crate) fn try_barrier_all(&self, routine: &'static str) -> Result<()> {
+        Ctx::default_ctx().quiet(self)?;
+        self.try_sync_in(routine, &self.world)
+    }
+
+    /// [`Runtime::try_barrier_all`], ending the job on failure (for the heap routines
+    /// and nested finalize, which have no way to report one).
     pub fn barrier_all(&self) {
-        self.quiet_all();
-        self.sync_in("shmem_barrier_all", &self.world);
+        if let Err(e) = self.try_barrier_all("shmem_barrier_all") {
+            self.fatal(&e);
+        }
     }
 
     /// Reports a fatal error and ends the whole job with a non-zero status. The report goes
