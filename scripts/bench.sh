@@ -32,6 +32,11 @@
 #                                      pieces (waiters do not share the engine's work)
 #   oshrun -np 2 rshmem-bench threshold
 #                                      copy engine vs inline copy: the threshold crossover
+#   oshrun -np 2 rshmem-bench wait --sweep
+#                                      barrier, 8 B broadcast and reduce, put/wait ping-pong
+#                                      idle and beside 5 busy processes (own sessions, the
+#                                      job's session), under the default waiting policy and
+#                                      four others
 #   rshmem-bench launch                oshrun -np 1/2/4 hello, start to exit
 # then prints the targets again. Table lines never start with `{`; JSON lines always do
 # (`./scripts/bench.sh | grep '^{'` keeps only the JSON).
@@ -91,6 +96,7 @@ trap 'rm -f "$out"' EXIT
     "$oshrun" --timeout 900 -np 2 "$bench" nbe --threads "$threads" "${quick[@]}"
     SHMEM_COPY_ENGINE_PIECE=0 "$oshrun" --timeout 900 -np 2 "$bench" nbe --sections overlap "${quick[@]}"
     "$oshrun" --timeout 900 -np 2 "$bench" threshold "${quick[@]}"
+    "$oshrun" --timeout 900 -np 2 "$bench" wait --sweep "${quick[@]}"
     "$bench" launch --oshrun "$oshrun" --runs "$runs"
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out"

@@ -279,7 +279,7 @@ fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
 
 /// The `SHMEMX_ERR_*` codes in value order (0 is `SHMEMX_SUCCESS`) with their
 /// `shmemx_strerror` text: the one table for shmemx.h and `$OUT_DIR/error_codes.rs`.
-const ERROR_CODES: [(&str, &str); 12] = [
+const ERROR_CODES: [(&str, &str); 13] = [
     ("SUCCESS", "success"),
     (
         "NOT_INITIALIZED",
@@ -298,6 +298,10 @@ const ERROR_CODES: [(&str, &str); 12] = [
     ("PE_FINALIZED", "a PE taking part has finalized or failed"),
     ("TRANSPORT", "network transport failed"),
     ("OTHER", "other error"),
+    (
+        "PE_FAILED",
+        "a PE taking part has failed (its process ended)",
+    ),
 ];
 
 /// The C name of error code `i` of [`ERROR_CODES`].
@@ -1218,6 +1222,16 @@ fn sync_and_teams(g: &mut Gen) {
     g.f(
         "int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
         "imp::team_split_color(R, parent_team, color, key, config, config_mask, new_team)",
+    );
+    g.xsection("Failed PEs (seed 004): with SHMEM_FAULT_TOLERANT=1 the job goes on when a PE dies");
+    g.f(
+        "int shmemx_failed_pes(int *pes, int max)",
+        "imp::failed_pes(pes, max)",
+    );
+    g.f("int shmemx_pe_failed(int pe)", "imp::pe_failed(pe)");
+    g.f(
+        "int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team)",
+        "imp::team_survivors(R, team, new_team)",
     );
 }
 

@@ -647,3 +647,35 @@ fn c_error_codes() {
         &[("ERRCODES_FINALIZED", "1")],
     );
 }
+
+/// A PE killed in the middle of WORLD reductions: under `SHMEM_FAULT_TOLERANT=1` the
+/// survivors see `SHMEMX_ERR_PE_FAILED` naming it, find it with `shmemx_failed_pes`, go on
+/// in a team of the survivors and finalize; oshrun exits with the dead PE's status (137)
+/// and names it. Without the variable the job ends promptly.
+#[test]
+fn c_failed_pe_survivors_go_on() {
+    let exe = build("failed_pe.c", &[]);
+    for np in [3, 4] {
+        let out = Job::new(np, &exe)
+            .timeout(Duration::from_secs(60))
+            .env("SHMEM_FAULT_TOLERANT", "1")
+            .run();
+        assert_eq!(out.code(), 137, "{np} PEs: {out:?}");
+        assert_eq!(
+            out.lines_with("ok failed_pe pe=").len(),
+            np - 1,
+            "{np} PEs: {out:?}"
+        );
+        let victim = np - 2;
+        assert!(
+            out.stderr.contains(&format!("PE {victim} (pid")),
+            "{np} PEs: oshrun names the PE: {out:?}"
+        );
+        assert!(out.stderr.contains("SHMEM_FAULT_TOLERANT"), "{out:?}");
+
+        let out = Job::new(np, &exe).timeout(Duration::from_secs(60)).run();
+        assert_ne!(out.code(), 0, "{out:?}");
+        assert!(out.lines_with("ok failed_pe pe=").is_empty(), "{out:?}");
+        assert!(out.elapsed < Duration::from_secs(30), "{out:?}");
+    }
+}

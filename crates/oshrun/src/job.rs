@@ -58,6 +58,19 @@ pub struct JobSpec {
     pub tag_output: bool,
     /// Kill the job after this long.
     pub timeout: Option<Duration>,
+    /// `SHMEM_FAULT_TOLERANT`: a PE that dies does not end the job; the others go on and
+    /// the job's status is the first failure's.
+    pub fault_tolerant: bool,
+}
+
+/// Whether `SHMEM_FAULT_TOLERANT` is set to a true value (1/y/yes/true/on).
+pub fn fault_tolerant_from_env() -> bool {
+    std::env::var("SHMEM_FAULT_TOLERANT").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "y" | "yes" | "true" | "on"
+        )
+    })
 }
 
 /// A job-unique name: `rshmem-<oshrun pid>-<nanoseconds since the epoch, hex>`.
@@ -115,6 +128,16 @@ enum Failure {
 }
 
 impl Failure {
+    /// The PE a one-PE failure is about.
+    fn rank(&self) -> Option<usize> {
+        match *self {
+            Failure::Signaled { rank, .. }
+            | Failure::Exited { rank, .. }
+            | Failure::NoFinalize { rank } => Some(rank),
+            _ => None,
+        }
+    }
+
     fn exit_code(&self) -> i32 {
         match *self {
             Failure::Abort { code, .. } => rshmem_boot::exit_status(code),
@@ -461,12 +484,27 @@ fn start_pe(
 struct Ending {
     failure: Option<Failure>,
     kill_at: Option<Instant>,
+    /// Under `SHMEM_FAULT_TOLERANT`: PEs that died while the others went on.
+    survived: Vec<Failure>,
+    fault_tolerant: bool,
 }
 
 impl Ending {
     /// Records `f` unless a failure is already known, reports it and starts ending the PEs.
     fn fail(&mut self, f: Failure, pes: &Pes) {
         if self.failure.is_some() {
+            return;
+        }
+        let one_pe = matches!(
+            f,
+            Failure::Signaled { .. } | Failure::Exited { .. } | Failure::NoFinalize { .. }
+        );
+        if self.fault_tolerant && one_pe {
+            report(&format!(
+                "{}; SHMEM_FAULT_TOLERANT is set, so the other PEs go on",
+                f.message()
+            ));
+            self.survived.push(f);
             return;
         }
         if let Some(d) = f.detail() {
@@ -485,7 +523,10 @@ impl Ending {
 fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
     let started = Instant::now();
     let timeout_at = spec.timeout.map(|t| started + t);
-    let mut end = Ending::default();
+    let mut end = Ending {
+        fault_tolerant: spec.fault_tolerant,
+        ..Ending::default()
+    };
     // A PE others wait for in a PMI barrier although its connection is gone, and when we
     // learned it: judged once its exit is known, or after PMI_DRAIN if it keeps running.
     let mut stranded: Option<(usize, Instant)> = None;
@@ -607,7 +648,21 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
             }
         }
     }
-    end.failure.map_or(0, |f| f.exit_code())
+    if end.failure.is_none() && !end.survived.is_empty() {
+        let ranks: Vec<String> = end
+            .survived
+            .iter()
+            .filter_map(Failure::rank)
+            .map(|r| r.to_string())
+            .collect();
+        report(&format!(
+            "the job went on without failed PE(s) {}; it exits with the first one's status",
+            ranks.join(", ")
+        ));
+    }
+    end.failure
+        .or_else(|| end.survived.into_iter().next())
+        .map_or(0, |f| f.exit_code())
 }
 
 /// Reaps the processes the PEs left behind that have ended, so they do not pile up as

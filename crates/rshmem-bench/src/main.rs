@@ -32,6 +32,7 @@ mod spmd;
 mod stats;
 mod threads;
 mod threshold;
+mod wait;
 
 use std::path::PathBuf;
 
@@ -127,6 +128,19 @@ enum Cmd {
         #[arg(long)]
         silent: bool,
     },
+    /// Small collectives and a put/wait ping-pong, idle and beside busy processes, under
+    /// the waiting policy (run under `oshrun -np 2`).
+    Wait(wait::Opts),
+    /// Spins for a while (the busy processes of `wait`).
+    #[command(hide = true)]
+    Burn {
+        /// Seconds to spin.
+        #[arg(long, default_value_t = 60)]
+        secs: u64,
+        /// Start a session of its own (setsid).
+        #[arg(long)]
+        own_session: bool,
+    },
     /// The cost of the profiling counters on the 8-byte put rate: off, on, every call
     /// timed (run under `oshrun -np 2`).
     Profile {
@@ -168,6 +182,8 @@ fn main() {
         }
         Cmd::Hello { no_init, silent } => launch::hello(no_init, silent),
         Cmd::Profile { quick } => profile::run(quick),
+        Cmd::Wait(o) => wait::run(o),
+        Cmd::Burn { secs, own_session } => wait::burn(secs, own_session),
         Cmd::Summary => report::summary(),
     }
 }

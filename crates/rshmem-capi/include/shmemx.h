@@ -59,6 +59,11 @@ void shmemx_delete_aset(shmemx_aset_t aset);
 void shmemx_barrier_aset(shmemx_aset_t aset);
 void shmemx_sync_aset(shmemx_aset_t aset);
 int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
+
+/* Failed PEs (seed 004): with SHMEM_FAULT_TOLERANT=1 the job goes on when a PE dies */
+int shmemx_failed_pes(int *pes, int max);
+int shmemx_pe_failed(int pe);
+int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team);
 int shmemx_float_broadcast_nbe(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root, shmemx_request_h *req);
 int shmemx_double_broadcast_nbe(shmem_team_t team, double *dest, const double *source, size_t nelems, int PE_root, shmemx_request_h *req);
 int shmemx_longdouble_broadcast_nbe(shmem_team_t team, long double *dest, const long double *source, size_t nelems, int PE_root, shmemx_request_h *req);
@@ -343,6 +348,7 @@ void shmemx_sync_all_nbe(shmemx_request_h *req);
 #define SHMEMX_ERR_PE_FINALIZED 9 /* a PE taking part has finalized or failed */
 #define SHMEMX_ERR_TRANSPORT 10 /* network transport failed */
 #define SHMEMX_ERR_OTHER 11 /* other error */
+#define SHMEMX_ERR_PE_FAILED 12 /* a PE taking part has failed (its process ended) */
 const char *shmemx_strerror(int code);
 const char *shmemx_error_message(void);
 

@@ -141,6 +141,7 @@ pub(crate) fn error_code(e: &Error) -> c_int {
         Error::InvalidArgument { .. } => ERR_INVALID_ARGUMENT,
         Error::PeerFinalized { .. } | Error::WaitAfterFinalize { .. } => ERR_PE_FINALIZED,
         Error::Transport { .. } => ERR_TRANSPORT,
+        Error::PeFailed { .. } => ERR_PE_FAILED,
         _ => ERR_OTHER,
     }
 }
@@ -1363,6 +1364,47 @@ pub(crate) unsafe fn team_split_color(
     };
     // SAFETY: as `set_team`.
     unsafe { set_team(routine, out, r) }
+}
+
+/// `shmemx_team_survivors`: a team of the members of `parent` that have not failed.
+///
+/// # Safety
+/// `out` is null or points at a `shmem_team_t`.
+pub(crate) unsafe fn team_survivors(
+    routine: &'static str,
+    parent: TeamHandle,
+    out: *mut TeamHandle,
+) -> c_int {
+    let r = match team_arg(routine, "team", parent) {
+        Some(p) => rshmem_core::team::survivors(&p, TeamConfig::default()).map(Some),
+        None => Err(Error::InvalidArgument {
+            routine,
+            arg: "team",
+            reason: "is SHMEM_TEAM_INVALID",
+        }),
+    };
+    // SAFETY: as `set_team`.
+    unsafe { set_team(routine, out, r) }
+}
+
+/// `shmemx_failed_pes`: writes up to `max` failed PEs to `pes`; returns how many failed.
+///
+/// # Safety
+/// `pes` is null or writable for `max` ints.
+pub(crate) unsafe fn failed_pes(pes: *mut c_int, max: c_int) -> c_int {
+    let v = ok(rshmem_core::setup::failed_pes());
+    if !pes.is_null() {
+        for (i, pe) in v.iter().take(usize::try_from(max).unwrap_or(0)).enumerate() {
+            // SAFETY: `i < max` (the caller's contract on `pes`).
+            unsafe { pes.add(i).write(*pe as c_int) };
+        }
+    }
+    v.len() as c_int
+}
+
+/// `shmemx_pe_failed`: 1 when `pe` has failed, else 0.
+pub(crate) fn pe_failed(pe: c_int) -> c_int {
+    c_int::from(ok(rshmem_core::setup::pe_failed(i64::from(pe))))
 }
 
 pub(crate) fn team_destroy(routine: &'static str, h: TeamHandle) {

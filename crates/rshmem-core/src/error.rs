@@ -135,6 +135,18 @@ pub enum Error {
         /// This PE.
         waiter: usize,
     },
+    /// A PE of the job has died (its process is gone without `shmem_finalize`) while this
+    /// one waited in a collective: reported once per failure, by the first wait that goes
+    /// on too long.
+    #[error("{routine}: PE {pe} has failed (its process ended without shmem_finalize); PE {waiter} leaves this call, which can no longer complete")]
+    PeFailed {
+        /// The routine waiting.
+        routine: &'static str,
+        /// The failed PE (world number).
+        pe: usize,
+        /// This PE.
+        waiter: usize,
+    },
     /// A point-to-point wait that no PE can satisfy any more: every other PE has called
     /// `shmem_finalize`.
     #[error("{routine}: PE {waiter} waits for a symmetric variable that no PE can change any more: every other PE has called shmem_finalize")]

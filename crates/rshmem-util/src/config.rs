@@ -136,6 +136,44 @@ impl Kind for Transport {
     }
 }
 
+/// A time in microseconds, or `auto` (`None`): a plain number is microseconds; `ns`,
+/// `us`, `ms` and `s` suffixes are accepted.
+struct WaitTime;
+impl Kind for WaitTime {
+    type Value = Option<std::time::Duration>;
+    fn parse(s: &str) -> Result<Self::Value, String> {
+        let t = s.trim().to_ascii_lowercase();
+        if t.is_empty() || t == "auto" {
+            return Ok(None);
+        }
+        let (num, unit_ns) = if let Some(n) = t.strip_suffix("ns") {
+            (n, 1.0)
+        } else if let Some(n) = t.strip_suffix("us") {
+            (n, 1e3)
+        } else if let Some(n) = t.strip_suffix("ms") {
+            (n, 1e6)
+        } else if let Some(n) = t.strip_suffix('s') {
+            (n, 1e9)
+        } else {
+            (t.as_str(), 1e3)
+        };
+        match num.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && (0.0..=60e9).contains(&(v * unit_ns)) => {
+                Ok(Some(std::time::Duration::from_nanos((v * unit_ns) as u64)))
+            }
+            _ => Err(format!(
+                "{s:?} is not a time (expected auto, or a number of microseconds with an optional ns, us, ms or s suffix, at most 60 s)"
+            )),
+        }
+    }
+    fn show(v: &Self::Value) -> String {
+        match v {
+            None => "auto".into(),
+            Some(d) => format!("{}us", d.as_micros()),
+        }
+    }
+}
+
 /// Free text (validated where it is used, e.g. algorithm names).
 struct Text;
 impl Kind for Text {
@@ -327,6 +365,8 @@ env_table! {
         "Print the library name and version at init (PE 0).";
     profile "PROFILE": Count(usize) = "0", "openshmem",
         "Count calls, bytes and time per routine family and print a per-PE and job-wide summary at finalize (PE 0): 0 = off, 1 = on with time sampled (1 call in 128 per family), 2 = every call timed. shmem_pcontrol changes the counting at run time. The same on every PE.";
+    fault_tolerant "FAULT_TOLERANT": Bool(bool) = "0", "openshmem",
+        "Read by oshrun: when a PE dies, the others go on (they see it through shmemx_failed_pes, errors naming it, and can make a team of the survivors with shmemx_team_survivors); the job's status is still the failure's. Shared memory only.";
     teams_max "TEAMS_MAX": Teams(usize) = "1024", "teams",
         "Most teams alive at once per PE (6 to 65536, the 4 predefined teams and the runtime's 2 internal copies of HOST and LEADERS included); sizes the runtime area of each segment (about 1 MiB of address space per team).";
     barrier_algorithm "BARRIER_ALGORITHM": Text(String) = "auto", "collectives",
@@ -349,6 +389,10 @@ env_table! {
         "How PEs reach each other: auto (shared memory on the host, UCX to other hosts), shm (shared memory only; a PE on another host is an init error), ucx (UCX to every PE, this one included), mixed (as auto, with each SHMEM_VIRTUAL_HOSTS block counted as a host: UCX between blocks).";
     ucx_library "UCX_LIBRARY": PathText(String) = "libucp.so.0", "transport",
         "The UCX library loaded at init when a PE is reached through UCX (a file name the dynamic loader finds, or a path).";
+    wait_spin "WAIT_SPIN": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
+        "How long a wait (wait_until, barrier, quiet, lock, request) spins before it yields the core; auto = 5us, or 0 when the host has more PEs of the job than cores (`rshmem-bench wait` measures the choice).";
+    wait_yield "WAIT_YIELD": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
+        "How long a wait then yields (sched_yield) before it sleeps in naps of 1/16 of the time waited (20us to 2ms); auto = 2ms.";
     copy_engine_threshold "COPY_ENGINE_THRESHOLD": Size(usize) = "128K", "contexts",
         "Non-blocking (_nbi, _nbe) transfers on the node of at least this size go to the background copy engine; smaller ones complete at once. The default is where post+wait with nothing to overlap costs no more than a plain copy; programs that compute between post and wait gain from about 8K (`rshmem-bench threshold`).";
     copy_engine_piece "COPY_ENGINE_PIECE": Size(usize) = "64K", "contexts",
@@ -415,6 +459,22 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn wait_times_parse() {
+        use std::time::Duration;
+        assert_eq!(WaitTime::parse("auto"), Ok(None));
+        assert_eq!(WaitTime::parse("7"), Ok(Some(Duration::from_micros(7))));
+        assert_eq!(WaitTime::parse("2ms"), Ok(Some(Duration::from_millis(2))));
+        assert_eq!(
+            WaitTime::parse("1.5us"),
+            Ok(Some(Duration::from_nanos(1500)))
+        );
+        assert_eq!(WaitTime::parse("0"), Ok(Some(Duration::ZERO)));
+        assert!(WaitTime::parse("fast").is_err());
+        assert!(WaitTime::parse("-1").is_err());
+        assert!(WaitTime::parse("2h").is_err());
+    }
 
     #[test]
     fn sizes_parse() {

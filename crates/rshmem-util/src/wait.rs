@@ -1,47 +1,110 @@
-//! The waiting policy of every spin in rshmem (waits, barriers, locks, quiet).
+//! The waiting policy of every wait in rshmem (waits, barriers, locks, quiet, requests).
 //!
-//! PEs are often oversubscribed (4 PEs on 2 cores), so a waiter must give its core away
-//! quickly: spin a little with `spin_loop` hints, then `yield` on every further check.
+//! A wait goes through three phases, measured in time since it started:
+//! 1. **spin** with `spin_loop` hints for [`Policy::spin`]: the answer usually comes
+//!    from a PE running on another core within a few microseconds, and giving the core
+//!    away costs a time slice on a busy machine;
+//! 2. **yield** (`sched_yield`) until [`Policy::spin`] + [`Policy::yield_for`]: PEs of
+//!    this job that share a core (more PEs than cores) get to run;
+//! 3. **sleep** in naps of a sixteenth of the time waited so far (at least
+//!    [`NAP_MIN`], at most [`NAP_MAX`]): a long wait gives its core to whoever can use it
+//!    (the copy engine, a PE that computes, another process) and adds at most about 6%
+//!    to its own length.
 //!
-//! A wait that has gone on for a long time ([`OVERDUE_AFTER`]) may be waiting for a PE
-//! that will never come (it finalized, or skipped a collective): [`Waiter::overdue`] tells
-//! the runtime when to look. It reads the clock only while yielding, once every
-//! [`CLOCK_EVERY`] yields (a vDSO read next to a `sched_yield`), so the spinning fast path
-//! is exactly what it was.
+//! Spinning costs no clock reads for the first [`SPIN_UNTIMED`] checks (a wait that ends
+//! within a few hundred nanoseconds is what it always was); after that a check reads the
+//! clock (a vDSO call of about 20 ns) once every [`CLOCK_EVERY`] spins and at every yield
+//! or nap. `rshmem-bench wait` measures the policy idle and under background load.
+//!
+//! A wait that has gone on for [`OVERDUE_AFTER`] may be waiting for a PE that will never
+//! come (it finalized, or failed): [`Waiter::overdue`] tells the runtime when to look.
 
 use std::hint::spin_loop;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Spin-then-yield backoff for one wait loop. Create one per wait; call [`Waiter::snooze`]
-/// each time the awaited condition is found false.
-#[derive(Debug, Default)]
-pub struct Waiter {
-    step: u32,
-    /// Yields since the clock was last read.
-    yields: u32,
-    /// First clock reading of this wait (taken after its first [`CLOCK_EVERY`] yields).
-    since: Option<Instant>,
+/// How long a wait spins, then yields, before it sleeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// Time spent spinning before the first yield.
+    pub spin: Duration,
+    /// Time spent yielding after the spin, before the first nap.
+    pub yield_for: Duration,
 }
 
+impl Policy {
+    /// The default with PEs on their own cores: spin long enough to cover a peer's answer
+    /// when both run, a short yield phase, then sleep (`rshmem-bench wait` figures in
+    /// docs/architecture.md, "Waiting").
+    pub const DEDICATED: Policy = Policy {
+        spin: Duration::from_micros(5),
+        yield_for: Duration::from_millis(2),
+    };
+    /// The default with more PEs of the job than cores on the host: a PE that spins only
+    /// delays the one that would answer, so yield at once, and sleep after a while.
+    pub const OVERSUBSCRIBED: Policy = Policy {
+        spin: Duration::ZERO,
+        yield_for: Duration::from_millis(2),
+    };
+}
+
+/// Spins that read no clock at the start of a wait.
+pub const SPIN_UNTIMED: u32 = 16;
+/// Spins between two clock readings after that.
+pub const CLOCK_EVERY: u32 = 8;
+/// `spin_loop` hints per spin (about 25 ns each on current x86 cores).
+const HINTS_PER_SPIN: u32 = 8;
+/// Shortest nap of the sleep phase (the kernel adds its timer slack, about 50 µs).
+pub const NAP_MIN: Duration = Duration::from_micros(20);
+/// Longest nap: bounds how late a long wait notices its condition.
+pub const NAP_MAX: Duration = Duration::from_millis(2);
 /// How long a wait runs before [`Waiter::overdue`] starts reporting it.
 pub const OVERDUE_AFTER: Duration = Duration::from_millis(100);
-/// Yields between two clock readings.
-pub const CLOCK_EVERY: u32 = 32;
+/// Clocked checks between two overdue reports.
+const OVERDUE_EVERY: u32 = 32;
 
-/// Steps that only spin (2^step hints each) before yielding starts.
-const DEFAULT_SPIN_STEPS: u32 = 6;
-static SPIN_STEPS: AtomicU32 = AtomicU32::new(DEFAULT_SPIN_STEPS);
+static SPIN_NS: AtomicU64 = AtomicU64::new(5_000);
+static YIELD_NS: AtomicU64 = AtomicU64::new(2_000_000);
 
-/// Sets how long waiters spin before yielding: when there are more PEs on the host than
-/// cores, spinning only delays the PE that would make progress, so yield at once.
+/// Sets the policy of every wait started afterwards in this process.
+pub fn set_policy(p: Policy) {
+    SPIN_NS.store(as_ns(p.spin), Ordering::Relaxed);
+    YIELD_NS.store(as_ns(p.yield_for), Ordering::Relaxed);
+}
+
+/// The policy in force.
+pub fn policy() -> Policy {
+    Policy {
+        spin: Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed)),
+        yield_for: Duration::from_nanos(YIELD_NS.load(Ordering::Relaxed)),
+    }
+}
+
+/// Sets the default policy for a host with or without more PEs than cores.
 pub fn set_oversubscribed(oversubscribed: bool) {
-    let steps = if oversubscribed {
-        0
+    set_policy(if oversubscribed {
+        Policy::OVERSUBSCRIBED
     } else {
-        DEFAULT_SPIN_STEPS
-    };
-    SPIN_STEPS.store(steps, Ordering::Relaxed);
+        Policy::DEDICATED
+    });
+}
+
+fn as_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// One wait's backoff. Create one per wait; call [`Waiter::snooze`] each time the awaited
+/// condition is found false.
+#[derive(Debug, Default)]
+pub struct Waiter {
+    /// Checks so far.
+    checks: u32,
+    /// When the wait started (read at the first clocked check).
+    since: Option<Instant>,
+    /// Time waited at the last clock reading.
+    waited: Duration,
+    /// Clocked checks since the last overdue report.
+    clocked: u32,
 }
 
 impl Waiter {
@@ -49,49 +112,65 @@ impl Waiter {
     #[inline]
     pub fn new() -> Self {
         Waiter {
-            step: 0,
-            yields: 0,
+            checks: 0,
             since: None,
+            waited: Duration::ZERO,
+            clocked: 0,
         }
     }
 
-    /// Backs off once: a short exponential spin first, then a `sched_yield` per call.
+    /// Backs off once, as the policy says for the time waited so far.
     #[inline]
     pub fn snooze(&mut self) {
-        if self.step < SPIN_STEPS.load(Ordering::Relaxed) {
-            for _ in 0..(1u32 << self.step) {
-                spin_loop();
-            }
-            self.step += 1;
-        } else {
-            self.yields += 1;
+        self.checks = self.checks.wrapping_add(1);
+        if self.checks <= SPIN_UNTIMED && SPIN_NS.load(Ordering::Relaxed) != 0 {
+            spin(1 << (self.checks.min(5) - 1));
+            return;
+        }
+        self.snooze_timed();
+    }
+
+    /// The clocked part of [`Waiter::snooze`]: out of line, so a short wait inlines only
+    /// the untimed spin.
+    #[inline(never)]
+    fn snooze_timed(&mut self) {
+        let spin_ns = SPIN_NS.load(Ordering::Relaxed);
+        let in_spin = self.waited.as_nanos() < u128::from(spin_ns);
+        if in_spin && !self.checks.is_multiple_of(CLOCK_EVERY) {
+            spin(HINTS_PER_SPIN);
+            return;
+        }
+        let now = Instant::now();
+        let since = *self.since.get_or_insert(now);
+        self.waited = now.duration_since(since);
+        self.clocked = self.clocked.saturating_add(1);
+        let waited = as_ns(self.waited);
+        if waited < spin_ns {
+            spin(HINTS_PER_SPIN);
+        } else if waited < spin_ns.saturating_add(YIELD_NS.load(Ordering::Relaxed)) {
             std::thread::yield_now();
+        } else {
+            std::thread::sleep((self.waited / 16).clamp(NAP_MIN, NAP_MAX));
         }
     }
 
-    /// Whether this wait has yielded for at least [`OVERDUE_AFTER`]: the moment to check
-    /// whether what it waits for can still happen. Returns true at most once every
-    /// [`CLOCK_EVERY`] yields, and never during the spin phase, so calling it before each
-    /// [`Waiter::snooze`] costs a compare on the fast path.
+    /// Whether this wait has gone on for at least [`OVERDUE_AFTER`]: the moment to check
+    /// whether what it waits for can still happen. True at most once every
+    /// [`OVERDUE_EVERY`] clocked checks, so calling it before each [`Waiter::snooze`]
+    /// costs a compare on the fast path.
     #[inline]
     pub fn overdue(&mut self) -> bool {
-        if self.yields < CLOCK_EVERY {
+        if self.clocked < OVERDUE_EVERY || self.waited < OVERDUE_AFTER {
             return false;
         }
-        self.overdue_slow()
+        self.clocked = 0;
+        true
     }
 
-    #[cold]
-    fn overdue_slow(&mut self) -> bool {
-        self.yields = 0;
-        let now = Instant::now();
-        match self.since {
-            None => {
-                self.since = Some(now);
-                false
-            }
-            Some(t) => now.duration_since(t) >= OVERDUE_AFTER,
-        }
+    /// How long this wait has lasted, as of its last clock reading (zero while it has
+    /// read no clock).
+    pub fn waited(&self) -> Duration {
+        self.waited
     }
 
     /// Waits until `ready()` is true.
@@ -101,6 +180,13 @@ impl Waiter {
         while !ready() {
             w.snooze();
         }
+    }
+}
+
+#[inline(always)]
+fn spin(hints: u32) {
+    for _ in 0..hints {
+        spin_loop();
     }
 }
 
@@ -119,12 +205,8 @@ mod tests {
     }
 
     #[test]
-    fn overdue_only_after_yielding_long_enough() {
+    fn overdue_only_after_waiting_long_enough() {
         let mut w = Waiter::new();
-        for _ in 0..(DEFAULT_SPIN_STEPS + CLOCK_EVERY - 1) {
-            w.snooze();
-            assert!(!w.overdue());
-        }
         let start = Instant::now();
         let mut seen = false;
         while start.elapsed() < OVERDUE_AFTER * 20 {
@@ -136,5 +218,22 @@ mod tests {
         }
         assert!(seen);
         assert!(start.elapsed() >= OVERDUE_AFTER);
+        assert!(w.waited() >= OVERDUE_AFTER);
+        // Not again at once.
+        assert!(!w.overdue());
+    }
+
+    #[test]
+    fn a_long_wait_sleeps() {
+        // Past spin and yield, a check takes at least a nap.
+        let mut w = Waiter::new();
+        let start = Instant::now();
+        let limit = policy().spin + policy().yield_for + Duration::from_millis(5);
+        while start.elapsed() < limit {
+            w.snooze();
+        }
+        let t = Instant::now();
+        w.snooze();
+        assert!(t.elapsed() >= NAP_MIN);
     }
 }

@@ -2,6 +2,7 @@
 //! and the runtime's waits on peers, which end with an error when the peer has finalized.
 
 use std::mem::offset_of;
+use std::sync::atomic::Ordering;
 
 use rshmem_util::Waiter;
 
@@ -90,6 +91,16 @@ impl Runtime {
                         waiter: self.me,
                     });
                 }
+                if let Some(pe) = self.new_failure() {
+                    if ready() {
+                        break;
+                    }
+                    return Err(Error::PeFailed {
+                        routine,
+                        pe,
+                        waiter: self.me,
+                    });
+                }
             }
             self.fabric.progress();
             w.snooze();
@@ -154,16 +165,77 @@ impl Runtime {
     /// this barrier (finalize's bootstrap barrier), so the reads never outlive them.
     /// Returns whether every PE came (false: a peer is ending the job).
     pub(crate) fn finalize_barrier(&self) -> bool {
+        let mut everyone = true;
         for pe in (0..self.npes).filter(|&pe| pe != self.me) {
             let mut w = Waiter::new();
             while !self.is_finalizing(pe) {
-                if w.overdue() && self.any_failing() {
-                    return false;
+                if w.overdue() {
+                    if self.any_failing() {
+                        return false;
+                    }
+                    // A dead PE never comes: the others finalize without it (the
+                    // launcher reports it, or goes on under SHMEM_FAULT_TOLERANT).
+                    if self.pe_failed(pe) {
+                        everyone = false;
+                        break;
+                    }
                 }
                 w.snooze();
             }
         }
-        true
+        everyone
+    }
+
+    /// Whether `pe` has failed: its process on this host has ended without entering
+    /// `shmem_finalize`. Checked only from overdue waits and the failure queries (a
+    /// system call); once seen, remembered. A PE reached through UCX is never reported
+    /// (not detected yet).
+    #[cold]
+    pub(crate) fn pe_failed(&self, pe: usize) -> bool {
+        if pe == self.me || pe >= self.npes {
+            return false;
+        }
+        if self.failed[pe].load(Ordering::Relaxed) {
+            return true;
+        }
+        if !self.fabric.maps(pe) || self.is_finalizing(pe) {
+            return false;
+        }
+        let w = Runtime::internal_addr(offset_of!(Internal, pid));
+        let pid = self.amo::<u64>("", pe, w, AmoOp::Fetch).unwrap_or(0);
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        // ESRCH: gone (the launcher reaps its PEs at once, so no zombie lingers).
+        let dead = rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH);
+        if dead {
+            self.failed[pe].store(true, Ordering::Relaxed);
+        }
+        dead
+    }
+
+    /// A PE that has failed since this PE last reported one, if any (the lowest): every
+    /// wait that goes on too long reports a new failure once, so survivors waiting on one
+    /// another (not on the dead PE) also leave the call that can no longer complete.
+    #[cold]
+    pub(crate) fn new_failure(&self) -> Option<usize> {
+        let failed = self.failed_pes();
+        let seen = self.failures_reported.load(Ordering::Relaxed);
+        if failed.len() <= seen {
+            return None;
+        }
+        self.failures_reported
+            .store(failed.len(), Ordering::Relaxed);
+        Some(failed[seen])
+    }
+
+    /// The PEs seen failed so far, after looking at every PE on this host once more.
+    #[cold]
+    pub(crate) fn failed_pes(&self) -> Vec<usize> {
+        (0..self.npes).filter(|&pe| self.pe_failed(pe)).collect()
     }
 
     /// For user waits (`shmem_wait_until`, `shmem_signal_wait_until`...): whether no PE
@@ -175,7 +247,8 @@ impl Runtime {
     pub(crate) fn all_others_finalizing(&self) -> bool {
         self.npes > 1
             && !self.is_finalizing(self.me)
-            && (0..self.npes).all(|pe| pe == self.me || self.is_finalizing(pe))
+            && (0..self.npes)
+                .all(|pe| pe == self.me || self.is_finalizing(pe) || self.pe_failed(pe))
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use rshmem_boot::Bootstrap;
 use rshmem_util::config::show_size;
+use rshmem_util::wait;
 use rshmem_util::{CachePadded, Config};
 
 use crate::algo::Algorithms;
@@ -73,6 +74,9 @@ pub(crate) struct Internal {
     /// Non-zero once this PE found a peer that finalized while it waited for it, and is
     /// about to end the job: peers in finalize's barrier stop waiting for it.
     pub(crate) failing: CachePadded<AtomicU64>,
+    /// This PE's process id (0 until written at init), for peers on the same host to
+    /// tell a dead PE from a slow one.
+    pub(crate) pid: CachePadded<AtomicU64>,
     /// This PE's profiling summary, published at finalize for PE 0 to gather.
     pub(crate) profile: [u64; crate::profile::WORDS],
 }
@@ -323,6 +327,10 @@ pub struct Runtime {
     pub(crate) algs: Algorithms,
     /// Team slots free on this PE.
     pub(crate) slots: Mutex<SlotMap>,
+    /// PEs seen dead (set once, never cleared): [`Runtime::pe_failed`].
+    pub(crate) failed: Box<[AtomicBool]>,
+    /// Failed PEs already reported in an error (see `Runtime::new_failure`).
+    pub(crate) failures_reported: AtomicUsize,
     /// `SHMEM_TEAM_WORLD`.
     pub(crate) world: Arc<Team>,
     /// `SHMEM_TEAM_SHARED`: the PEs whose memory this PE maps.
@@ -685,7 +693,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
 
     let local_pes = real_host.iter().filter(|&&h| h == real_host[me]).count();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    rshmem_util::wait::set_oversubscribed(local_pes > cores);
+    let mut policy = if local_pes > cores {
+        wait::Policy::OVERSUBSCRIBED
+    } else {
+        wait::Policy::DEDICATED
+    };
+    policy.spin = cfg.wait_spin.unwrap_or(policy.spin);
+    policy.yield_for = cfg.wait_yield.unwrap_or(policy.yield_for);
+    wait::set_policy(policy);
 
     let base = resv.base();
     let world = Members::Strided {
@@ -812,12 +827,18 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         heap: Mutex::new(Heap::new(heap_len)),
         requests: crate::request::new_pool(),
         pairs: crate::team::group::PairCounts::new(npes),
+        failed: (0..npes).map(|_| AtomicBool::new(false)).collect(),
+        failures_reported: AtomicUsize::new(0),
         set_turn: Mutex::new(()),
         nb: Default::default(),
         _resv: resv,
         cfg,
         boot,
     });
+    rt.set_own(
+        Runtime::internal_addr(std::mem::offset_of!(Internal, pid)),
+        u64::from(std::process::id()),
+    );
     let default = Ctx::default_ctx().state();
     if let Err(e) = rt.fabric.wire_up("shmem_init", default) {
         rt.fabric.release_ctx(default);

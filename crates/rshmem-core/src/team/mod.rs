@@ -375,6 +375,17 @@ impl Runtime {
     /// no slot is free everywhere.
     fn agree_slot(&self, routine: &'static str, parent: &Team) -> Result<Option<usize>> {
         let pslot = Self::parent_slot(routine, parent)?;
+        self.agree_slot_over(routine, pslot, parent)
+    }
+
+    /// [`Runtime::agree_slot`] among the members of `group` (a team or an active set),
+    /// through the slot-agreement scratch of slot `pslot` (a team all of them belong to).
+    fn agree_slot_over(
+        &self,
+        routine: &'static str,
+        pslot: usize,
+        parent: &Team,
+    ) -> Result<Option<usize>> {
         let mine: Vec<u64> = self
             .slots
             .lock()
@@ -436,6 +447,49 @@ impl Runtime {
         Ok(Some(Arc::new(Team::new(
             members, my_rank, slot, config, false,
         ))))
+    }
+
+    /// `shmemx_team_survivors`: a team of the members of `parent` that have not failed
+    /// (in `parent`'s order), made by them alone: the slot agreement syncs over an active
+    /// set of the survivors, so no failed PE is waited for. Collective over the survivors,
+    /// who must see the same failed PEs (call it after each has seen the failure, e.g.
+    /// from an error naming it; [`Runtime::failed_pes`] looks again at every PE).
+    pub fn team_survivors(
+        &self,
+        routine: &'static str,
+        parent: &Team,
+        config: TeamConfig,
+    ) -> Result<Arc<Team>> {
+        let pslot = Self::parent_slot(routine, parent)?;
+        // Every failure known now is accounted for by this team.
+        let failed = self.failed_pes();
+        self.failures_reported
+            .fetch_max(failed.len(), std::sync::atomic::Ordering::Relaxed);
+        let alive: Vec<usize> = (0..parent.n_pes())
+            .map(|r| parent.members.pe(r))
+            .filter(|pe| !failed.contains(pe))
+            .collect();
+        let members = Members::List(alive.into());
+        let my_rank = members.rank_of(self.me).ok_or(Error::InvalidArgument {
+            routine,
+            arg: "team",
+            reason: "this PE is not a member of it",
+        })?;
+        let set = self
+            .active_set(routine, members.clone())?
+            .expect("a survivor is in the survivors' set");
+        let agreed = self.agree_slot_over(routine, pslot, &set);
+        let _ = self.team_destroy(&set);
+        let slot = agreed?.ok_or(Error::InvalidArgument {
+            routine,
+            arg: "team",
+            reason: "no team slot is free on every survivor (raise SHMEM_TEAMS_MAX)",
+        })?;
+        self.slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take(slot);
+        Ok(Arc::new(Team::new(members, my_rank, slot, config, false)))
     }
 
     /// `shmem_team_split_strided`: members `start + i * stride` (parent numbering).
@@ -676,6 +730,13 @@ pub fn split_color(
 /// with [`destroy`] (local too). `None` on PEs outside it.
 pub fn active_set(routine: &'static str, members: Members) -> Result<Option<Arc<Team>>> {
     crate::runtime::rt(routine)?.active_set(routine, members)
+}
+
+/// `shmemx_team_survivors` (collective over the members of `parent` that have not
+/// failed): see [`Runtime::team_survivors`].
+pub fn survivors(parent: &Team, config: TeamConfig) -> Result<Arc<Team>> {
+    const R: &str = "shmemx_team_survivors";
+    crate::runtime::rt(R)?.team_survivors(R, parent, config)
 }
 
 /// `shmem_team_sync` (collective over `team`).
