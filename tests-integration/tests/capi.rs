@@ -654,6 +654,11 @@ fn c_error_codes() {
 /// and names it. Without the variable the job ends promptly.
 #[test]
 fn c_failed_pe_survivors_go_on() {
+    // Deaths are detected among PEs of one host on shared memory only (documented).
+    if std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ucx" || t == "mixed") {
+        eprintln!("skipped: failed PEs are not detected through UCX yet");
+        return;
+    }
     let exe = build("failed_pe.c", &[]);
     for np in [3, 4] {
         let out = Job::new(np, &exe)

@@ -846,6 +846,13 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     }
     if me == 0 {
         rt.print_banner();
+        if rt.cfg.fault_tolerant && rt.fabric.has_ucx() {
+            eprintln!(
+                "rshmem: warning: SHMEM_FAULT_TOLERANT: the failure of a PE reached through UCX \
+                 (another host, or SHMEM_TRANSPORT=ucx/mixed) is not detected yet; waits on it \
+                 hang until the launcher's timeout"
+            );
+        }
     }
     crate::profile::start(rt.cfg.profile);
     RUNTIME.store(Box::into_raw(rt), Ordering::Release);
