@@ -17,10 +17,13 @@
 //! * `rshmem-bench launch --oshrun PATH`: `oshrun -np k rshmem-bench hello` wall time.
 //! * `oshrun -np 2 rshmem-bench profile`: the 8 B put rate with the profiling counters
 //!   off, on (time sampled) and on with every call timed, and the ratios.
+//! * `oshrun -np 2 rshmem-bench api`: per-call cost of the safe Rust API's put/get, p/g
+//!   and atomics on each receiver, beside the core's put.
 //! * `rshmem-bench summary < output`: the targets of earlier runs, again.
 //!
 //! Table lines never start with `{`; JSON lines always do.
 
+mod api;
 mod apps;
 mod coll;
 mod launch;
@@ -148,6 +151,13 @@ enum Cmd {
         #[arg(long)]
         quick: bool,
     },
+    /// The safe Rust API's per-call cost: put/get, p/g and atomics on each receiver
+    /// (run under `oshrun -np 2`).
+    Api {
+        /// Fewer samples.
+        #[arg(long)]
+        quick: bool,
+    },
     /// Reads earlier output on stdin and prints the table of targets.
     Summary,
 }
@@ -184,6 +194,7 @@ fn main() {
         Cmd::Profile { quick } => profile::run(quick),
         Cmd::Wait(o) => wait::run(o),
         Cmd::Burn { secs, own_session } => wait::burn(secs, own_session),
+        Cmd::Api { quick } => api::run(quick),
         Cmd::Summary => report::summary(),
     }
 }
