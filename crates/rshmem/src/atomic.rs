@@ -18,8 +18,9 @@
 
 use rshmem_core::AmoOp;
 
-use crate::ctx::{routine, Ctx, CtxMode};
+use crate::ctx::{Ctx, CtxMode};
 use crate::error::Result;
+use crate::ops_table::amo_table;
 use crate::raw::{self, Region};
 use crate::remote::Remote;
 use crate::shmem::Shmem;
@@ -93,6 +94,22 @@ classes! {
 /// }
 /// # Ok::<(), rshmem::Error>(())
 /// ```
+///
+/// An owner elected with [`atomic_compare_swap`](Self::atomic_compare_swap), and unique
+/// tickets from [`atomic_fetch_add`](Self::atomic_fetch_add):
+///
+/// ```
+/// let shmem = rshmem::Shmem::init()?;
+/// let owner = shmem.alloc_atomic(-1i64)?;
+/// let me = shmem.my_pe() as i64;
+/// let old = owner.atomic_compare_swap(-1, me, 0)?;
+/// let won = old == -1; // exactly one PE wins
+/// # assert!(shmem.n_pes() > 1 || won);
+/// let next = shmem.alloc_atomic(0usize)?;
+/// let ticket = next.atomic_fetch_add(1, 0)?; // unique across PEs
+/// assert!(ticket < shmem.n_pes());
+/// # Ok::<(), rshmem::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct SymAtomic<'s, T: AmoExtended> {
     pub(crate) region: Region<T>,
@@ -122,6 +139,83 @@ pub struct SymAtomicVec<'s, T: AmoExtended> {
     pub(crate) shmem: &'s Shmem,
 }
 
+/// The default-context methods of [`SymAtomic`], one per [`amo_table!`] row.
+macro_rules! sym_amos {
+    (
+        fetch { $(
+            [$fb:ident] $f:ident($($fa:ident),*) = $fop:expr;
+                $fverb:literal, $fafter:literal, $fwhat:literal; $fnbi:ident, $fnbe:ident;
+        )* }
+        post { $([$pb:ident] $p:ident($($pa:ident),*) = $pop:expr; $pverb:literal, $pafter:literal;)* }
+    ) => {
+        $(
+            #[doc = concat!(
+                "`shmem_", stringify!($f), "`: ", $fverb, " the value on `pe`", $fafter,
+                "; returns ", $fwhat, ". On the default context, as every `atomic_*` method",
+                " here: see [`Ctx::", stringify!($f), "`](crate::Ctx::", stringify!($f), ")."
+            )]
+            pub fn $f(&self, $($fa: T,)* pe: usize) -> Result<T>
+            where
+                T: $fb,
+            {
+                self.shmem.default_ctx().$f(self, $($fa,)* pe)
+            }
+        )*
+        $(
+            #[doc = concat!(
+                "`shmem_", stringify!($p), "`: ", $pverb, " the value on `pe`", $pafter,
+                ". On the default context: see [`Ctx::", stringify!($p), "`](crate::Ctx::",
+                stringify!($p), ")."
+            )]
+            pub fn $p(&self, $($pa: T,)* pe: usize) -> Result<()>
+            where
+                T: $pb,
+            {
+                self.shmem.default_ctx().$p(self, $($pa,)* pe)
+            }
+        )*
+    };
+}
+
+/// The default-context methods of [`SymAtomicVec`] (word `i` first), one per
+/// [`amo_table!`] row.
+macro_rules! vec_amos {
+    (
+        fetch { $(
+            [$fb:ident] $f:ident($($fa:ident),*) = $fop:expr;
+                $fverb:literal, $fafter:literal, $fwhat:literal; $fnbi:ident, $fnbe:ident;
+        )* }
+        post { $([$pb:ident] $p:ident($($pa:ident),*) = $pop:expr; $pverb:literal, $pafter:literal;)* }
+    ) => {
+        $(
+            #[doc = concat!(
+                "`shmem_", stringify!($f), "`: ", $fverb, " word `i` on `pe`", $fafter,
+                "; returns ", $fwhat, ". On the default context: see [`Ctx::", stringify!($f),
+                "`](crate::Ctx::", stringify!($f), ")."
+            )]
+            pub fn $f(&self, i: usize, $($fa: T,)* pe: usize) -> Result<T>
+            where
+                T: $fb,
+            {
+                self.shmem.default_ctx().$f(self.at(i), $($fa,)* pe)
+            }
+        )*
+        $(
+            #[doc = concat!(
+                "`shmem_", stringify!($p), "`: ", $pverb, " word `i` on `pe`", $pafter,
+                ". On the default context: see [`Ctx::", stringify!($p), "`](crate::Ctx::",
+                stringify!($p), ")."
+            )]
+            pub fn $p(&self, i: usize, $($pa: T,)* pe: usize) -> Result<()>
+            where
+                T: $pb,
+            {
+                self.shmem.default_ctx().$p(self.at(i), $($pa,)* pe)
+            }
+        )*
+    };
+}
+
 impl<'s, T: AmoExtended> SymAtomic<'s, T> {
     /// Reads this PE's copy atomically.
     pub fn load(&self) -> T {
@@ -146,152 +240,7 @@ impl<'s, T: AmoExtended> SymAtomic<'s, T> {
         raw::free("shmem_free", self.region.take())
     }
 
-    /// `shmem_atomic_fetch`: the value on `pe` (on the default context, as every
-    /// `atomic_*` method here: see [`Ctx::atomic_fetch`]).
-    pub fn atomic_fetch(&self, pe: usize) -> Result<T> {
-        self.shmem.default_ctx().atomic_fetch(self, pe)
-    }
-
-    /// `shmem_atomic_set`: sets the value on `pe`.
-    pub fn atomic_set(&self, value: T, pe: usize) -> Result<()> {
-        self.shmem.default_ctx().atomic_set(self, value, pe)
-    }
-
-    /// `shmem_atomic_swap`: sets the value on `pe`, returning the old one.
-    pub fn atomic_swap(&self, value: T, pe: usize) -> Result<T> {
-        self.shmem.default_ctx().atomic_swap(self, value, pe)
-    }
-
-    /// `shmem_atomic_compare_swap`: sets the value on `pe` to `value` if it equals
-    /// `cond`; returns the old value either way.
-    ///
-    /// ```
-    /// let shmem = rshmem::Shmem::init()?;
-    /// let owner = shmem.alloc_atomic(-1i64)?;
-    /// let me = shmem.my_pe() as i64;
-    /// let old = owner.atomic_compare_swap(-1, me, 0)?;
-    /// let won = old == -1; // exactly one PE wins
-    /// # assert!(shmem.n_pes() > 1 || won);
-    /// # Ok::<(), rshmem::Error>(())
-    /// ```
-    pub fn atomic_compare_swap(&self, cond: T, value: T, pe: usize) -> Result<T>
-    where
-        T: AmoStandard,
-    {
-        self.shmem
-            .default_ctx()
-            .atomic_compare_swap(self, cond, value, pe)
-    }
-
-    /// `shmem_atomic_fetch_inc`: adds one on `pe`, returning the old value.
-    pub fn atomic_fetch_inc(&self, pe: usize) -> Result<T>
-    where
-        T: AmoStandard,
-    {
-        self.shmem.default_ctx().atomic_fetch_inc(self, pe)
-    }
-
-    /// `shmem_atomic_inc`: adds one on `pe`.
-    pub fn atomic_inc(&self, pe: usize) -> Result<()>
-    where
-        T: AmoStandard,
-    {
-        self.shmem.default_ctx().atomic_inc(self, pe)
-    }
-
-    /// `shmem_atomic_fetch_add`: adds `value` on `pe` (wrapping), returning the old value.
-    ///
-    /// ```
-    /// let shmem = rshmem::Shmem::init()?;
-    /// let next = shmem.alloc_atomic(0usize)?;
-    /// let ticket = next.atomic_fetch_add(1, 0)?; // unique across PEs
-    /// assert!(ticket < shmem.n_pes());
-    /// # Ok::<(), rshmem::Error>(())
-    /// ```
-    pub fn atomic_fetch_add(&self, value: T, pe: usize) -> Result<T>
-    where
-        T: AmoStandard,
-    {
-        self.shmem.default_ctx().atomic_fetch_add(self, value, pe)
-    }
-
-    /// `shmem_atomic_add`: adds `value` on `pe` (wrapping).
-    pub fn atomic_add(&self, value: T, pe: usize) -> Result<()>
-    where
-        T: AmoStandard,
-    {
-        self.shmem.default_ctx().atomic_add(self, value, pe)
-    }
-
-    /// `shmem_atomic_fetch_and`: bitwise and on `pe`, returning the old value.
-    pub fn atomic_fetch_and(&self, value: T, pe: usize) -> Result<T>
-    where
-        T: AmoBitwise,
-    {
-        self.shmem.default_ctx().atomic_fetch_and(self, value, pe)
-    }
-
-    /// `shmem_atomic_and`: bitwise and on `pe`.
-    pub fn atomic_and(&self, value: T, pe: usize) -> Result<()>
-    where
-        T: AmoBitwise,
-    {
-        self.shmem.default_ctx().atomic_and(self, value, pe)
-    }
-
-    /// `shmem_atomic_fetch_or`: bitwise or on `pe`, returning the old value.
-    pub fn atomic_fetch_or(&self, value: T, pe: usize) -> Result<T>
-    where
-        T: AmoBitwise,
-    {
-        self.shmem.default_ctx().atomic_fetch_or(self, value, pe)
-    }
-
-    /// `shmem_atomic_or`: bitwise or on `pe`.
-    pub fn atomic_or(&self, value: T, pe: usize) -> Result<()>
-    where
-        T: AmoBitwise,
-    {
-        self.shmem.default_ctx().atomic_or(self, value, pe)
-    }
-
-    /// `shmem_atomic_fetch_xor`: bitwise xor on `pe`, returning the old value.
-    pub fn atomic_fetch_xor(&self, value: T, pe: usize) -> Result<T>
-    where
-        T: AmoBitwise,
-    {
-        self.shmem.default_ctx().atomic_fetch_xor(self, value, pe)
-    }
-
-    /// `shmem_atomic_xor`: bitwise xor on `pe`.
-    pub fn atomic_xor(&self, value: T, pe: usize) -> Result<()>
-    where
-        T: AmoBitwise,
-    {
-        self.shmem.default_ctx().atomic_xor(self, value, pe)
-    }
-}
-
-macro_rules! vec_amos {
-    () => {};
-    ($(#[$b:ident])? fn $name:ident($($arg:ident),*) -> T = $routine:literal; $($rest:tt)*) => {
-        #[doc = concat!("`", $routine, "` on word `i`: see [`SymAtomic::", stringify!($name), "`].")]
-        pub fn $name(&self, i: usize, $($arg: T,)* pe: usize) -> Result<T>
-        $(where T: $b)?
-        {
-            self.shmem.default_ctx().$name(self.at(i), $($arg,)* pe)
-        }
-        vec_amos!($($rest)*);
-    };
-    ($(#[$b:ident])? fn $name:ident($($arg:ident),*) = $routine:literal; $($rest:tt)*) => {
-        #[doc = concat!("`", $routine, "` on word `i`: see [`SymAtomic::", stringify!($name), "`].")]
-        pub fn $name(&self, i: usize, $($arg: T,)* pe: usize) -> Result<()>
-        $(where T: $b)?
-        {
-            self.shmem.default_ctx().$name(self.at(i), $($arg,)* pe)
-        }
-        vec_amos!($($rest)*);
-    };
+    amo_table!(sym_amos);
 }
 
 impl<'s, T: AmoExtended> SymAtomicVec<'s, T> {
@@ -357,22 +306,7 @@ impl<'s, T: AmoExtended> SymAtomicVec<'s, T> {
         raw::free("shmem_free", self.region.take())
     }
 
-    vec_amos! {
-        fn atomic_fetch() -> T = "shmem_atomic_fetch";
-        fn atomic_set(value) = "shmem_atomic_set";
-        fn atomic_swap(value) -> T = "shmem_atomic_swap";
-        #[AmoStandard] fn atomic_compare_swap(cond, value) -> T = "shmem_atomic_compare_swap";
-        #[AmoStandard] fn atomic_fetch_inc() -> T = "shmem_atomic_fetch_inc";
-        #[AmoStandard] fn atomic_inc() = "shmem_atomic_inc";
-        #[AmoStandard] fn atomic_fetch_add(value) -> T = "shmem_atomic_fetch_add";
-        #[AmoStandard] fn atomic_add(value) = "shmem_atomic_add";
-        #[AmoBitwise] fn atomic_fetch_and(value) -> T = "shmem_atomic_fetch_and";
-        #[AmoBitwise] fn atomic_and(value) = "shmem_atomic_and";
-        #[AmoBitwise] fn atomic_fetch_or(value) -> T = "shmem_atomic_fetch_or";
-        #[AmoBitwise] fn atomic_or(value) = "shmem_atomic_or";
-        #[AmoBitwise] fn atomic_fetch_xor(value) -> T = "shmem_atomic_fetch_xor";
-        #[AmoBitwise] fn atomic_xor(value) = "shmem_atomic_xor";
-    }
+    amo_table!(vec_amos);
 }
 
 impl<T: AmoExtended> Drop for SymAtomic<'_, T> {
@@ -411,21 +345,50 @@ impl<'a, T: AmoExtended> AtomicElem<'a, T> {
     }
 }
 
+/// The [`Ctx`] methods, one per [`amo_table!`] row.
 macro_rules! ctx_amos {
-    () => {};
-    ($(#[doc = $doc:literal])* [$b:ident] fn $name:ident($($arg:ident),*) -> T = $routine:literal, $op:expr; $($rest:tt)*) => {
-        $(#[doc = $doc])*
-        pub fn $name<'a, T: $b>(&self, dst: impl Into<AtomicElem<'a, T>>, $($arg: T,)* pe: usize) -> Result<T> {
-            self.amo(routine!(self.state, $routine), dst.into(), $op, pe)
-        }
-        ctx_amos!($($rest)*);
-    };
-    ($(#[doc = $doc:literal])* [$b:ident] fn $name:ident($($arg:ident),*) = $routine:literal, $op:expr; $($rest:tt)*) => {
-        $(#[doc = $doc])*
-        pub fn $name<'a, T: $b>(&self, dst: impl Into<AtomicElem<'a, T>>, $($arg: T,)* pe: usize) -> Result<()> {
-            self.amo(routine!(self.state, $routine), dst.into(), $op, pe).map(drop)
-        }
-        ctx_amos!($($rest)*);
+    (
+        fetch { $(
+            [$fb:ident] $f:ident($($fa:ident),*) = $fop:expr;
+                $fverb:literal, $fafter:literal, $fwhat:literal; $fnbi:ident, $fnbe:ident;
+        )* }
+        post { $([$pb:ident] $p:ident($($pa:ident),*) = $pop:expr; $pverb:literal, $pafter:literal;)* }
+    ) => {
+        $(
+            #[doc = concat!(
+                "`shmem_ctx_", stringify!($f), "`: ", $fverb, " `dst` on `pe`", $fafter,
+                "; returns ", $fwhat, "."
+            )]
+            pub fn $f<'a, T: $fb>(
+                &self,
+                dst: impl Into<AtomicElem<'a, T>>,
+                $($fa: T,)*
+                pe: usize,
+            ) -> Result<T> {
+                let r = self.state.routine(
+                    concat!("shmem_", stringify!($f)),
+                    concat!("shmem_ctx_", stringify!($f)),
+                );
+                self.amo(r, dst.into(), $fop, pe)
+            }
+        )*
+        $(
+            #[doc = concat!(
+                "`shmem_ctx_", stringify!($p), "`: ", $pverb, " `dst` on `pe`", $pafter, "."
+            )]
+            pub fn $p<'a, T: $pb>(
+                &self,
+                dst: impl Into<AtomicElem<'a, T>>,
+                $($pa: T,)*
+                pe: usize,
+            ) -> Result<()> {
+                let r = self.state.routine(
+                    concat!("shmem_", stringify!($p)),
+                    concat!("shmem_ctx_", stringify!($p)),
+                );
+                self.amo(r, dst.into(), $pop, pe).map(drop)
+            }
+        )*
     };
 }
 
@@ -471,39 +434,5 @@ impl<M: CtxMode> Ctx<'_, M> {
         raw::amo(self.state.raw(), routine, region, i, op, pe)
     }
 
-    ctx_amos! {
-        /// `shmem_ctx_atomic_fetch`: the value of `dst` on `pe`.
-        [AmoExtended] fn atomic_fetch() -> T = "atomic_fetch", AmoOp::Fetch;
-        /// `shmem_ctx_atomic_set`: sets `dst` on `pe` to `value`.
-        [AmoExtended] fn atomic_set(value) = "atomic_set", AmoOp::Set(value);
-        /// `shmem_ctx_atomic_swap`: sets `dst` on `pe` to `value`, returning the old value.
-        [AmoExtended] fn atomic_swap(value) -> T = "atomic_swap", AmoOp::Swap(value);
-        /// `shmem_ctx_atomic_compare_swap`: sets `dst` on `pe` to `value` if it equals
-        /// `cond`; returns the old value either way.
-        [AmoStandard] fn atomic_compare_swap(cond, value) -> T = "atomic_compare_swap", AmoOp::CompareSwap { cond, value };
-        /// `shmem_ctx_atomic_fetch_inc`: adds one to `dst` on `pe`, returning the old value.
-        [AmoStandard] fn atomic_fetch_inc() -> T = "atomic_fetch_inc", AmoOp::Add(T::ONE);
-        /// `shmem_ctx_atomic_inc`: adds one to `dst` on `pe`.
-        [AmoStandard] fn atomic_inc() = "atomic_inc", AmoOp::Add(T::ONE);
-        /// `shmem_ctx_atomic_fetch_add`: adds `value` to `dst` on `pe` (wrapping),
-        /// returning the old value.
-        [AmoStandard] fn atomic_fetch_add(value) -> T = "atomic_fetch_add", AmoOp::Add(value);
-        /// `shmem_ctx_atomic_add`: adds `value` to `dst` on `pe` (wrapping).
-        [AmoStandard] fn atomic_add(value) = "atomic_add", AmoOp::Add(value);
-        /// `shmem_ctx_atomic_fetch_and`: bitwise and on `dst` on `pe`, returning the old
-        /// value.
-        [AmoBitwise] fn atomic_fetch_and(value) -> T = "atomic_fetch_and", AmoOp::And(value);
-        /// `shmem_ctx_atomic_and`: bitwise and on `dst` on `pe`.
-        [AmoBitwise] fn atomic_and(value) = "atomic_and", AmoOp::And(value);
-        /// `shmem_ctx_atomic_fetch_or`: bitwise or on `dst` on `pe`, returning the old
-        /// value.
-        [AmoBitwise] fn atomic_fetch_or(value) -> T = "atomic_fetch_or", AmoOp::Or(value);
-        /// `shmem_ctx_atomic_or`: bitwise or on `dst` on `pe`.
-        [AmoBitwise] fn atomic_or(value) = "atomic_or", AmoOp::Or(value);
-        /// `shmem_ctx_atomic_fetch_xor`: bitwise xor on `dst` on `pe`, returning the old
-        /// value.
-        [AmoBitwise] fn atomic_fetch_xor(value) -> T = "atomic_fetch_xor", AmoOp::Xor(value);
-        /// `shmem_ctx_atomic_xor`: bitwise xor on `dst` on `pe`.
-        [AmoBitwise] fn atomic_xor(value) = "atomic_xor", AmoOp::Xor(value);
-    }
+    amo_table!(ctx_amos);
 }

@@ -75,6 +75,7 @@ mod lock;
 mod nbcoll;
 mod nbe;
 mod nbi;
+mod ops_table;
 mod p2p;
 mod raw;
 mod remote;

@@ -8,6 +8,7 @@ use rshmem_core::AmoOp;
 use crate::atomic::{AmoBitwise, AmoExtended, AmoStandard, AtomicElem};
 use crate::ctx::{routine, Ctx, CtxMode, CtxState};
 use crate::error::Result;
+use crate::ops_table::amo_table;
 use crate::raw::{self, Drain, Fetch, Req, ReqOutput};
 use crate::remote::Remote;
 use crate::shmem::Shmem;
@@ -161,6 +162,28 @@ impl Shmem {
 /// `'env` is the lifetime of the buffers the operations borrow (it outlives the scope);
 /// `'sc` that of the scope, which the requests cannot outlive. Neither `Send` nor `Sync`:
 /// each thread opens its own scope (on its own context, or on a shared one).
+///
+/// Fetching atomics hand the value before back through their request:
+///
+/// ```
+/// let shmem = rshmem::Shmem::init()?;
+/// let me = shmem.my_pe();
+/// let x = shmem.alloc_atomic(5u32)?;
+/// shmem.nbe_scope(|s| -> rshmem::Result<()> {
+///     let a = s.atomic_fetch_nbe(&x, me)?;
+///     let b = s.atomic_swap_nbe(&x, 7, me)?;
+///     let c = s.atomic_compare_swap_nbe(&x, 7, 9, me)?;
+///     assert_eq!(a.merge(b).merge(c).wait(), ((5, 5), 7));
+///     let d = s.atomic_fetch_inc_nbe(&x, me)?;
+///     let e = s.atomic_fetch_and_nbe(&x, 0xe, me)?;
+///     let f = s.atomic_fetch_or_nbe(&x, 0x10, me)?;
+///     let g = s.atomic_fetch_xor_nbe(&x, 0x1, me)?;
+///     assert_eq!((d.wait(), e.wait(), f.wait(), g.wait()), (9, 10, 10, 0x1a));
+///     Ok(())
+/// })?;
+/// assert_eq!(x.load(), 0x1b);
+/// # Ok::<(), rshmem::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct NbeScope<'sc, 'env> {
     ctx: &'env CtxState,
@@ -272,6 +295,36 @@ impl<'sc, O: ReqOutput> Request<'sc, O> {
 /// A fetching request's output (see [`NbeScope::atomic_fetch_add_nbe`] and friends).
 pub type FetchReq<'sc, T> = Request<'sc, Fetch<'sc, T>>;
 
+/// The fetching `_nbe` atomics of [`NbeScope`], one per `fetch` row of [`amo_table!`].
+macro_rules! nbe_amos {
+    (
+        fetch { $(
+            [$fb:ident] $f:ident($($fa:ident),*) = $fop:expr;
+                $fverb:literal, $fafter:literal, $fwhat:literal; $fnbi:ident, $fnbe:ident;
+        )* }
+        post { $($post:tt)* }
+    ) => {
+        $(
+            #[doc = concat!(
+                "`shmemx_", stringify!($fnbe), "`: ", $fverb, " `dst` on `pe`", $fafter, "; ",
+                $fwhat, " is the request's output (its [`wait`](Request::wait))."
+            )]
+            pub fn $fnbe<T: $fb>(
+                &self,
+                dst: impl Into<AtomicElem<'env, T>>,
+                $($fa: T,)*
+                pe: usize,
+            ) -> Result<FetchReq<'sc, T>> {
+                let r = self.ctx.routine(
+                    concat!("shmemx_", stringify!($fnbe)),
+                    concat!("shmemx_ctx_", stringify!($fnbe)),
+                );
+                self.fetch_nbe(r, dst.into(), $fop, pe)
+            }
+        )*
+    };
+}
+
 impl<'sc, 'env> NbeScope<'sc, 'env> {
     /// `shmemx_put_nbe`: like [`Ctx::put`], completed by the returned request; `src`
     /// stays borrowed until the scope ends.
@@ -363,118 +416,5 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         Ok(Request::from_req(req))
     }
 
-    /// `shmemx_atomic_fetch_nbe`: the value of `dst` on `pe`, handed back by the
-    /// request's [`wait`](Request::wait).
-    ///
-    /// ```
-    /// let shmem = rshmem::Shmem::init()?;
-    /// let me = shmem.my_pe();
-    /// let x = shmem.alloc_atomic(5u32)?;
-    /// shmem.nbe_scope(|s| -> rshmem::Result<()> {
-    ///     let a = s.atomic_fetch_nbe(&x, me)?;
-    ///     let b = s.atomic_swap_nbe(&x, 7, me)?;
-    ///     let c = s.atomic_compare_swap_nbe(&x, 7, 9, me)?;
-    ///     assert_eq!(a.merge(b).merge(c).wait(), ((5, 5), 7));
-    ///     let d = s.atomic_fetch_inc_nbe(&x, me)?;
-    ///     let e = s.atomic_fetch_and_nbe(&x, 0xe, me)?;
-    ///     let f = s.atomic_fetch_or_nbe(&x, 0x10, me)?;
-    ///     let g = s.atomic_fetch_xor_nbe(&x, 0x1, me)?;
-    ///     assert_eq!((d.wait(), e.wait(), f.wait(), g.wait()), (9, 10, 10, 0x1a));
-    ///     Ok(())
-    /// })?;
-    /// assert_eq!(x.load(), 0x1b);
-    /// # Ok::<(), rshmem::Error>(())
-    /// ```
-    pub fn atomic_fetch_nbe<T: AmoExtended>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_fetch_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::Fetch, pe)
-    }
-
-    /// `shmemx_atomic_swap_nbe`: sets `dst` on `pe` to `value`; the old value is the
-    /// request's output.
-    pub fn atomic_swap_nbe<T: AmoExtended>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_swap_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::Swap(value), pe)
-    }
-
-    /// `shmemx_atomic_compare_swap_nbe`: sets `dst` on `pe` to `value` if it equals
-    /// `cond`; the old value is the request's output.
-    pub fn atomic_compare_swap_nbe<T: AmoStandard>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        cond: T,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_compare_swap_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::CompareSwap { cond, value }, pe)
-    }
-
-    /// `shmemx_atomic_fetch_inc_nbe`: adds one to `dst` on `pe`; the old value is the
-    /// request's output.
-    pub fn atomic_fetch_inc_nbe<T: AmoStandard>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_fetch_inc_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::Add(T::ONE), pe)
-    }
-
-    /// `shmemx_atomic_fetch_add_nbe`: adds `value` to `dst` on `pe` (wrapping); the old
-    /// value is the request's output.
-    pub fn atomic_fetch_add_nbe<T: AmoStandard>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_fetch_add_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::Add(value), pe)
-    }
-
-    /// `shmemx_atomic_fetch_and_nbe`: bitwise and on `dst` on `pe`; the old value is
-    /// the request's output.
-    pub fn atomic_fetch_and_nbe<T: AmoBitwise>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_fetch_and_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::And(value), pe)
-    }
-
-    /// `shmemx_atomic_fetch_or_nbe`: bitwise or on `dst` on `pe`; the old value is the
-    /// request's output.
-    pub fn atomic_fetch_or_nbe<T: AmoBitwise>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_fetch_or_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::Or(value), pe)
-    }
-
-    /// `shmemx_atomic_fetch_xor_nbe`: bitwise xor on `dst` on `pe`; the old value is
-    /// the request's output.
-    pub fn atomic_fetch_xor_nbe<T: AmoBitwise>(
-        &self,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchReq<'sc, T>> {
-        let r = routine!(x self.ctx, "atomic_fetch_xor_nbe");
-        self.fetch_nbe(r, dst.into(), AmoOp::Xor(value), pe)
-    }
+    amo_table!(nbe_amos);
 }

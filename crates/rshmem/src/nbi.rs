@@ -8,6 +8,7 @@ use rshmem_core::{AmoOp, SignalOp};
 use crate::atomic::{AmoBitwise, AmoExtended, AmoStandard, AtomicElem, SymAtomic};
 use crate::ctx::{routine, Ctx, CtxMode, CtxState, Shared};
 use crate::error::Result;
+use crate::ops_table::amo_table;
 use crate::raw::{self, Pending, Quiet};
 use crate::remote::Remote;
 use crate::shmem::Shmem;
@@ -132,6 +133,23 @@ impl Shmem {
 /// `'env` is the lifetime of the buffers the operations borrow: it outlives the scope,
 /// which quiets before returning. `M` is the context's mode: the scope is `Sync` only on
 /// a [`Shared`] context.
+///
+/// Fetching atomics hand the value before to a `fetch` buffer, borrowed until the
+/// request's [`wait`](FetchNbi::wait) or the scope's end:
+///
+/// ```
+/// let shmem = rshmem::Shmem::init()?;
+/// let x = shmem.alloc_atomic(3i32)?;
+/// let (mut a, mut b) = (0, 0);
+/// shmem.nbi_scope(|s| -> rshmem::Result<()> {
+///     let ra = s.atomic_fetch_nbi(&mut a, &x, 0)?;
+///     let _rb = s.atomic_fetch_add_nbi(&mut b, &x, 1, shmem.my_pe())?;
+///     assert_eq!(ra.wait(), 3);
+///     Ok(())
+/// })?;
+/// assert!(b >= 3); // completed by the scope
+/// # Ok::<(), rshmem::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct NbiScope<'sc, 'env, M: CtxMode = Shared> {
     quiet: &'sc Quiet<'env>,
@@ -172,6 +190,37 @@ impl<T: Copy> FetchNbi<'_, T> {
     pub fn wait(self) -> T {
         *self.pending.complete()
     }
+}
+
+/// The fetching `_nbi` atomics of [`NbiScope`], one per `fetch` row of [`amo_table!`].
+macro_rules! nbi_amos {
+    (
+        fetch { $(
+            [$fb:ident] $f:ident($($fa:ident),*) = $fop:expr;
+                $fverb:literal, $fafter:literal, $fwhat:literal; $fnbi:ident, $fnbe:ident;
+        )* }
+        post { $($post:tt)* }
+    ) => {
+        $(
+            #[doc = concat!(
+                "`shmem_", stringify!($fnbi), "`: ", $fverb, " `dst` on `pe`", $fafter, "; ",
+                $fwhat, " goes to `fetch` (see [`FetchNbi`])."
+            )]
+            pub fn $fnbi<T: $fb>(
+                &self,
+                fetch: &'env mut T,
+                dst: impl Into<AtomicElem<'env, T>>,
+                $($fa: T,)*
+                pe: usize,
+            ) -> Result<FetchNbi<'env, T>> {
+                let r = self.ctx.routine(
+                    concat!("shmem_", stringify!($fnbi)),
+                    concat!("shmem_ctx_", stringify!($fnbi)),
+                );
+                self.fetch_nbi(r, fetch, dst.into(), $fop, pe)
+            }
+        )*
+    };
 }
 
 impl<'sc, 'env, M: CtxMode> NbiScope<'sc, 'env, M> {
@@ -258,159 +307,5 @@ impl<'sc, 'env, M: CtxMode> NbiScope<'sc, 'env, M> {
         Ok(FetchNbi { pending })
     }
 
-    /// `shmem_atomic_fetch_nbi`: the value of `dst` on `pe`, into `fetch`.
-    ///
-    /// ```
-    /// let shmem = rshmem::Shmem::init()?;
-    /// let x = shmem.alloc_atomic(3i32)?;
-    /// let (mut a, mut b) = (0, 0);
-    /// shmem.nbi_scope(|s| -> rshmem::Result<()> {
-    ///     let ra = s.atomic_fetch_nbi(&mut a, &x, 0)?;
-    ///     let _rb = s.atomic_fetch_add_nbi(&mut b, &x, 1, shmem.my_pe())?;
-    ///     assert_eq!(ra.wait(), 3);
-    ///     Ok(())
-    /// })?;
-    /// assert!(b >= 3); // completed by the scope
-    /// # Ok::<(), rshmem::Error>(())
-    /// ```
-    pub fn atomic_fetch_nbi<T: AmoExtended>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_fetch_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::Fetch,
-            pe,
-        )
-    }
-
-    /// `shmem_atomic_swap_nbi`: sets `dst` on `pe` to `value`; the old value goes to
-    /// `fetch`.
-    pub fn atomic_swap_nbi<T: AmoExtended>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_swap_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::Swap(value),
-            pe,
-        )
-    }
-
-    /// `shmem_atomic_compare_swap_nbi`: sets `dst` on `pe` to `value` if it equals
-    /// `cond`; the old value goes to `fetch`.
-    pub fn atomic_compare_swap_nbi<T: AmoStandard>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        cond: T,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_compare_swap_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::CompareSwap { cond, value },
-            pe,
-        )
-    }
-
-    /// `shmem_atomic_fetch_inc_nbi`: adds one to `dst` on `pe`; the old value goes to
-    /// `fetch`.
-    pub fn atomic_fetch_inc_nbi<T: AmoStandard>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_fetch_inc_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::Add(T::ONE),
-            pe,
-        )
-    }
-
-    /// `shmem_atomic_fetch_add_nbi`: adds `value` to `dst` on `pe`; the old value goes
-    /// to `fetch`.
-    pub fn atomic_fetch_add_nbi<T: AmoStandard>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_fetch_add_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::Add(value),
-            pe,
-        )
-    }
-
-    /// `shmem_atomic_fetch_and_nbi`: bitwise and on `dst` on `pe`; the old value goes to
-    /// `fetch`.
-    pub fn atomic_fetch_and_nbi<T: AmoBitwise>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_fetch_and_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::And(value),
-            pe,
-        )
-    }
-
-    /// `shmem_atomic_fetch_or_nbi`: bitwise or on `dst` on `pe`; the old value goes to
-    /// `fetch`.
-    pub fn atomic_fetch_or_nbi<T: AmoBitwise>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_fetch_or_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::Or(value),
-            pe,
-        )
-    }
-
-    /// `shmem_atomic_fetch_xor_nbi`: bitwise xor on `dst` on `pe`; the old value goes to
-    /// `fetch`.
-    pub fn atomic_fetch_xor_nbi<T: AmoBitwise>(
-        &self,
-        fetch: &'env mut T,
-        dst: impl Into<AtomicElem<'env, T>>,
-        value: T,
-        pe: usize,
-    ) -> Result<FetchNbi<'env, T>> {
-        self.fetch_nbi(
-            routine!(self.ctx, "atomic_fetch_xor_nbi"),
-            fetch,
-            dst.into(),
-            AmoOp::Xor(value),
-            pe,
-        )
-    }
+    amo_table!(nbi_amos);
 }
