@@ -455,7 +455,8 @@ fn isx(e: &Effort, me: usize, npes: usize, t: usize, keys: usize) -> Row {
         let gid = (me * t + i) as u64;
         // SAFETY: a symmetric u64 of this PE; no exchange is running.
         let n = ok(unsafe {
-            amo::atomic(
+            amo::ctx_atomic(
+                rshmem_core::ctx::Ctx::default_ctx(),
                 "shmem_uint64_atomic_fetch",
                 counter(last, i),
                 AmoOp::Fetch,
@@ -515,7 +516,8 @@ fn mandel(e: &Effort, me: usize, npes: usize, t: usize, size: usize, max: u32) -
         for (mi, &mode) in MODES.iter().enumerate() {
             // SAFETY: a symmetric u64 of this PE; nobody steals before the barrier.
             ok(unsafe {
-                amo::atomic(
+                amo::ctx_atomic(
+                    rshmem_core::ctx::Ctx::default_ctx(),
                     "shmem_uint64_atomic_set",
                     next.ptr(),
                     AmoOp::Set(0),
@@ -580,8 +582,15 @@ fn mandel(e: &Effort, me: usize, npes: usize, t: usize, size: usize, max: u32) -
     }
     if me == 0 {
         // SAFETY: a symmetric u64 of this PE; every thread added before its barrier.
-        let got =
-            ok(unsafe { amo::atomic("shmem_uint64_atomic_fetch", done.ptr(), AmoOp::Fetch, 0) });
+        let got = ok(unsafe {
+            amo::ctx_atomic(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_uint64_atomic_fetch",
+                done.ptr(),
+                AmoOp::Fetch,
+                0,
+            )
+        });
         if got != expected {
             eprintln!("rshmem-bench apps: Mandelbrot computed {got} pixels, not {expected}");
             rshmem_core::setup::global_exit(3);

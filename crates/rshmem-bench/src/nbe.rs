@@ -775,7 +775,13 @@ fn bcast(r: &Report, e: &Effort, ctl: &mut Ctl, me: usize, npes: usize, t: usize
                 let ack_root = || {
                     // SAFETY: a symmetric u64.
                     ok(unsafe {
-                        amo::atomic::<u64>("shmem_uint64_atomic_add", ack.ptr(), AmoOp::Add(1), 0)
+                        amo::ctx_atomic::<u64>(
+                            rshmem_core::ctx::Ctx::default_ctx(),
+                            "shmem_uint64_atomic_add",
+                            ack.ptr(),
+                            AmoOp::Add(1),
+                            0,
+                        )
                     });
                 };
                 if k == 0 {

@@ -224,7 +224,8 @@ fn one_sided(
             for _ in 0..k {
                 // SAFETY: `s` is readable for `n <= max_size` bytes.
                 ok(unsafe {
-                    rma::put(
+                    rma::ctx_put(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_putmem",
                         black_box(sym),
                         black_box(s),
@@ -241,7 +242,8 @@ fn one_sided(
             for _ in 0..k {
                 // SAFETY: `d` is writable for `n <= max_size` bytes.
                 ok(unsafe {
-                    rma::get(
+                    rma::ctx_get(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_getmem",
                         black_box(d),
                         black_box(sym),
@@ -357,7 +359,8 @@ fn message_rate(r: &Report, e: &Effort, sym: *mut u8, peer: i64, mapped: bool) {
             let off = ((j % WINDOW) * 8) as usize;
             // SAFETY: `s` is readable for 8 bytes.
             ok(unsafe {
-                rma::put(
+                rma::ctx_put(
+                    rshmem_core::ctx::Ctx::default_ctx(),
                     "shmem_putmem",
                     sym.wrapping_add(off),
                     black_box(s),
@@ -373,7 +376,8 @@ fn message_rate(r: &Report, e: &Effort, sym: *mut u8, peer: i64, mapped: bool) {
             let off = ((j % WINDOW) * 8) as usize;
             // SAFETY: `s` is readable for 8 bytes and unchanged until the quiet below.
             ok(unsafe {
-                rma::put_nbi(
+                rma::ctx_put_nbi(
+                    rshmem_core::ctx::Ctx::default_ctx(),
                     "shmem_putmem_nbi",
                     sym.wrapping_add(off),
                     black_box(s),
@@ -491,7 +495,13 @@ fn amos(r: &Report, e: &Effort, ctl: *mut u8, peer: i64, mapped: bool) {
             for _ in 0..k {
                 // SAFETY: `w` is a symmetric, aligned u64 (checked again by the call).
                 black_box(ok(unsafe {
-                    amo::atomic::<u64>(routine, black_box(w), black_box(op), peer)
+                    amo::ctx_atomic::<u64>(
+                        rshmem_core::ctx::Ctx::default_ctx(),
+                        routine,
+                        black_box(w),
+                        black_box(op),
+                        peer,
+                    )
                 }));
             }
         };
@@ -604,7 +614,8 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
             let send = || {
                 // SAFETY: `v` is a live local u64, readable for 8 bytes.
                 ok(unsafe {
-                    rma::put(
+                    rma::ctx_put(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_putmem",
                         flag_put.cast(),
                         (&v as *const u64).cast(),
@@ -636,7 +647,8 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
             let send = || {
                 // SAFETY: `v` is a live local u64; `data_f`/`flag_f` are symmetric words.
                 unsafe {
-                    ok(rma::put(
+                    ok(rma::ctx_put(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_putmem",
                         data_f.cast(),
                         (&v as *const u64).cast(),
@@ -644,7 +656,8 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
                         peer,
                     ));
                     ok(order::fence());
-                    ok(amo::atomic::<u64>(
+                    ok(amo::ctx_atomic::<u64>(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_uint64_atomic_set",
                         flag_f,
                         AmoOp::Set(v),
@@ -675,8 +688,10 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
             let send = || {
                 // SAFETY: `v` is a live local u64; `data_s`/`sig_s` are symmetric words.
                 ok(unsafe {
-                    signal::put_signal(
+                    signal::ctx_put_signal(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_putmem_signal",
+                        false,
                         data_s.cast(),
                         (&v as *const u64).cast(),
                         8,

@@ -37,7 +37,14 @@ pub(crate) fn run(quick: bool) {
                     let off = ((j % WINDOW) * 8) as usize;
                     // SAFETY: `s` is readable for 8 bytes; `sym + off` lies in the block.
                     ok(unsafe {
-                        rma::put("shmem_putmem", sym.wrapping_add(off), black_box(s), 8, 1)
+                        rma::ctx_put(
+                            rshmem_core::ctx::Ctx::default_ctx(),
+                            "shmem_putmem",
+                            sym.wrapping_add(off),
+                            black_box(s),
+                            8,
+                            1,
+                        )
                     });
                 }
                 ok(order::quiet());

@@ -483,7 +483,15 @@ impl Ctl {
 
     fn amo(&self, w: *mut u64, op: AmoOp<u64>) -> u64 {
         // SAFETY: `w` is an aligned word of the symmetric control block.
-        ok(unsafe { amo::atomic::<u64>("shmem_uint64_atomic", w, op, 0) })
+        ok(unsafe {
+            amo::ctx_atomic::<u64>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_uint64_atomic",
+                w,
+                op,
+                0,
+            )
+        })
     }
 
     /// A barrier of every PE. PEs that are about to work pass `spin` (they leave within
@@ -516,7 +524,16 @@ impl Ctl {
         let bits = v.to_bits();
         let p = self.slot(i);
         // SAFETY: `bits` is a live local u64; the slot is a symmetric word.
-        ok(unsafe { rma::put("shmem_putmem", p.cast(), (&bits as *const u64).cast(), 8, 0) });
+        ok(unsafe {
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_putmem",
+                p.cast(),
+                (&bits as *const u64).cast(),
+                8,
+                0,
+            )
+        });
     }
 
     /// Result slot `i` on PE 0 (after a [`Ctl::sync`] that followed the posts).

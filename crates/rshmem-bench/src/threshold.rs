@@ -80,11 +80,29 @@ fn measure(sizes: &[usize], sym: *mut u8, pool: usize, target: i64, samples: usi
         };
         let put = || {
             // SAFETY: `src` is readable for `max >= n` bytes.
-            ok(unsafe { rma::put("shmem_putmem", dst(), src, n, target) })
+            ok(unsafe {
+                rma::ctx_put(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_putmem",
+                    dst(),
+                    src,
+                    n,
+                    target,
+                )
+            })
         };
         let nbi = || {
             // SAFETY: as above, and unchanged until the quiet that follows every call.
-            ok(unsafe { rma::put_nbi("shmem_putmem_nbi", dst(), src, n, target) })
+            ok(unsafe {
+                rma::ctx_put_nbi(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_putmem_nbi",
+                    dst(),
+                    src,
+                    n,
+                    target,
+                )
+            })
         };
         let quiet = || ok(order::quiet());
         let mut inline = |k: u64| (0..k).for_each(|_| put());

@@ -249,13 +249,19 @@ fn measure(
         for _ in 0..k {
             *i_put += 1;
             let v = *i_put;
-            let send =
-                || {
-                    // SAFETY: `v` is a live local u64; `flag` is a symmetric u64.
-                    ok(unsafe {
-                        rma::put("shmem_putmem", flag.cast(), (&raw const v).cast(), 8, peer)
-                    })
-                };
+            let send = || {
+                // SAFETY: `v` is a live local u64; `flag` is a symmetric u64.
+                ok(unsafe {
+                    rma::ctx_put(
+                        rshmem_core::ctx::Ctx::default_ctx(),
+                        "shmem_putmem",
+                        flag.cast(),
+                        (&raw const v).cast(),
+                        8,
+                        peer,
+                    )
+                })
+            };
             // SAFETY: `flag` is a symmetric u64.
             let wait =
                 || ok(unsafe { p2p::wait_until("shmem_uint64_wait_until", flag, Cmp::Ge, v) });

@@ -65,26 +65,53 @@ impl Ctx {
             // SAFETY: callers pass symmetric, aligned words; `old` is a live local that
             // stays untouched until the quiet below.
             unsafe {
-                amo::atomic_nbi("shmem_atomic_fetch_nbi", &mut old, dest, op, pe as i64).unwrap()
+                amo::ctx_atomic_nbi(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_atomic_fetch_nbi",
+                    &mut old,
+                    dest,
+                    op,
+                    pe as i64,
+                )
+                .unwrap()
             };
             order::quiet().unwrap();
             old
         } else {
             // SAFETY: callers pass symmetric, aligned words.
-            unsafe { amo::atomic("shmem_atomic", dest, op, pe as i64).unwrap() }
+            unsafe {
+                amo::ctx_atomic(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_atomic",
+                    dest,
+                    op,
+                    pe as i64,
+                )
+                .unwrap()
+            }
         }
     }
 
     /// A non-fetching operation: always the blocking form, result ignored.
     fn post<W: Word>(&self, dest: *const W, op: AmoOp<W>, pe: usize) {
         // SAFETY: callers pass symmetric, aligned words.
-        unsafe { amo::atomic("shmem_atomic_add", dest, op, pe as i64).unwrap() };
+        unsafe {
+            amo::ctx_atomic(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_add",
+                dest,
+                op,
+                pe as i64,
+            )
+            .unwrap()
+        };
     }
 
     fn put<W: Word>(&self, dest: *mut W, v: W, pe: usize) {
         // SAFETY: `v` is a live local of `W::SIZE` bytes.
         unsafe {
-            rma::put(
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
                 "shmem_p",
                 dest.cast(),
                 (&v as *const W).cast(),

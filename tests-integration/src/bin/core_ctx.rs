@@ -388,7 +388,8 @@ fn isolation(me: usize, n: usize) {
     let mut peek = vec![0u8; 64];
     // SAFETY: `peek` is a live local buffer; a blocking get on the default context.
     unsafe {
-        rma::get(
+        rma::ctx_get(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_getmem",
             peek.as_mut_ptr(),
             dst.wrapping_add(BIG - 64),
@@ -741,7 +742,8 @@ fn threads(me: usize, n: usize, t: usize) {
                     for _ in 0..100 {
                         // SAFETY: symmetric, aligned counter.
                         let old = unsafe {
-                            amo::atomic(
+                            amo::ctx_atomic(
+                                rshmem_core::ctx::Ctx::default_ctx(),
                                 "shmem_atomic_fetch_inc",
                                 counters.wrapping_add(1),
                                 AmoOp::Add(1u64),
@@ -866,7 +868,8 @@ fn threads_coll(me: usize, n: usize, t: usize) {
                 let right = (me + 1) % n;
                 // SAFETY: the flag words are symmetric and aligned.
                 unsafe {
-                    signal::signal_op(
+                    signal::ctx_signal_op(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_signal_add",
                         flags.wrapping_add(tid),
                         1,

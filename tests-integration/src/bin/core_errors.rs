@@ -109,61 +109,142 @@ fn inputs(me: usize, n: usize) {
         // are live and large enough anyway.
         unsafe {
             pe_err(
-                rma::put("shmem_putmem", buf, sp, 8, pe),
+                rma::ctx_put(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_putmem",
+                    buf,
+                    sp,
+                    8,
+                    pe,
+                ),
                 "shmem_putmem",
                 pe,
                 n,
             );
             pe_err(
-                rma::get("shmem_getmem", sp, buf, 8, pe),
+                rma::ctx_get(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_getmem",
+                    sp,
+                    buf,
+                    8,
+                    pe,
+                ),
                 "shmem_getmem",
                 pe,
                 n,
             );
             pe_err(
-                rma::put_nbi("shmem_putmem_nbi", buf, sp, 8, pe),
+                rma::ctx_put_nbi(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_putmem_nbi",
+                    buf,
+                    sp,
+                    8,
+                    pe,
+                ),
                 "shmem_putmem_nbi",
                 pe,
                 n,
             );
             pe_err(
-                rma::get_nbi("shmem_getmem_nbi", sp, buf, 8, pe),
+                rma::ctx_get_nbi(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_getmem_nbi",
+                    sp,
+                    buf,
+                    8,
+                    pe,
+                ),
                 "shmem_getmem_nbi",
                 pe,
                 n,
             );
             pe_err(
-                rma::strided("shmem_iput32", true, buf, sp, 2, 1, 4, 4, pe),
+                rma::ctx_strided(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_iput32",
+                    true,
+                    buf,
+                    sp,
+                    2,
+                    1,
+                    4,
+                    4,
+                    pe,
+                ),
                 "shmem_iput32",
                 pe,
                 n,
             );
             pe_err(
-                rma::strided("shmem_iget32", false, sp, buf, 1, 2, 4, 4, pe),
+                rma::ctx_strided(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_iget32",
+                    false,
+                    sp,
+                    buf,
+                    1,
+                    2,
+                    4,
+                    4,
+                    pe,
+                ),
                 "shmem_iget32",
                 pe,
                 n,
             );
             pe_err(
-                rma::blocked("shmem_ibput", true, buf, sp, 4, 2, 2, 2, 4, pe),
+                rma::ctx_blocked(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_ibput",
+                    true,
+                    buf,
+                    sp,
+                    4,
+                    2,
+                    2,
+                    2,
+                    4,
+                    pe,
+                ),
                 "shmem_ibput",
                 pe,
                 n,
             );
             pe_err(
-                rma::blocked("shmem_ibget", false, sp, buf, 2, 4, 2, 2, 4, pe),
+                rma::ctx_blocked(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_ibget",
+                    false,
+                    sp,
+                    buf,
+                    2,
+                    4,
+                    2,
+                    2,
+                    4,
+                    pe,
+                ),
                 "shmem_ibget",
                 pe,
                 n,
             );
             pe_err(
-                amo::atomic::<u64>("shmem_atomic_fetch_add", word, AmoOp::Add(1), pe),
+                amo::ctx_atomic::<u64>(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_atomic_fetch_add",
+                    word,
+                    AmoOp::Add(1),
+                    pe,
+                ),
                 "shmem_atomic_fetch_add",
                 pe,
                 n,
             );
             pe_err(
-                amo::atomic_nbi::<u64>(
+                amo::ctx_atomic_nbi::<u64>(
+                    rshmem_core::ctx::Ctx::default_ctx(),
                     "shmem_atomic_fetch_nbi",
                     &mut fetched,
                     word,
@@ -175,20 +256,35 @@ fn inputs(me: usize, n: usize) {
                 n,
             );
             pe_err(
-                amo::atomic::<f64>("shmem_double_swap", word.cast(), AmoOp::Swap(1.0), pe),
+                amo::ctx_atomic::<f64>(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_double_swap",
+                    word.cast(),
+                    AmoOp::Swap(1.0),
+                    pe,
+                ),
                 "shmem_double_swap",
                 pe,
                 n,
             );
             pe_err(
-                signal::signal_op("shmem_signal_add", word, 1, SignalOp::Add, pe),
+                signal::ctx_signal_op(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_signal_add",
+                    word,
+                    1,
+                    SignalOp::Add,
+                    pe,
+                ),
                 "shmem_signal_add",
                 pe,
                 n,
             );
             pe_err(
-                signal::put_signal(
+                signal::ctx_put_signal(
+                    rshmem_core::ctx::Ctx::default_ctx(),
                     "shmem_putmem_signal",
+                    false,
                     buf.add(64),
                     sp,
                     8,
@@ -208,47 +304,127 @@ fn inputs(me: usize, n: usize) {
     // SAFETY: every call below is rejected before touching memory.
     unsafe {
         sym_err(
-            rma::put("shmem_putmem", sp, buf, 8, 0),
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_putmem",
+                sp,
+                buf,
+                8,
+                0,
+            ),
             "shmem_putmem",
             "dest",
         );
         sym_err(
-            rma::get("shmem_getmem", buf, sp, 8, 0),
+            rma::ctx_get(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_getmem",
+                buf,
+                sp,
+                8,
+                0,
+            ),
             "shmem_getmem",
             "source",
         );
         sym_err(
-            rma::put_nbi("shmem_putmem_nbi", sp, buf, 8, 0),
+            rma::ctx_put_nbi(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_putmem_nbi",
+                sp,
+                buf,
+                8,
+                0,
+            ),
             "shmem_putmem_nbi",
             "dest",
         );
         sym_err(
-            rma::get_nbi("shmem_getmem_nbi", buf, sp, 8, 0),
+            rma::ctx_get_nbi(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_getmem_nbi",
+                buf,
+                sp,
+                8,
+                0,
+            ),
             "shmem_getmem_nbi",
             "source",
         );
         sym_err(
-            rma::strided("shmem_iput64", true, sp, buf, 1, 1, 2, 8, 0),
+            rma::ctx_strided(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_iput64",
+                true,
+                sp,
+                buf,
+                1,
+                1,
+                2,
+                8,
+                0,
+            ),
             "shmem_iput64",
             "dest",
         );
         sym_err(
-            rma::strided("shmem_iget64", false, buf, sp, 1, 1, 2, 8, 0),
+            rma::ctx_strided(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_iget64",
+                false,
+                buf,
+                sp,
+                1,
+                1,
+                2,
+                8,
+                0,
+            ),
             "shmem_iget64",
             "source",
         );
         sym_err(
-            rma::blocked("shmem_ibput", true, sp, buf, 4, 4, 2, 2, 1, 0),
+            rma::ctx_blocked(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_ibput",
+                true,
+                sp,
+                buf,
+                4,
+                4,
+                2,
+                2,
+                1,
+                0,
+            ),
             "shmem_ibput",
             "dest",
         );
         sym_err(
-            rma::blocked("shmem_ibget", false, buf, sp, 4, 4, 2, 2, 1, 0),
+            rma::ctx_blocked(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_ibget",
+                false,
+                buf,
+                sp,
+                4,
+                4,
+                2,
+                2,
+                1,
+                0,
+            ),
             "shmem_ibget",
             "source",
         );
         sym_err(
-            amo::atomic::<u64>("shmem_atomic_inc", sp.cast(), AmoOp::Add(1), 0),
+            amo::ctx_atomic::<u64>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_inc",
+                sp.cast(),
+                AmoOp::Add(1),
+                0,
+            ),
             "shmem_atomic_inc",
             "dest",
         );
@@ -360,7 +536,8 @@ fn inputs(me: usize, n: usize) {
     let data = [0x11u8; 16];
     // SAFETY: `marker`/`data`/`stack` are live locals of at least 16 bytes.
     unsafe {
-        rma::put(
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_putmem",
             (hi - 16) as *mut u8,
             marker.as_ptr(),
@@ -369,7 +546,8 @@ fn inputs(me: usize, n: usize) {
         )
         .unwrap();
         sym_err(
-            rma::put(
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
                 "shmem_putmem",
                 (hi - 15) as *mut u8,
                 data.as_ptr(),
@@ -380,7 +558,8 @@ fn inputs(me: usize, n: usize) {
             "dest",
         );
         sym_err(
-            rma::put(
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
                 "shmem_putmem",
                 (lo - 1) as *mut u8,
                 data.as_ptr(),
@@ -391,23 +570,46 @@ fn inputs(me: usize, n: usize) {
             "dest",
         );
         sym_err(
-            rma::get("shmem_getmem", sp, (hi - 8) as *const u8, 9, right as i64),
+            rma::ctx_get(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_getmem",
+                sp,
+                (hi - 8) as *const u8,
+                9,
+                right as i64,
+            ),
             "shmem_getmem",
             "source",
         );
         sym_err(
-            rma::put("shmem_putmem", buf, data.as_ptr(), usize::MAX, right as i64),
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_putmem",
+                buf,
+                data.as_ptr(),
+                usize::MAX,
+                right as i64,
+            ),
             "shmem_putmem",
             "dest",
         );
-        rma::get("shmem_getmem", sp, (hi - 16) as *const u8, 16, right as i64).unwrap();
+        rma::ctx_get(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_getmem",
+            sp,
+            (hi - 16) as *const u8,
+            16,
+            right as i64,
+        )
+        .unwrap();
     }
     assert_eq!(&stack[..16], &marker, "a rejected put must not write");
     sync::barrier_all().unwrap();
     // The last word of the heap takes atomics; the word after it does not.
     // SAFETY: the first word is symmetric and aligned; the second call is rejected.
     unsafe {
-        amo::atomic::<u64>(
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_atomic_set",
             (hi - 8) as *const u64,
             AmoOp::Set(5),
@@ -415,7 +617,8 @@ fn inputs(me: usize, n: usize) {
         )
         .unwrap();
         sym_err(
-            amo::atomic::<u64>(
+            amo::ctx_atomic::<u64>(
+                rshmem_core::ctx::Ctx::default_ctx(),
                 "shmem_atomic_set",
                 hi as *const u64,
                 AmoOp::Set(5),
@@ -430,37 +633,73 @@ fn inputs(me: usize, n: usize) {
     // SAFETY: every call below is rejected before touching memory.
     unsafe {
         align_err(
-            amo::atomic::<u64>("shmem_atomic_fetch", buf.add(4).cast(), AmoOp::Fetch, 0),
+            amo::ctx_atomic::<u64>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_fetch",
+                buf.add(4).cast(),
+                AmoOp::Fetch,
+                0,
+            ),
             "shmem_atomic_fetch",
             "dest",
             8,
         );
         align_err(
-            amo::atomic::<i64>("shmem_atomic_add", buf.add(1).cast(), AmoOp::Add(1), 0),
+            amo::ctx_atomic::<i64>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_add",
+                buf.add(1).cast(),
+                AmoOp::Add(1),
+                0,
+            ),
             "shmem_atomic_add",
             "dest",
             8,
         );
         align_err(
-            amo::atomic::<u32>("shmem_atomic_swap", buf.add(2).cast(), AmoOp::Swap(1), 0),
+            amo::ctx_atomic::<u32>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_swap",
+                buf.add(2).cast(),
+                AmoOp::Swap(1),
+                0,
+            ),
             "shmem_atomic_swap",
             "dest",
             4,
         );
         align_err(
-            amo::atomic::<i16>("shmem_atomic_set", buf.add(1).cast(), AmoOp::Set(1), 0),
+            amo::ctx_atomic::<i16>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_set",
+                buf.add(1).cast(),
+                AmoOp::Set(1),
+                0,
+            ),
             "shmem_atomic_set",
             "dest",
             2,
         );
         align_err(
-            amo::atomic::<f64>("shmem_double_fetch", buf.add(4).cast(), AmoOp::Fetch, 0),
+            amo::ctx_atomic::<f64>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_double_fetch",
+                buf.add(4).cast(),
+                AmoOp::Fetch,
+                0,
+            ),
             "shmem_double_fetch",
             "dest",
             8,
         );
         align_err(
-            amo::atomic::<f32>("shmem_float_fetch", buf.add(2).cast(), AmoOp::Fetch, 0),
+            amo::ctx_atomic::<f32>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_float_fetch",
+                buf.add(2).cast(),
+                AmoOp::Fetch,
+                0,
+            ),
             "shmem_float_fetch",
             "dest",
             4,
@@ -470,7 +709,13 @@ fn inputs(me: usize, n: usize) {
             value: 1,
         };
         align_err(
-            amo::atomic::<usize>("shmem_atomic_compare_swap", buf.add(12).cast(), cas, 0),
+            amo::ctx_atomic::<usize>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_compare_swap",
+                buf.add(12).cast(),
+                cas,
+                0,
+            ),
             "shmem_atomic_compare_swap",
             "dest",
             8,
@@ -511,7 +756,19 @@ fn inputs(me: usize, n: usize) {
     // Overflowing strides.
     // SAFETY: rejected before touching memory.
     unsafe {
-        let e = rma::strided("shmem_iput64", true, buf, sp, isize::MAX, 1, 3, 8, 0).unwrap_err();
+        let e = rma::ctx_strided(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_iput64",
+            true,
+            buf,
+            sp,
+            isize::MAX,
+            1,
+            3,
+            8,
+            0,
+        )
+        .unwrap_err();
         assert!(
             matches!(
                 e,
@@ -523,8 +780,19 @@ fn inputs(me: usize, n: usize) {
             ),
             "{e:?}"
         );
-        let e =
-            rma::strided("shmem_iget64", false, sp, buf, 1, isize::MIN / 2, 3, 8, 0).unwrap_err();
+        let e = rma::ctx_strided(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_iget64",
+            false,
+            sp,
+            buf,
+            1,
+            isize::MIN / 2,
+            3,
+            8,
+            0,
+        )
+        .unwrap_err();
         assert!(
             matches!(
                 e,
@@ -545,7 +813,17 @@ fn inputs(me: usize, n: usize) {
     // The runtime still works after all those errors.
     let v = [me as u8 + 1; 8];
     // SAFETY: `v` is a live local of 8 bytes.
-    unsafe { rma::put("shmem_putmem", buf, v.as_ptr(), 8, right as i64).unwrap() };
+    unsafe {
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_putmem",
+            buf,
+            v.as_ptr(),
+            8,
+            right as i64,
+        )
+        .unwrap()
+    };
     sync::barrier_all().unwrap();
     let left = (me + n - 1) % n;
     // SAFETY: our own symmetric block, written before the barrier.
@@ -564,17 +842,33 @@ fn sig_args(me: usize) {
     // SAFETY: every call below is rejected (or touches only symmetric memory).
     unsafe {
         sym_err(
-            signal::signal_op("shmem_signal_add", bad_sig.as_ptr(), 1, SignalOp::Add, 0),
+            signal::ctx_signal_op(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_signal_add",
+                bad_sig.as_ptr(),
+                1,
+                SignalOp::Add,
+                0,
+            ),
             "shmem_signal_add",
             "sig_addr",
         );
         sym_err(
-            signal::signal_op("shmem_signal_set", bad_sig.as_ptr(), 1, SignalOp::Set, 0),
+            signal::ctx_signal_op(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_signal_set",
+                bad_sig.as_ptr(),
+                1,
+                SignalOp::Set,
+                0,
+            ),
             "shmem_signal_set",
             "sig_addr",
         );
-        let r = signal::put_signal(
+        let r = signal::ctx_put_signal(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_putmem_signal",
+            false,
             buf,
             data.as_ptr(),
             32,
@@ -585,7 +879,14 @@ fn sig_args(me: usize) {
         );
         sym_err(r, "shmem_putmem_signal", "sig_addr");
         align_err(
-            signal::signal_op("shmem_signal_add", buf.add(4).cast(), 1, SignalOp::Add, 0),
+            signal::ctx_signal_op(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_signal_add",
+                buf.add(4).cast(),
+                1,
+                SignalOp::Add,
+                0,
+            ),
             "shmem_signal_add",
             "sig_addr",
             8,
@@ -616,8 +917,16 @@ fn failure(mode: &str, me: usize, n: usize) {
                 let src = [0u8; 8];
                 let dest = runtime::try_runtime().unwrap().heap_range().0;
                 // SAFETY: rejected (PE out of range) before touching memory.
-                let r =
-                    unsafe { rma::put("shmem_putmem", dest as *mut u8, src.as_ptr(), 8, n as i64) };
+                let r = unsafe {
+                    rma::ctx_put(
+                        rshmem_core::ctx::Ctx::default_ctx(),
+                        "shmem_putmem",
+                        dest as *mut u8,
+                        src.as_ptr(),
+                        8,
+                        n as i64,
+                    )
+                };
                 let e = r.expect_err("PE n is out of range");
                 rshmem_core::fatal(&e)
             }

@@ -43,13 +43,24 @@ fn check(p: *const u8, len: usize, seed: u8, what: &str) {
 
 fn put(dest: *mut u8, src: &[u8], pe: usize) {
     // SAFETY: `src` is a live slice.
-    unsafe { rma::put("shmem_putmem", dest, src.as_ptr(), src.len(), pe as i64).unwrap() }
+    unsafe {
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_putmem",
+            dest,
+            src.as_ptr(),
+            src.len(),
+            pe as i64,
+        )
+        .unwrap()
+    }
 }
 
 fn get(dest: &mut [u8], src: *const u8, pe: usize) {
     // SAFETY: `dest` is a live slice.
     unsafe {
-        rma::get(
+        rma::ctx_get(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_getmem",
             dest.as_mut_ptr(),
             src,
@@ -77,7 +88,8 @@ fn same_offsets_everywhere(table: *mut u64, ptrs: &[*mut u8], me: usize, n: usiz
     let row = mine.len();
     // SAFETY: `mine` is a live local; `table` has n rows of `row` u64s.
     unsafe {
-        rma::put(
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_put64",
             table.add(me * row).cast(),
             mine.as_ptr().cast(),
@@ -90,7 +102,8 @@ fn same_offsets_everywhere(table: *mut u64, ptrs: &[*mut u8], me: usize, n: usiz
     let mut all = vec![0u64; n * row];
     // SAFETY: `all` is a live local of n*row u64s.
     unsafe {
-        rma::get(
+        rma::ctx_get(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_get64",
             all.as_mut_ptr().cast(),
             table.cast(),
@@ -173,14 +186,29 @@ fn heap_mode(me: usize, n: usize) {
     // Hinted blocks take remote atomics and puts.
     // SAFETY: `h` is a symmetric block of 256 bytes, aligned.
     unsafe {
-        amo::atomic::<u64>("shmem_atomic_add", h.cast(), AmoOp::Add(me as u64 + 1), 0).unwrap()
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_atomic_add",
+            h.cast(),
+            AmoOp::Add(me as u64 + 1),
+            0,
+        )
+        .unwrap()
     };
     put(h0.wrapping_add(me), &[me as u8 + 1], (me + 1) % n);
     sync::barrier_all().unwrap();
     if me == 0 {
         // SAFETY: our own symmetric word.
-        let v =
-            unsafe { amo::atomic::<u64>("shmem_atomic_fetch", h.cast(), AmoOp::Fetch, 0).unwrap() };
+        let v = unsafe {
+            amo::ctx_atomic::<u64>(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_fetch",
+                h.cast(),
+                AmoOp::Fetch,
+                0,
+            )
+            .unwrap()
+        };
         assert_eq!(v, (n * (n + 1) / 2) as u64);
     }
     let left = (me + n - 1) % n;

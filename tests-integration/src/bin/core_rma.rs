@@ -77,13 +77,24 @@ fn write_local(p: *mut u8, data: &[u8]) {
 
 fn put(dest: *mut u8, src: &[u8], pe: usize) {
     // SAFETY: `src` is a live slice of `src.len()` bytes.
-    unsafe { rma::put("shmem_putmem", dest, src.as_ptr(), src.len(), pe as i64).unwrap() }
+    unsafe {
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_putmem",
+            dest,
+            src.as_ptr(),
+            src.len(),
+            pe as i64,
+        )
+        .unwrap()
+    }
 }
 
 fn get(dest: &mut [u8], src: *const u8, pe: usize) {
     // SAFETY: `dest` is a live slice of `dest.len()` bytes.
     unsafe {
-        rma::get(
+        rma::ctx_get(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_getmem",
             dest.as_mut_ptr(),
             src,
@@ -154,7 +165,8 @@ fn contig(p: &Pes) {
     // Zero bytes is a no-op whatever the other arguments are.
     // SAFETY: nothing is read or written for zero bytes.
     unsafe {
-        rma::put(
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_putmem",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -162,7 +174,8 @@ fn contig(p: &Pes) {
             p.n as i64,
         )
         .unwrap();
-        rma::get(
+        rma::ctx_get(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_getmem",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -170,7 +183,8 @@ fn contig(p: &Pes) {
             -1,
         )
         .unwrap();
-        rma::put_nbi(
+        rma::ctx_put_nbi(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_putmem_nbi",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -178,7 +192,8 @@ fn contig(p: &Pes) {
             0,
         )
         .unwrap();
-        rma::get_nbi(
+        rma::ctx_get_nbi(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_getmem_nbi",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -264,7 +279,20 @@ fn iput(
     pe: i64,
 ) -> rshmem_core::Result<()> {
     // SAFETY: callers pass `src` inside a local buffer that holds every strided element.
-    unsafe { rma::strided("shmem_iput", true, dest, src, dst, sst, n, s, pe) }
+    unsafe {
+        rma::ctx_strided(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_iput",
+            true,
+            dest,
+            src,
+            dst,
+            sst,
+            n,
+            s,
+            pe,
+        )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -278,7 +306,20 @@ fn iget(
     pe: i64,
 ) -> rshmem_core::Result<()> {
     // SAFETY: callers pass `dest` inside a local buffer that holds every strided element.
-    unsafe { rma::strided("shmem_iget", false, dest, src, dst, sst, n, s, pe) }
+    unsafe {
+        rma::ctx_strided(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_iget",
+            false,
+            dest,
+            src,
+            dst,
+            sst,
+            n,
+            s,
+            pe,
+        )
+    }
 }
 
 fn strided(p: &Pes) {
@@ -537,8 +578,18 @@ fn blocked(
     let routine = if is_put { "shmem_ibput" } else { "shmem_ibget" };
     // SAFETY: callers pass local buffers that hold every block.
     unsafe {
-        rma::blocked(
-            routine, is_put, dest, src, dst, sst, bsize, nblocks, s, pe as i64,
+        rma::ctx_blocked(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            routine,
+            is_put,
+            dest,
+            src,
+            dst,
+            sst,
+            bsize,
+            nblocks,
+            s,
+            pe as i64,
         )
         .unwrap()
     }
@@ -663,7 +714,8 @@ fn nbi(p: &Pes) {
             for c in CHUNKS {
                 // SAFETY: `src` lives until after the quiet below and is not modified.
                 unsafe {
-                    rma::put_nbi(
+                    rma::ctx_put_nbi(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_putmem_nbi",
                         slots.wrapping_add(p.me * SL + off),
                         src[off..].as_ptr(),
@@ -694,7 +746,8 @@ fn nbi(p: &Pes) {
                 let c = CHUNKS[off % CHUNKS.len()].min(p.n * SL - off);
                 // SAFETY: `d` stays alive and untouched until after the quiet below.
                 unsafe {
-                    rma::get_nbi(
+                    rma::ctx_get_nbi(
+                        rshmem_core::ctx::Ctx::default_ctx(),
                         "shmem_getmem_nbi",
                         d[off..].as_mut_ptr(),
                         slots.wrapping_add(off),
@@ -740,7 +793,14 @@ fn fence_mode(p: &Pes) {
         } else {
             // SAFETY: `flag` is a symmetric, aligned u64.
             unsafe {
-                amo::atomic("shmem_atomic_set", flag, AmoOp::Set(it), p.right() as i64).unwrap()
+                amo::ctx_atomic(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_atomic_set",
+                    flag,
+                    AmoOp::Set(it),
+                    p.right() as i64,
+                )
+                .unwrap()
             };
         }
         // SAFETY: as above.
@@ -751,7 +811,16 @@ fn fence_mode(p: &Pes) {
             &format!("fence round {it}: data behind the flag"),
         );
         // SAFETY: as above.
-        unsafe { amo::atomic("shmem_atomic_set", ack, AmoOp::Set(it), p.left() as i64).unwrap() };
+        unsafe {
+            amo::ctx_atomic(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_atomic_set",
+                ack,
+                AmoOp::Set(it),
+                p.left() as i64,
+            )
+            .unwrap()
+        };
     }
     barrier();
     memory::free("shmem_free", flag.cast()).unwrap();

@@ -114,7 +114,8 @@ fn setup_mode(requested: ThreadLevel) {
             let v = (me * 1000 + pe) as u64;
             // SAFETY: `slots` is symmetric (n u64s); `v` is a live local.
             unsafe {
-                rma::put(
+                rma::ctx_put(
+                    rshmem_core::ctx::Ctx::default_ctx(),
                     "shmem_putmem",
                     slots.add(me).cast(),
                     (&v as *const u64).cast(),
@@ -177,7 +178,8 @@ fn nested_mode() {
     for pe in 0..n as i64 {
         // SAFETY: `v` is a live local u64; `buf` is symmetric with n u64s.
         unsafe {
-            rshmem_core::rma::put(
+            rshmem_core::rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
                 "shmem_putmem",
                 buf.add(me).cast(),
                 (&v as *const u64).cast(),

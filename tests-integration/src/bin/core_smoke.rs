@@ -13,9 +13,28 @@ fn main() {
     let right = ((me + 1) % n) as i64;
     let src = [me as u64 * 100 + 7; 8];
     // SAFETY: `src` is a live local array of 64 bytes; `buf` is symmetric.
-    unsafe { rma::put("shmem_putmem", buf.cast(), src.as_ptr().cast(), 64, right).unwrap() };
+    unsafe {
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_putmem",
+            buf.cast(),
+            src.as_ptr().cast(),
+            64,
+            right,
+        )
+        .unwrap()
+    };
     // SAFETY: `ctr` is symmetric and aligned.
-    unsafe { amo::atomic::<u64>("shmem_atomic_add", ctr, AmoOp::Add(1), 0).unwrap() };
+    unsafe {
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_atomic_add",
+            ctr,
+            AmoOp::Add(1),
+            0,
+        )
+        .unwrap()
+    };
     sync::barrier_all().unwrap();
     let left = (me + n - 1) % n;
     // SAFETY: `buf` is our own symmetric block of 8 u64s, written before the barrier.

@@ -48,13 +48,23 @@ fn free<W>(p: *mut W) {
 
 fn amo_op<W: Word>(dest: *const W, op: AmoOp<W>, pe: usize) -> W {
     // SAFETY: callers pass symmetric, aligned words.
-    unsafe { amo::atomic("shmem_atomic", dest, op, pe as i64).unwrap() }
+    unsafe {
+        amo::ctx_atomic(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_atomic",
+            dest,
+            op,
+            pe as i64,
+        )
+        .unwrap()
+    }
 }
 
 fn put<W: Copy>(dest: *mut W, src: &[W], pe: usize) {
     // SAFETY: `src` is a live slice.
     unsafe {
-        rma::put(
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_put",
             dest.cast(),
             src.as_ptr().cast(),
@@ -68,7 +78,8 @@ fn put<W: Copy>(dest: *mut W, src: &[W], pe: usize) {
 fn get<W: Copy>(dest: &mut [W], src: *const W, pe: usize) {
     // SAFETY: `dest` is a live slice.
     unsafe {
-        rma::get(
+        rma::ctx_get(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_get",
             dest.as_mut_ptr().cast(),
             src.cast(),
@@ -512,8 +523,10 @@ fn p2p_mode(p: &Pes) {
 fn put_signal(dest: *mut u8, src: &[u8], sig: *const u64, v: u64, op: SignalOp, pe: usize) {
     // SAFETY: `src` is a live slice.
     unsafe {
-        signal::put_signal(
+        signal::ctx_put_signal(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_putmem_signal",
+            false,
             dest,
             src.as_ptr(),
             src.len(),
@@ -610,7 +623,15 @@ fn signal_mode(p: &Pes) {
     // signal_op (1.6 shmem_signal_add / shmem_signal_set) and wait returning the value.
     // SAFETY: `s_op` is a symmetric, aligned u64.
     unsafe {
-        signal::signal_op("shmem_signal_add", s_op, p.me as u64 + 1, SignalOp::Add, 0).unwrap()
+        signal::ctx_signal_op(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_signal_add",
+            s_op,
+            p.me as u64 + 1,
+            SignalOp::Add,
+            0,
+        )
+        .unwrap()
     };
     if p.me == 0 {
         let want = (p.n * (p.n + 1) / 2) as u64;
@@ -619,7 +640,8 @@ fn signal_mode(p: &Pes) {
     barrier();
     // SAFETY: as above.
     unsafe {
-        signal::signal_op(
+        signal::ctx_signal_op(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_signal_set",
             s_op,
             700 + p.me as u64,

@@ -31,7 +31,8 @@ fn main() {
     let src: Vec<u64> = (0..64).map(|i| (me * 1000 + i) as u64).collect();
     // SAFETY: `src` is a live local buffer of 64 u64s; BUF is symmetric.
     unsafe {
-        rma::put(
+        rma::ctx_put(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_putmem",
             buf.cast(),
             src.as_ptr().cast(),
@@ -43,14 +44,22 @@ fn main() {
     // AMO on PE 0's static counter, then a flag on the right neighbour.
     // SAFETY: statics are symmetric and aligned.
     unsafe {
-        amo::atomic::<u64>(
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_atomic_add",
             COUNTER.as_ptr(),
             AmoOp::Add(me as u64 + 1),
             0,
         )
         .unwrap();
-        amo::atomic::<u64>("shmem_atomic_set", FLAG.as_ptr(), AmoOp::Set(1), right).unwrap();
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_atomic_set",
+            FLAG.as_ptr(),
+            AmoOp::Set(1),
+            right,
+        )
+        .unwrap();
         p2p::wait_until::<u64>("shmem_wait_until", FLAG.as_ptr(), Cmp::Eq, 1).unwrap();
     }
     sync::barrier_all().unwrap();
@@ -81,7 +90,8 @@ fn main() {
         let mut v: i64 = 0;
         // SAFETY: `v` is a local i64; SHARED_SUM is symmetric; the lock serializes.
         unsafe {
-            rma::get(
+            rma::ctx_get(
+                rshmem_core::ctx::Ctx::default_ctx(),
                 "shmem_getmem",
                 (&mut v as *mut i64).cast(),
                 sum.cast(),
@@ -90,7 +100,15 @@ fn main() {
             )
             .unwrap();
             v += 1;
-            rma::put("shmem_putmem", sum.cast(), (&v as *const i64).cast(), 8, 0).unwrap();
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_putmem",
+                sum.cast(),
+                (&v as *const i64).cast(),
+                8,
+                0,
+            )
+            .unwrap();
         }
         lock::clear_lock("shmem_clear_lock", LOCK.as_ptr()).unwrap();
     }
@@ -102,7 +120,15 @@ fn main() {
     // A stack address is still refused.
     let local = 0u64;
     // SAFETY: the call only validates the address and fails.
-    let e = unsafe { amo::atomic::<u64>("shmem_atomic_fetch", &local, AmoOp::Fetch, 0) };
+    let e = unsafe {
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_atomic_fetch",
+            &local,
+            AmoOp::Fetch,
+            0,
+        )
+    };
     assert!(e.is_err());
     println!("ok statics_basic pe={me}");
     rshmem_core::finalize();

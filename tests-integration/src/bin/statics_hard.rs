@@ -69,7 +69,15 @@ fn threads(only_pe0: bool) {
     }
     // Every PE agrees that globals are not symmetric: RMA on one is refused.
     // SAFETY: the call only validates the address, which is refused.
-    let e = unsafe { amo::atomic::<u64>("shmem_atomic_fetch", VALUE.as_ptr(), AmoOp::Fetch, 0) };
+    let e = unsafe {
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_atomic_fetch",
+            VALUE.as_ptr(),
+            AmoOp::Fetch,
+            0,
+        )
+    };
     let e = e.expect_err("globals must not be symmetric after a thread ran at init");
     assert!(e.to_string().contains("shmem_atomic_fetch"), "{e}");
     sync::barrier_all().unwrap();
@@ -98,7 +106,15 @@ fn fork() {
     let me = setup::my_pe().unwrap();
     sync::barrier_all().unwrap();
     // SAFETY: VALUE is a symmetric, aligned u64 on PE 0.
-    let seen = unsafe { amo::atomic::<u64>("shmem_atomic_fetch", VALUE.as_ptr(), AmoOp::Fetch, 0) };
+    let seen = unsafe {
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
+            "shmem_atomic_fetch",
+            VALUE.as_ptr(),
+            AmoOp::Fetch,
+            0,
+        )
+    };
     assert_eq!(seen.unwrap(), 7, "PE {me} reads PE 0's global");
     sync::barrier_all().unwrap();
 }
@@ -136,7 +152,8 @@ fn deleted(dir: &Path) {
     let (me, n) = (setup::my_pe().unwrap(), setup::n_pes().unwrap());
     // SAFETY: COUNTER is a symmetric, aligned u64 (a global).
     unsafe {
-        amo::atomic::<u64>(
+        amo::ctx_atomic::<u64>(
+            rshmem_core::ctx::Ctx::default_ctx(),
             "shmem_atomic_add",
             COUNTER.as_ptr(),
             AmoOp::Add(me as u64 + 1),

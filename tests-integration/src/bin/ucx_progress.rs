@@ -59,7 +59,8 @@ fn main() {
         for r in 0..ROUNDS {
             // SAFETY: `buf` holds WORDS words; `data` is symmetric.
             unsafe {
-                rma::get(
+                rma::ctx_get(
+                    rshmem_core::ctx::Ctx::default_ctx(),
                     "shmem_getmem",
                     buf.as_mut_ptr().cast(),
                     data.cast(),
@@ -72,7 +73,16 @@ fn main() {
                 assert_eq!(*v, i as u64 * 7 + 1, "round {r}: word {i} of PE 0's buffer");
             }
             // SAFETY: symmetric, aligned word.
-            unsafe { amo::atomic("shmem_atomic_fetch_add", counter, AmoOp::Add(1), 0).unwrap() };
+            unsafe {
+                amo::ctx_atomic(
+                    rshmem_core::ctx::Ctx::default_ctx(),
+                    "shmem_atomic_fetch_add",
+                    counter,
+                    AmoOp::Add(1),
+                    0,
+                )
+                .unwrap()
+            };
         }
     }
     sync::barrier_all().unwrap();

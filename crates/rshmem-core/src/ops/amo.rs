@@ -76,21 +76,6 @@ pub unsafe fn ctx_atomic_post<W: Word>(
     )
 }
 
-/// [`ctx_atomic`] on the default context.
-///
-/// # Safety
-/// As [`ctx_atomic`].
-#[inline]
-pub unsafe fn atomic<W: Word>(
-    routine: &'static str,
-    dest: *const W,
-    op: AmoOp<W>,
-    pe: i64,
-) -> Result<W> {
-    // SAFETY: forwarded contract.
-    unsafe { ctx_atomic(Ctx::default_ctx(), routine, dest, op, pe) }
-}
-
 /// The fetching non-blocking form: the previous value lands in `*fetch` (at the latest at
 /// the context's next quiet; on shared memory, at once).
 ///
@@ -110,22 +95,6 @@ pub unsafe fn ctx_atomic_nbi<W: Word>(
     // SAFETY: the caller guarantees `fetch` is writable.
     unsafe { fetch.write(old) };
     Ok(())
-}
-
-/// [`ctx_atomic_nbi`] on the default context.
-///
-/// # Safety
-/// As [`ctx_atomic_nbi`].
-#[inline]
-pub unsafe fn atomic_nbi<W: Word>(
-    routine: &'static str,
-    fetch: *mut W,
-    dest: *const W,
-    op: AmoOp<W>,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe { ctx_atomic_nbi(Ctx::default_ctx(), routine, fetch, dest, op, pe) }
 }
 
 /// `shmemx_ctx_*_nbe` fetching atomics: the previous value lands in `*fetch` by the time

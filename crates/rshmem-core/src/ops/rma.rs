@@ -1,4 +1,5 @@
-//! Remote memory access: put, get, strided and non-blocking forms, on the default context.
+//! Remote memory access: put, get, strided and non-blocking forms, on a context (pass
+//! [`Ctx::default_ctx`] for the default one).
 //! Sizes are in bytes; typed faces multiply by the element size.
 
 use crate::ctx::Ctx;
@@ -304,70 +305,6 @@ pub unsafe fn get_nbe(
     )
 }
 
-/// `shmem_putmem` on the default context.
-///
-/// # Safety
-/// As [`ctx_put`].
-#[inline]
-pub unsafe fn put(
-    routine: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    nbytes: usize,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe { ctx_put(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
-}
-
-/// `shmem_getmem` on the default context.
-///
-/// # Safety
-/// As [`ctx_get`].
-#[inline]
-pub unsafe fn get(
-    routine: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    nbytes: usize,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe { ctx_get(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
-}
-
-/// `shmem_putmem_nbi` on the default context.
-///
-/// # Safety
-/// As [`ctx_put_nbi`].
-#[inline]
-pub unsafe fn put_nbi(
-    routine: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    nbytes: usize,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe { ctx_put_nbi(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
-}
-
-/// `shmem_getmem_nbi` on the default context.
-///
-/// # Safety
-/// As [`ctx_get_nbi`].
-#[inline]
-pub unsafe fn get_nbi(
-    routine: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    nbytes: usize,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe { ctx_get_nbi(Ctx::default_ctx(), routine, dest, src, nbytes, pe) }
-}
-
 /// Byte extent `[lo, hi)` relative to the first element of `n` elements of `size` bytes
 /// at a stride of `stride` elements.
 fn extent(
@@ -389,44 +326,12 @@ fn extent(
     Ok((last.min(0), last.max(0) + size as isize))
 }
 
-/// `shmem_iput`/`shmem_iget`: `nelems` elements of `size` bytes, every `dst`-th element of
-/// the destination from every `sst`-th of the source (strides in elements).
+/// `shmem_ctx_iput`/`shmem_ctx_iget` (`is_put` chooses): `nelems` elements of `size`
+/// bytes, every `dst`-th element of the destination from every `sst`-th of the source
+/// (strides in elements).
 ///
 /// # Safety
 /// The local side's elements (source for puts, destination for gets) are valid.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn strided(
-    routine: &'static str,
-    is_put: bool,
-    dest: *mut u8,
-    src: *const u8,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    size: usize,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe {
-        ctx_strided(
-            Ctx::default_ctx(),
-            routine,
-            is_put,
-            dest,
-            src,
-            dst,
-            sst,
-            nelems,
-            size,
-            pe,
-        )
-    }
-}
-
-/// `shmem_ctx_iput`/`shmem_ctx_iget`: [`strided`] on a context.
-///
-/// # Safety
-/// As [`strided`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn ctx_strided(
     ctx: &Ctx,
@@ -504,46 +409,11 @@ pub unsafe fn ctx_strided(
     Ok(())
 }
 
-/// `shmem_ibput`/`shmem_ibget` (OpenSHMEM 1.6): `nblocks` blocks of `bsize` elements,
-/// destination blocks every `dst` elements, source blocks every `sst` elements.
+/// `shmem_ctx_ibput`/`shmem_ctx_ibget` (OpenSHMEM 1.6): `nblocks` blocks of `bsize`
+/// elements, destination blocks every `dst` elements, source blocks every `sst` elements.
 ///
 /// # Safety
-/// As [`strided`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn blocked(
-    routine: &'static str,
-    is_put: bool,
-    dest: *mut u8,
-    src: *const u8,
-    dst: isize,
-    sst: isize,
-    bsize: usize,
-    nblocks: usize,
-    size: usize,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe {
-        ctx_blocked(
-            Ctx::default_ctx(),
-            routine,
-            is_put,
-            dest,
-            src,
-            dst,
-            sst,
-            bsize,
-            nblocks,
-            size,
-            pe,
-        )
-    }
-}
-
-/// `shmem_ctx_ibput`/`shmem_ctx_ibget`: [`blocked`] on a context.
-///
-/// # Safety
-/// As [`strided`].
+/// As [`ctx_strided`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn ctx_blocked(
     ctx: &Ctx,

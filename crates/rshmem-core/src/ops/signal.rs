@@ -44,22 +44,6 @@ fn check_sig(rt: &Runtime, routine: &'static str, sig_addr: *const u64) -> Resul
     rt.sym(routine, "sig_addr", sig_addr as usize, 8)
 }
 
-/// `shmem_signal_set`/`shmem_signal_add` (OpenSHMEM 1.6) on the default context.
-///
-/// # Safety
-/// None beyond the checks made here; `sig_addr` is a raw address.
-#[inline]
-pub unsafe fn signal_op(
-    routine: &'static str,
-    sig_addr: *const u64,
-    signal: u64,
-    op: SignalOp,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe { ctx_signal_op(Ctx::default_ctx(), routine, sig_addr, signal, op, pe) }
-}
-
 /// `shmem_ctx_signal_set`/`shmem_ctx_signal_add`: updates the signal on `pe` (a PE of the
 /// context's team).
 ///
@@ -91,39 +75,6 @@ fn amo_of(op: SignalOp, signal: u64) -> AmoOp<u64> {
     match op {
         SignalOp::Set => AmoOp::Set(signal),
         SignalOp::Add => AmoOp::Add(signal),
-    }
-}
-
-/// `shmem_putmem_signal` on the default context.
-///
-/// # Safety
-/// `src` is readable for `nbytes` bytes.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-pub unsafe fn put_signal(
-    routine: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    nbytes: usize,
-    sig_addr: *const u64,
-    signal: u64,
-    op: SignalOp,
-    pe: i64,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    unsafe {
-        ctx_put_signal(
-            Ctx::default_ctx(),
-            routine,
-            false,
-            dest,
-            src,
-            nbytes,
-            sig_addr,
-            signal,
-            op,
-            pe,
-        )
     }
 }
 
