@@ -272,12 +272,14 @@ macro_rules! rma_example {
         ""
     };
     ($setup:literal; $($ex:literal)+) => {
+        // Every line starts with a space, as the rows' `///` lines do, so rustdoc
+        // unindents the block evenly.
         concat!(
-            "\n```\nlet shmem = rshmem::Shmem::init()?;\n",
+            "\n ```\n let shmem = rshmem::Shmem::init()?;\n ",
             $setup,
             "\n",
             $($ex, "\n",)+
-            "# Ok::<(), rshmem::Error>(())\n```"
+            " # Ok::<(), rshmem::Error>(())\n ```"
         )
     };
 }
