@@ -456,7 +456,7 @@ fn isx(e: &Effort, me: usize, npes: usize, t: usize, keys: usize) -> Row {
         // SAFETY: a symmetric u64 of this PE; no exchange is running.
         let n = ok(unsafe {
             amo::ctx_atomic(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_uint64_atomic_fetch",
                 counter(last, i),
                 AmoOp::Fetch,
@@ -517,7 +517,7 @@ fn mandel(e: &Effort, me: usize, npes: usize, t: usize, size: usize, max: u32) -
             // SAFETY: a symmetric u64 of this PE; nobody steals before the barrier.
             ok(unsafe {
                 amo::ctx_atomic(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_uint64_atomic_set",
                     next.ptr(),
                     AmoOp::Set(0),
@@ -584,7 +584,7 @@ fn mandel(e: &Effort, me: usize, npes: usize, t: usize, size: usize, max: u32) -
         // SAFETY: a symmetric u64 of this PE; every thread added before its barrier.
         let got = ok(unsafe {
             amo::ctx_atomic(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_uint64_atomic_fetch",
                 done.ptr(),
                 AmoOp::Fetch,

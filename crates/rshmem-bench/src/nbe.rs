@@ -776,7 +776,7 @@ fn bcast(r: &Report, e: &Effort, ctl: &mut Ctl, me: usize, npes: usize, t: usize
                     // SAFETY: a symmetric u64.
                     ok(unsafe {
                         amo::ctx_atomic::<u64>(
-                            rshmem_core::ctx::Ctx::default_ctx(),
+                            Ctx::default_ctx(),
                             "shmem_uint64_atomic_add",
                             ack.ptr(),
                             AmoOp::Add(1),

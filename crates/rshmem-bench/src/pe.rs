@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 use std::time::Duration;
 
+use rshmem_core::Ctx;
 use rshmem_core::{
     amo, memory, order, p2p, rma, setup, signal, sync, AmoOp, Cmp, SignalOp, ThreadLevel,
 };
@@ -225,7 +226,7 @@ fn one_sided(
                 // SAFETY: `s` is readable for `n <= max_size` bytes.
                 ok(unsafe {
                     rma::ctx_put(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_putmem",
                         black_box(sym),
                         black_box(s),
@@ -243,7 +244,7 @@ fn one_sided(
                 // SAFETY: `d` is writable for `n <= max_size` bytes.
                 ok(unsafe {
                     rma::ctx_get(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_getmem",
                         black_box(d),
                         black_box(sym),
@@ -360,7 +361,7 @@ fn message_rate(r: &Report, e: &Effort, sym: *mut u8, peer: i64, mapped: bool) {
             // SAFETY: `s` is readable for 8 bytes.
             ok(unsafe {
                 rma::ctx_put(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_putmem",
                     sym.wrapping_add(off),
                     black_box(s),
@@ -377,7 +378,7 @@ fn message_rate(r: &Report, e: &Effort, sym: *mut u8, peer: i64, mapped: bool) {
             // SAFETY: `s` is readable for 8 bytes and unchanged until the quiet below.
             ok(unsafe {
                 rma::ctx_put_nbi(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_putmem_nbi",
                     sym.wrapping_add(off),
                     black_box(s),
@@ -496,7 +497,7 @@ fn amos(r: &Report, e: &Effort, ctl: *mut u8, peer: i64, mapped: bool) {
                 // SAFETY: `w` is a symmetric, aligned u64 (checked again by the call).
                 black_box(ok(unsafe {
                     amo::ctx_atomic::<u64>(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         routine,
                         black_box(w),
                         black_box(op),
@@ -615,7 +616,7 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
                 // SAFETY: `v` is a live local u64, readable for 8 bytes.
                 ok(unsafe {
                     rma::ctx_put(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_putmem",
                         flag_put.cast(),
                         (&v as *const u64).cast(),
@@ -648,7 +649,7 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
                 // SAFETY: `v` is a live local u64; `data_f`/`flag_f` are symmetric words.
                 unsafe {
                     ok(rma::ctx_put(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_putmem",
                         data_f.cast(),
                         (&v as *const u64).cast(),
@@ -657,7 +658,7 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
                     ));
                     ok(order::fence());
                     ok(amo::ctx_atomic::<u64>(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_uint64_atomic_set",
                         flag_f,
                         AmoOp::Set(v),
@@ -689,7 +690,7 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
                 // SAFETY: `v` is a live local u64; `data_s`/`sig_s` are symmetric words.
                 ok(unsafe {
                     signal::ctx_put_signal(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_putmem_signal",
                         false,
                         data_s.cast(),

@@ -6,6 +6,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use rshmem_core::profile;
+use rshmem_core::Ctx;
 use rshmem_core::{memory, order, rma, setup, sync};
 
 use crate::pe::{init, ok};
@@ -38,7 +39,7 @@ pub(crate) fn run(quick: bool) {
                     // SAFETY: `s` is readable for 8 bytes; `sym + off` lies in the block.
                     ok(unsafe {
                         rma::ctx_put(
-                            rshmem_core::ctx::Ctx::default_ctx(),
+                            Ctx::default_ctx(),
                             "shmem_putmem",
                             sym.wrapping_add(off),
                             black_box(s),

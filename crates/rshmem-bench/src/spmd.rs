@@ -483,15 +483,7 @@ impl Ctl {
 
     fn amo(&self, w: *mut u64, op: AmoOp<u64>) -> u64 {
         // SAFETY: `w` is an aligned word of the symmetric control block.
-        ok(unsafe {
-            amo::ctx_atomic::<u64>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_uint64_atomic",
-                w,
-                op,
-                0,
-            )
-        })
+        ok(unsafe { amo::ctx_atomic::<u64>(Ctx::default_ctx(), "shmem_uint64_atomic", w, op, 0) })
     }
 
     /// A barrier of every PE. PEs that are about to work pass `spin` (they leave within
@@ -526,7 +518,7 @@ impl Ctl {
         // SAFETY: `bits` is a live local u64; the slot is a symmetric word.
         ok(unsafe {
             rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_putmem",
                 p.cast(),
                 (&bits as *const u64).cast(),

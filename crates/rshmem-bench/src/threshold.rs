@@ -21,6 +21,7 @@
 //! default, 128K, was set from it); programs that always compute between post and wait
 //! may go down to the first. Both are rounded up to a power of two.
 
+use rshmem_core::Ctx;
 use rshmem_core::{order, rma};
 use serde_json::json;
 
@@ -80,22 +81,13 @@ fn measure(sizes: &[usize], sym: *mut u8, pool: usize, target: i64, samples: usi
         };
         let put = || {
             // SAFETY: `src` is readable for `max >= n` bytes.
-            ok(unsafe {
-                rma::ctx_put(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_putmem",
-                    dst(),
-                    src,
-                    n,
-                    target,
-                )
-            })
+            ok(unsafe { rma::ctx_put(Ctx::default_ctx(), "shmem_putmem", dst(), src, n, target) })
         };
         let nbi = || {
             // SAFETY: as above, and unchanged until the quiet that follows every call.
             ok(unsafe {
                 rma::ctx_put_nbi(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_putmem_nbi",
                     dst(),
                     src,

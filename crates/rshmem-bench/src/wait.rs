@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use rshmem_core::coll::{self as core_coll, ReduceOp};
 use rshmem_core::team;
+use rshmem_core::Ctx;
 use rshmem_core::{memory, p2p, rma, setup, sync, Cmp};
 use rshmem_util::wait::{self, Policy};
 
@@ -253,7 +254,7 @@ fn measure(
                 // SAFETY: `v` is a live local u64; `flag` is a symmetric u64.
                 ok(unsafe {
                     rma::ctx_put(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_putmem",
                         flag.cast(),
                         (&raw const v).cast(),

@@ -66,7 +66,7 @@ impl Ctx {
             // stays untouched until the quiet below.
             unsafe {
                 amo::ctx_atomic_nbi(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    rshmem_core::Ctx::default_ctx(),
                     "shmem_atomic_fetch_nbi",
                     &mut old,
                     dest,
@@ -81,7 +81,7 @@ impl Ctx {
             // SAFETY: callers pass symmetric, aligned words.
             unsafe {
                 amo::ctx_atomic(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    rshmem_core::Ctx::default_ctx(),
                     "shmem_atomic",
                     dest,
                     op,
@@ -97,7 +97,7 @@ impl Ctx {
         // SAFETY: callers pass symmetric, aligned words.
         unsafe {
             amo::ctx_atomic(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                rshmem_core::Ctx::default_ctx(),
                 "shmem_atomic_add",
                 dest,
                 op,
@@ -111,7 +111,7 @@ impl Ctx {
         // SAFETY: `v` is a live local of `W::SIZE` bytes.
         unsafe {
             rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                rshmem_core::Ctx::default_ctx(),
                 "shmem_p",
                 dest.cast(),
                 (&v as *const W).cast(),

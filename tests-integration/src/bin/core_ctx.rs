@@ -389,7 +389,7 @@ fn isolation(me: usize, n: usize) {
     // SAFETY: `peek` is a live local buffer; a blocking get on the default context.
     unsafe {
         rma::ctx_get(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_getmem",
             peek.as_mut_ptr(),
             dst.wrapping_add(BIG - 64),
@@ -743,7 +743,7 @@ fn threads(me: usize, n: usize, t: usize) {
                         // SAFETY: symmetric, aligned counter.
                         let old = unsafe {
                             amo::ctx_atomic(
-                                rshmem_core::ctx::Ctx::default_ctx(),
+                                Ctx::default_ctx(),
                                 "shmem_atomic_fetch_inc",
                                 counters.wrapping_add(1),
                                 AmoOp::Add(1u64),
@@ -869,7 +869,7 @@ fn threads_coll(me: usize, n: usize, t: usize) {
                 // SAFETY: the flag words are symmetric and aligned.
                 unsafe {
                     signal::ctx_signal_op(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_signal_add",
                         flags.wrapping_add(tid),
                         1,

@@ -15,6 +15,7 @@
 #![allow(unsafe_code)]
 
 use rshmem_core::p2p::{self, Values};
+use rshmem_core::Ctx;
 use rshmem_core::{
     amo, lock, memory, rma, runtime, setup, signal, sync, AmoOp, Cmp, Error, SignalOp,
 };
@@ -95,6 +96,8 @@ fn align_err<T: std::fmt::Debug>(
 }
 
 fn inputs(me: usize, n: usize) {
+    // The default context: every core routine here is a `ctx_` form.
+    let dc = Ctx::default_ctx();
     let buf = memory::malloc("shmem_malloc", 256).unwrap();
     let word = buf as *mut u64;
     let (lo, hi) = runtime::try_runtime().unwrap().heap_range();
@@ -109,142 +112,62 @@ fn inputs(me: usize, n: usize) {
         // are live and large enough anyway.
         unsafe {
             pe_err(
-                rma::ctx_put(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_putmem",
-                    buf,
-                    sp,
-                    8,
-                    pe,
-                ),
+                rma::ctx_put(dc, "shmem_putmem", buf, sp, 8, pe),
                 "shmem_putmem",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_get(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_getmem",
-                    sp,
-                    buf,
-                    8,
-                    pe,
-                ),
+                rma::ctx_get(dc, "shmem_getmem", sp, buf, 8, pe),
                 "shmem_getmem",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_put_nbi(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_putmem_nbi",
-                    buf,
-                    sp,
-                    8,
-                    pe,
-                ),
+                rma::ctx_put_nbi(dc, "shmem_putmem_nbi", buf, sp, 8, pe),
                 "shmem_putmem_nbi",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_get_nbi(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_getmem_nbi",
-                    sp,
-                    buf,
-                    8,
-                    pe,
-                ),
+                rma::ctx_get_nbi(dc, "shmem_getmem_nbi", sp, buf, 8, pe),
                 "shmem_getmem_nbi",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_strided(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_iput32",
-                    true,
-                    buf,
-                    sp,
-                    2,
-                    1,
-                    4,
-                    4,
-                    pe,
-                ),
+                rma::ctx_strided(dc, "shmem_iput32", true, buf, sp, 2, 1, 4, 4, pe),
                 "shmem_iput32",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_strided(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_iget32",
-                    false,
-                    sp,
-                    buf,
-                    1,
-                    2,
-                    4,
-                    4,
-                    pe,
-                ),
+                rma::ctx_strided(dc, "shmem_iget32", false, sp, buf, 1, 2, 4, 4, pe),
                 "shmem_iget32",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_blocked(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_ibput",
-                    true,
-                    buf,
-                    sp,
-                    4,
-                    2,
-                    2,
-                    2,
-                    4,
-                    pe,
-                ),
+                rma::ctx_blocked(dc, "shmem_ibput", true, buf, sp, 4, 2, 2, 2, 4, pe),
                 "shmem_ibput",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_blocked(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_ibget",
-                    false,
-                    sp,
-                    buf,
-                    2,
-                    4,
-                    2,
-                    2,
-                    4,
-                    pe,
-                ),
+                rma::ctx_blocked(dc, "shmem_ibget", false, sp, buf, 2, 4, 2, 2, 4, pe),
                 "shmem_ibget",
                 pe,
                 n,
             );
             pe_err(
-                amo::ctx_atomic::<u64>(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_atomic_fetch_add",
-                    word,
-                    AmoOp::Add(1),
-                    pe,
-                ),
+                amo::ctx_atomic::<u64>(dc, "shmem_atomic_fetch_add", word, AmoOp::Add(1), pe),
                 "shmem_atomic_fetch_add",
                 pe,
                 n,
             );
             pe_err(
                 amo::ctx_atomic_nbi::<u64>(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    dc,
                     "shmem_atomic_fetch_nbi",
                     &mut fetched,
                     word,
@@ -256,33 +179,20 @@ fn inputs(me: usize, n: usize) {
                 n,
             );
             pe_err(
-                amo::ctx_atomic::<f64>(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_double_swap",
-                    word.cast(),
-                    AmoOp::Swap(1.0),
-                    pe,
-                ),
+                amo::ctx_atomic::<f64>(dc, "shmem_double_swap", word.cast(), AmoOp::Swap(1.0), pe),
                 "shmem_double_swap",
                 pe,
                 n,
             );
             pe_err(
-                signal::ctx_signal_op(
-                    rshmem_core::ctx::Ctx::default_ctx(),
-                    "shmem_signal_add",
-                    word,
-                    1,
-                    SignalOp::Add,
-                    pe,
-                ),
+                signal::ctx_signal_op(dc, "shmem_signal_add", word, 1, SignalOp::Add, pe),
                 "shmem_signal_add",
                 pe,
                 n,
             );
             pe_err(
                 signal::ctx_put_signal(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    dc,
                     "shmem_putmem_signal",
                     false,
                     buf.add(64),
@@ -304,127 +214,47 @@ fn inputs(me: usize, n: usize) {
     // SAFETY: every call below is rejected before touching memory.
     unsafe {
         sym_err(
-            rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_putmem",
-                sp,
-                buf,
-                8,
-                0,
-            ),
+            rma::ctx_put(dc, "shmem_putmem", sp, buf, 8, 0),
             "shmem_putmem",
             "dest",
         );
         sym_err(
-            rma::ctx_get(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_getmem",
-                buf,
-                sp,
-                8,
-                0,
-            ),
+            rma::ctx_get(dc, "shmem_getmem", buf, sp, 8, 0),
             "shmem_getmem",
             "source",
         );
         sym_err(
-            rma::ctx_put_nbi(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_putmem_nbi",
-                sp,
-                buf,
-                8,
-                0,
-            ),
+            rma::ctx_put_nbi(dc, "shmem_putmem_nbi", sp, buf, 8, 0),
             "shmem_putmem_nbi",
             "dest",
         );
         sym_err(
-            rma::ctx_get_nbi(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_getmem_nbi",
-                buf,
-                sp,
-                8,
-                0,
-            ),
+            rma::ctx_get_nbi(dc, "shmem_getmem_nbi", buf, sp, 8, 0),
             "shmem_getmem_nbi",
             "source",
         );
         sym_err(
-            rma::ctx_strided(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_iput64",
-                true,
-                sp,
-                buf,
-                1,
-                1,
-                2,
-                8,
-                0,
-            ),
+            rma::ctx_strided(dc, "shmem_iput64", true, sp, buf, 1, 1, 2, 8, 0),
             "shmem_iput64",
             "dest",
         );
         sym_err(
-            rma::ctx_strided(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_iget64",
-                false,
-                buf,
-                sp,
-                1,
-                1,
-                2,
-                8,
-                0,
-            ),
+            rma::ctx_strided(dc, "shmem_iget64", false, buf, sp, 1, 1, 2, 8, 0),
             "shmem_iget64",
             "source",
         );
         sym_err(
-            rma::ctx_blocked(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_ibput",
-                true,
-                sp,
-                buf,
-                4,
-                4,
-                2,
-                2,
-                1,
-                0,
-            ),
+            rma::ctx_blocked(dc, "shmem_ibput", true, sp, buf, 4, 4, 2, 2, 1, 0),
             "shmem_ibput",
             "dest",
         );
         sym_err(
-            rma::ctx_blocked(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_ibget",
-                false,
-                buf,
-                sp,
-                4,
-                4,
-                2,
-                2,
-                1,
-                0,
-            ),
+            rma::ctx_blocked(dc, "shmem_ibget", false, buf, sp, 4, 4, 2, 2, 1, 0),
             "shmem_ibget",
             "source",
         );
         sym_err(
-            amo::ctx_atomic::<u64>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_atomic_inc",
-                sp.cast(),
-                AmoOp::Add(1),
-                0,
-            ),
+            amo::ctx_atomic::<u64>(dc, "shmem_atomic_inc", sp.cast(), AmoOp::Add(1), 0),
             "shmem_atomic_inc",
             "dest",
         );
@@ -537,7 +367,7 @@ fn inputs(me: usize, n: usize) {
     // SAFETY: `marker`/`data`/`stack` are live locals of at least 16 bytes.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            dc,
             "shmem_putmem",
             (hi - 16) as *mut u8,
             marker.as_ptr(),
@@ -547,7 +377,7 @@ fn inputs(me: usize, n: usize) {
         .unwrap();
         sym_err(
             rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_putmem",
                 (hi - 15) as *mut u8,
                 data.as_ptr(),
@@ -559,7 +389,7 @@ fn inputs(me: usize, n: usize) {
         );
         sym_err(
             rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_putmem",
                 (lo - 1) as *mut u8,
                 data.as_ptr(),
@@ -571,7 +401,7 @@ fn inputs(me: usize, n: usize) {
         );
         sym_err(
             rma::ctx_get(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_getmem",
                 sp,
                 (hi - 8) as *const u8,
@@ -583,7 +413,7 @@ fn inputs(me: usize, n: usize) {
         );
         sym_err(
             rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_putmem",
                 buf,
                 data.as_ptr(),
@@ -594,7 +424,7 @@ fn inputs(me: usize, n: usize) {
             "dest",
         );
         rma::ctx_get(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            dc,
             "shmem_getmem",
             sp,
             (hi - 16) as *const u8,
@@ -609,7 +439,7 @@ fn inputs(me: usize, n: usize) {
     // SAFETY: the first word is symmetric and aligned; the second call is rejected.
     unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            dc,
             "shmem_atomic_set",
             (hi - 8) as *const u64,
             AmoOp::Set(5),
@@ -618,7 +448,7 @@ fn inputs(me: usize, n: usize) {
         .unwrap();
         sym_err(
             amo::ctx_atomic::<u64>(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_atomic_set",
                 hi as *const u64,
                 AmoOp::Set(5),
@@ -633,32 +463,20 @@ fn inputs(me: usize, n: usize) {
     // SAFETY: every call below is rejected before touching memory.
     unsafe {
         align_err(
-            amo::ctx_atomic::<u64>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_atomic_fetch",
-                buf.add(4).cast(),
-                AmoOp::Fetch,
-                0,
-            ),
+            amo::ctx_atomic::<u64>(dc, "shmem_atomic_fetch", buf.add(4).cast(), AmoOp::Fetch, 0),
             "shmem_atomic_fetch",
             "dest",
             8,
         );
         align_err(
-            amo::ctx_atomic::<i64>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_atomic_add",
-                buf.add(1).cast(),
-                AmoOp::Add(1),
-                0,
-            ),
+            amo::ctx_atomic::<i64>(dc, "shmem_atomic_add", buf.add(1).cast(), AmoOp::Add(1), 0),
             "shmem_atomic_add",
             "dest",
             8,
         );
         align_err(
             amo::ctx_atomic::<u32>(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_atomic_swap",
                 buf.add(2).cast(),
                 AmoOp::Swap(1),
@@ -669,37 +487,19 @@ fn inputs(me: usize, n: usize) {
             4,
         );
         align_err(
-            amo::ctx_atomic::<i16>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_atomic_set",
-                buf.add(1).cast(),
-                AmoOp::Set(1),
-                0,
-            ),
+            amo::ctx_atomic::<i16>(dc, "shmem_atomic_set", buf.add(1).cast(), AmoOp::Set(1), 0),
             "shmem_atomic_set",
             "dest",
             2,
         );
         align_err(
-            amo::ctx_atomic::<f64>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_double_fetch",
-                buf.add(4).cast(),
-                AmoOp::Fetch,
-                0,
-            ),
+            amo::ctx_atomic::<f64>(dc, "shmem_double_fetch", buf.add(4).cast(), AmoOp::Fetch, 0),
             "shmem_double_fetch",
             "dest",
             8,
         );
         align_err(
-            amo::ctx_atomic::<f32>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_float_fetch",
-                buf.add(2).cast(),
-                AmoOp::Fetch,
-                0,
-            ),
+            amo::ctx_atomic::<f32>(dc, "shmem_float_fetch", buf.add(2).cast(), AmoOp::Fetch, 0),
             "shmem_float_fetch",
             "dest",
             4,
@@ -709,13 +509,7 @@ fn inputs(me: usize, n: usize) {
             value: 1,
         };
         align_err(
-            amo::ctx_atomic::<usize>(
-                rshmem_core::ctx::Ctx::default_ctx(),
-                "shmem_atomic_compare_swap",
-                buf.add(12).cast(),
-                cas,
-                0,
-            ),
+            amo::ctx_atomic::<usize>(dc, "shmem_atomic_compare_swap", buf.add(12).cast(), cas, 0),
             "shmem_atomic_compare_swap",
             "dest",
             8,
@@ -756,19 +550,8 @@ fn inputs(me: usize, n: usize) {
     // Overflowing strides.
     // SAFETY: rejected before touching memory.
     unsafe {
-        let e = rma::ctx_strided(
-            rshmem_core::ctx::Ctx::default_ctx(),
-            "shmem_iput64",
-            true,
-            buf,
-            sp,
-            isize::MAX,
-            1,
-            3,
-            8,
-            0,
-        )
-        .unwrap_err();
+        let e = rma::ctx_strided(dc, "shmem_iput64", true, buf, sp, isize::MAX, 1, 3, 8, 0)
+            .unwrap_err();
         assert!(
             matches!(
                 e,
@@ -781,7 +564,7 @@ fn inputs(me: usize, n: usize) {
             "{e:?}"
         );
         let e = rma::ctx_strided(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            dc,
             "shmem_iget64",
             false,
             sp,
@@ -813,17 +596,7 @@ fn inputs(me: usize, n: usize) {
     // The runtime still works after all those errors.
     let v = [me as u8 + 1; 8];
     // SAFETY: `v` is a live local of 8 bytes.
-    unsafe {
-        rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
-            "shmem_putmem",
-            buf,
-            v.as_ptr(),
-            8,
-            right as i64,
-        )
-        .unwrap()
-    };
+    unsafe { rma::ctx_put(dc, "shmem_putmem", buf, v.as_ptr(), 8, right as i64).unwrap() };
     sync::barrier_all().unwrap();
     let left = (me + n - 1) % n;
     // SAFETY: our own symmetric block, written before the barrier.
@@ -836,6 +609,7 @@ fn inputs(me: usize, n: usize) {
 /// Signal routines must name `sig_addr` for a bad signal address, and a put-with-signal
 /// whose signal address is bad must not deliver its data.
 fn sig_args(me: usize) {
+    let dc = Ctx::default_ctx();
     let buf = memory::calloc("shmem_calloc", 4, 64).unwrap();
     let data = [0x77u8; 32];
     let bad_sig = [0u64; 2];
@@ -843,7 +617,7 @@ fn sig_args(me: usize) {
     unsafe {
         sym_err(
             signal::ctx_signal_op(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_signal_add",
                 bad_sig.as_ptr(),
                 1,
@@ -855,7 +629,7 @@ fn sig_args(me: usize) {
         );
         sym_err(
             signal::ctx_signal_op(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_signal_set",
                 bad_sig.as_ptr(),
                 1,
@@ -866,7 +640,7 @@ fn sig_args(me: usize) {
             "sig_addr",
         );
         let r = signal::ctx_put_signal(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            dc,
             "shmem_putmem_signal",
             false,
             buf,
@@ -880,7 +654,7 @@ fn sig_args(me: usize) {
         sym_err(r, "shmem_putmem_signal", "sig_addr");
         align_err(
             signal::ctx_signal_op(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                dc,
                 "shmem_signal_add",
                 buf.add(4).cast(),
                 1,
@@ -919,7 +693,7 @@ fn failure(mode: &str, me: usize, n: usize) {
                 // SAFETY: rejected (PE out of range) before touching memory.
                 let r = unsafe {
                     rma::ctx_put(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_putmem",
                         dest as *mut u8,
                         src.as_ptr(),

@@ -15,6 +15,7 @@
 //! Prints `ok <mode> pe=<me>`.
 #![allow(unsafe_code)]
 
+use rshmem_core::Ctx;
 use rshmem_core::{amo, memory, rma, runtime, setup, sync, AmoOp, Error};
 
 fn heap_start() -> usize {
@@ -45,7 +46,7 @@ fn put(dest: *mut u8, src: &[u8], pe: usize) {
     // SAFETY: `src` is a live slice.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_putmem",
             dest,
             src.as_ptr(),
@@ -60,7 +61,7 @@ fn get(dest: &mut [u8], src: *const u8, pe: usize) {
     // SAFETY: `dest` is a live slice.
     unsafe {
         rma::ctx_get(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_getmem",
             dest.as_mut_ptr(),
             src,
@@ -89,7 +90,7 @@ fn same_offsets_everywhere(table: *mut u64, ptrs: &[*mut u8], me: usize, n: usiz
     // SAFETY: `mine` is a live local; `table` has n rows of `row` u64s.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_put64",
             table.add(me * row).cast(),
             mine.as_ptr().cast(),
@@ -103,7 +104,7 @@ fn same_offsets_everywhere(table: *mut u64, ptrs: &[*mut u8], me: usize, n: usiz
     // SAFETY: `all` is a live local of n*row u64s.
     unsafe {
         rma::ctx_get(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_get64",
             all.as_mut_ptr().cast(),
             table.cast(),
@@ -187,7 +188,7 @@ fn heap_mode(me: usize, n: usize) {
     // SAFETY: `h` is a symmetric block of 256 bytes, aligned.
     unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_add",
             h.cast(),
             AmoOp::Add(me as u64 + 1),
@@ -201,7 +202,7 @@ fn heap_mode(me: usize, n: usize) {
         // SAFETY: our own symmetric word.
         let v = unsafe {
             amo::ctx_atomic::<u64>(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_atomic_fetch",
                 h.cast(),
                 AmoOp::Fetch,

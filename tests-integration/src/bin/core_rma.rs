@@ -13,6 +13,7 @@
 //! Each mode prints `ok <mode> pe=<me>`; every check is an assertion.
 #![allow(unsafe_code)]
 
+use rshmem_core::Ctx;
 use rshmem_core::{amo, memory, order, p2p, rma, runtime, setup, sync, AmoOp, Cmp, Error};
 
 const SIZES: [usize; 5] = [1, 2, 4, 8, 16];
@@ -79,7 +80,7 @@ fn put(dest: *mut u8, src: &[u8], pe: usize) {
     // SAFETY: `src` is a live slice of `src.len()` bytes.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_putmem",
             dest,
             src.as_ptr(),
@@ -94,7 +95,7 @@ fn get(dest: &mut [u8], src: *const u8, pe: usize) {
     // SAFETY: `dest` is a live slice of `dest.len()` bytes.
     unsafe {
         rma::ctx_get(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_getmem",
             dest.as_mut_ptr(),
             src,
@@ -166,7 +167,7 @@ fn contig(p: &Pes) {
     // SAFETY: nothing is read or written for zero bytes.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_putmem",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -175,7 +176,7 @@ fn contig(p: &Pes) {
         )
         .unwrap();
         rma::ctx_get(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_getmem",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -184,7 +185,7 @@ fn contig(p: &Pes) {
         )
         .unwrap();
         rma::ctx_put_nbi(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_putmem_nbi",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -193,7 +194,7 @@ fn contig(p: &Pes) {
         )
         .unwrap();
         rma::ctx_get_nbi(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_getmem_nbi",
             std::ptr::null_mut(),
             std::ptr::null(),
@@ -281,7 +282,7 @@ fn iput(
     // SAFETY: callers pass `src` inside a local buffer that holds every strided element.
     unsafe {
         rma::ctx_strided(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_iput",
             true,
             dest,
@@ -308,7 +309,7 @@ fn iget(
     // SAFETY: callers pass `dest` inside a local buffer that holds every strided element.
     unsafe {
         rma::ctx_strided(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_iget",
             false,
             dest,
@@ -579,7 +580,7 @@ fn blocked(
     // SAFETY: callers pass local buffers that hold every block.
     unsafe {
         rma::ctx_blocked(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             routine,
             is_put,
             dest,
@@ -715,7 +716,7 @@ fn nbi(p: &Pes) {
                 // SAFETY: `src` lives until after the quiet below and is not modified.
                 unsafe {
                     rma::ctx_put_nbi(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_putmem_nbi",
                         slots.wrapping_add(p.me * SL + off),
                         src[off..].as_ptr(),
@@ -747,7 +748,7 @@ fn nbi(p: &Pes) {
                 // SAFETY: `d` stays alive and untouched until after the quiet below.
                 unsafe {
                     rma::ctx_get_nbi(
-                        rshmem_core::ctx::Ctx::default_ctx(),
+                        Ctx::default_ctx(),
                         "shmem_getmem_nbi",
                         d[off..].as_mut_ptr(),
                         slots.wrapping_add(off),
@@ -794,7 +795,7 @@ fn fence_mode(p: &Pes) {
             // SAFETY: `flag` is a symmetric, aligned u64.
             unsafe {
                 amo::ctx_atomic(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_atomic_set",
                     flag,
                     AmoOp::Set(it),
@@ -813,7 +814,7 @@ fn fence_mode(p: &Pes) {
         // SAFETY: as above.
         unsafe {
             amo::ctx_atomic(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_atomic_set",
                 ack,
                 AmoOp::Set(it),

@@ -11,6 +11,7 @@
 //! Every check is an assertion: a failure panics and the job exits non-zero.
 #![allow(unsafe_code)]
 
+use rshmem_core::Ctx;
 use rshmem_core::{memory, rma, runtime, setup, sync, Error, ThreadLevel};
 
 fn level(s: &str) -> ThreadLevel {
@@ -115,7 +116,7 @@ fn setup_mode(requested: ThreadLevel) {
             // SAFETY: `slots` is symmetric (n u64s); `v` is a live local.
             unsafe {
                 rma::ctx_put(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_putmem",
                     slots.add(me).cast(),
                     (&v as *const u64).cast(),
@@ -179,7 +180,7 @@ fn nested_mode() {
         // SAFETY: `v` is a live local u64; `buf` is symmetric with n u64s.
         unsafe {
             rshmem_core::rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_putmem",
                 buf.add(me).cast(),
                 (&v as *const u64).cast(),

@@ -2,6 +2,7 @@
 //! neighbour, an atomic, a barrier, finalize. Prints `ok core_smoke pe=<me> n=<n>`.
 #![allow(unsafe_code)]
 
+use rshmem_core::Ctx;
 use rshmem_core::{amo, memory, rma, setup, sync, AmoOp, ThreadLevel};
 
 fn main() {
@@ -15,7 +16,7 @@ fn main() {
     // SAFETY: `src` is a live local array of 64 bytes; `buf` is symmetric.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_putmem",
             buf.cast(),
             src.as_ptr().cast(),
@@ -27,7 +28,7 @@ fn main() {
     // SAFETY: `ctr` is symmetric and aligned.
     unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_add",
             ctr,
             AmoOp::Add(1),

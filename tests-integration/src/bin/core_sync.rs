@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use rshmem_core::p2p::{self, Values};
+use rshmem_core::Ctx;
 use rshmem_core::{amo, lock, memory, rma, setup, signal, sync, AmoOp, Cmp, SignalOp, Word};
 
 struct Pes {
@@ -48,23 +49,14 @@ fn free<W>(p: *mut W) {
 
 fn amo_op<W: Word>(dest: *const W, op: AmoOp<W>, pe: usize) -> W {
     // SAFETY: callers pass symmetric, aligned words.
-    unsafe {
-        amo::ctx_atomic(
-            rshmem_core::ctx::Ctx::default_ctx(),
-            "shmem_atomic",
-            dest,
-            op,
-            pe as i64,
-        )
-        .unwrap()
-    }
+    unsafe { amo::ctx_atomic(Ctx::default_ctx(), "shmem_atomic", dest, op, pe as i64).unwrap() }
 }
 
 fn put<W: Copy>(dest: *mut W, src: &[W], pe: usize) {
     // SAFETY: `src` is a live slice.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_put",
             dest.cast(),
             src.as_ptr().cast(),
@@ -79,7 +71,7 @@ fn get<W: Copy>(dest: &mut [W], src: *const W, pe: usize) {
     // SAFETY: `dest` is a live slice.
     unsafe {
         rma::ctx_get(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_get",
             dest.as_mut_ptr().cast(),
             src.cast(),
@@ -524,7 +516,7 @@ fn put_signal(dest: *mut u8, src: &[u8], sig: *const u64, v: u64, op: SignalOp, 
     // SAFETY: `src` is a live slice.
     unsafe {
         signal::ctx_put_signal(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_putmem_signal",
             false,
             dest,
@@ -624,7 +616,7 @@ fn signal_mode(p: &Pes) {
     // SAFETY: `s_op` is a symmetric, aligned u64.
     unsafe {
         signal::ctx_signal_op(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_signal_add",
             s_op,
             p.me as u64 + 1,
@@ -641,7 +633,7 @@ fn signal_mode(p: &Pes) {
     // SAFETY: as above.
     unsafe {
         signal::ctx_signal_op(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_signal_set",
             s_op,
             700 + p.me as u64,

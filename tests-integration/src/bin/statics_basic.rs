@@ -6,6 +6,7 @@
 use std::ptr::addr_of_mut;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+use rshmem_core::Ctx;
 use rshmem_core::{amo, lock, p2p, rma, setup, sync, AmoOp, Cmp, ThreadLevel};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -32,7 +33,7 @@ fn main() {
     // SAFETY: `src` is a live local buffer of 64 u64s; BUF is symmetric.
     unsafe {
         rma::ctx_put(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_putmem",
             buf.cast(),
             src.as_ptr().cast(),
@@ -45,7 +46,7 @@ fn main() {
     // SAFETY: statics are symmetric and aligned.
     unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_add",
             COUNTER.as_ptr(),
             AmoOp::Add(me as u64 + 1),
@@ -53,7 +54,7 @@ fn main() {
         )
         .unwrap();
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_set",
             FLAG.as_ptr(),
             AmoOp::Set(1),
@@ -91,7 +92,7 @@ fn main() {
         // SAFETY: `v` is a local i64; SHARED_SUM is symmetric; the lock serializes.
         unsafe {
             rma::ctx_get(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_getmem",
                 (&mut v as *mut i64).cast(),
                 sum.cast(),
@@ -101,7 +102,7 @@ fn main() {
             .unwrap();
             v += 1;
             rma::ctx_put(
-                rshmem_core::ctx::Ctx::default_ctx(),
+                Ctx::default_ctx(),
                 "shmem_putmem",
                 sum.cast(),
                 (&v as *const i64).cast(),
@@ -122,7 +123,7 @@ fn main() {
     // SAFETY: the call only validates the address and fails.
     let e = unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_fetch",
             &local,
             AmoOp::Fetch,

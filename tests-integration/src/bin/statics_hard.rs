@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use rshmem_core::Ctx;
 use rshmem_core::{amo, setup, sync, AmoOp, ThreadLevel};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -71,7 +72,7 @@ fn threads(only_pe0: bool) {
     // SAFETY: the call only validates the address, which is refused.
     let e = unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_fetch",
             VALUE.as_ptr(),
             AmoOp::Fetch,
@@ -108,7 +109,7 @@ fn fork() {
     // SAFETY: VALUE is a symmetric, aligned u64 on PE 0.
     let seen = unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_fetch",
             VALUE.as_ptr(),
             AmoOp::Fetch,
@@ -153,7 +154,7 @@ fn deleted(dir: &Path) {
     // SAFETY: COUNTER is a symmetric, aligned u64 (a global).
     unsafe {
         amo::ctx_atomic::<u64>(
-            rshmem_core::ctx::Ctx::default_ctx(),
+            Ctx::default_ctx(),
             "shmem_atomic_add",
             COUNTER.as_ptr(),
             AmoOp::Add(me as u64 + 1),

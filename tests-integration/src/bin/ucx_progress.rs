@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use rshmem_core::Ctx;
 use rshmem_core::{amo, memory, rma, setup, sync, AmoOp};
 
 const ROUNDS: u64 = 200;
@@ -60,7 +61,7 @@ fn main() {
             // SAFETY: `buf` holds WORDS words; `data` is symmetric.
             unsafe {
                 rma::ctx_get(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_getmem",
                     buf.as_mut_ptr().cast(),
                     data.cast(),
@@ -75,7 +76,7 @@ fn main() {
             // SAFETY: symmetric, aligned word.
             unsafe {
                 amo::ctx_atomic(
-                    rshmem_core::ctx::Ctx::default_ctx(),
+                    Ctx::default_ctx(),
                     "shmem_atomic_fetch_add",
                     counter,
                     AmoOp::Add(1),
