@@ -571,6 +571,57 @@ fn amos(r: &Report, e: &Effort, ctl: *mut u8, peer: i64, mapped: bool) {
     }
 }
 
+/// One raw round trip `v` through `shmem_ptr` words: the initiator stores into the peer's
+/// word and spins on its own; the other answers once it sees `v`.
+#[inline(always)]
+pub(crate) fn raw_round(
+    mine: &AtomicU64,
+    theirs: &AtomicU64,
+    v: u64,
+    initiator: bool,
+    pause: bool,
+) {
+    if initiator {
+        theirs.store(v, Release);
+    }
+    while mine.load(Acquire) != v {
+        if pause {
+            std::hint::spin_loop();
+        }
+    }
+    if !initiator {
+        theirs.store(v, Release);
+    }
+}
+
+/// One shmem round trip `v`: put it into the peer's symmetric `flag`, `wait_until` ours
+/// reaches it (the other PE waits first, then answers).
+pub(crate) fn put_wait_round(flag: *mut u64, v: u64, peer: i64, initiator: bool) {
+    let send = || {
+        // SAFETY: `v` is a live local u64, readable for 8 bytes; `flag` is checked by the
+        // call.
+        ok(unsafe {
+            rma::ctx_put(
+                rshmem_core::ctx::Ctx::default_ctx(),
+                "shmem_putmem",
+                flag.cast(),
+                (&raw const v).cast(),
+                8,
+                peer,
+            )
+        })
+    };
+    // SAFETY: `flag` is a symmetric u64 (checked again by the call).
+    let wait = || ok(unsafe { p2p::wait_until("shmem_uint64_wait_until", flag, Cmp::Ge, v) });
+    if initiator {
+        send();
+        wait();
+    } else {
+        wait();
+        send();
+    }
+}
+
 /// Round trips between PE 0 and PE 1 (raw cache-line ping-pong, then three shmem
 /// flavours) and the 2-PE barrier, interleaved batch by batch. The raw ping-pongs only
 /// when `mapped` (on both PEs alike: the transport is chosen for the whole job).
@@ -588,17 +639,7 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
             let Some(theirs) = theirs else { return };
             for _ in 0..k {
                 i += 1;
-                if initiator {
-                    theirs.store(i, Release);
-                }
-                while mine.load(Acquire) != i {
-                    if pause {
-                        std::hint::spin_loop();
-                    }
-                }
-                if !initiator {
-                    theirs.store(i, Release);
-                }
+                raw_round(mine, theirs, i, initiator, pause);
             }
         }
     };
@@ -611,30 +652,7 @@ fn two_sided(r: &Report, e: &Effort, me: usize, ctl: *mut u8, peer: i64, mapped:
     let mut pp_put = |k: u64| {
         for _ in 0..k {
             i_put += 1;
-            let v = i_put;
-            let send = || {
-                // SAFETY: `v` is a live local u64, readable for 8 bytes.
-                ok(unsafe {
-                    rma::ctx_put(
-                        Ctx::default_ctx(),
-                        "shmem_putmem",
-                        flag_put.cast(),
-                        (&v as *const u64).cast(),
-                        8,
-                        peer,
-                    )
-                })
-            };
-            // SAFETY: `flag_put` is a symmetric u64 (checked again by the call).
-            let wait =
-                || ok(unsafe { p2p::wait_until("shmem_uint64_wait_until", flag_put, Cmp::Ge, v) });
-            if initiator {
-                send();
-                wait();
-            } else {
-                wait();
-                send();
-            }
+            put_wait_round(flag_put, i_put, peer, initiator);
         }
     };
 

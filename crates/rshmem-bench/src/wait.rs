@@ -9,16 +9,14 @@
 
 use std::process::{Child, Command};
 use std::sync::atomic::AtomicU64;
-use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::{Duration, Instant};
 
 use rshmem_core::coll::{self as core_coll, ReduceOp};
 use rshmem_core::team;
-use rshmem_core::Ctx;
-use rshmem_core::{memory, p2p, rma, setup, sync, Cmp};
+use rshmem_core::{memory, setup, sync};
 use rshmem_util::wait::{self, Policy};
 
-use crate::pe::{init, ok};
+use crate::pe::{init, ok, put_wait_round, raw_round};
 use crate::report::Report;
 use crate::stats::{interleaved_fixed, Body};
 
@@ -234,45 +232,14 @@ fn measure(
     let mut raw = |k: u64| {
         for _ in 0..k {
             *i_raw += 1;
-            if initiator {
-                raw_theirs.store(*i_raw, Release);
-            }
-            while raw_mine.load(Acquire) != *i_raw {
-                std::hint::spin_loop();
-            }
-            if !initiator {
-                raw_theirs.store(*i_raw, Release);
-            }
+            raw_round(raw_mine, raw_theirs, *i_raw, initiator, true);
         }
     };
     let flag = word(1);
     let mut pingpong = |k: u64| {
         for _ in 0..k {
             *i_put += 1;
-            let v = *i_put;
-            let send = || {
-                // SAFETY: `v` is a live local u64; `flag` is a symmetric u64.
-                ok(unsafe {
-                    rma::ctx_put(
-                        Ctx::default_ctx(),
-                        "shmem_putmem",
-                        flag.cast(),
-                        (&raw const v).cast(),
-                        8,
-                        peer,
-                    )
-                })
-            };
-            // SAFETY: `flag` is a symmetric u64.
-            let wait =
-                || ok(unsafe { p2p::wait_until("shmem_uint64_wait_until", flag, Cmp::Ge, v) });
-            if initiator {
-                send();
-                wait();
-            } else {
-                wait();
-                send();
-            }
+            put_wait_round(flag, *i_put, peer, initiator);
         }
     };
     let mut barrier = |k: u64| {
