@@ -135,6 +135,19 @@ pub enum Error {
         /// This PE.
         waiter: usize,
     },
+    /// A PE that this PE waits for died (killed by a signal, or exited without
+    /// `shmem_finalize`). From a collective: a member of its team; from a user wait
+    /// (`shmem_wait_until`...): a PE whose failure this PE has not yet acknowledged with
+    /// `shmemx_failed_pes` (any PE might have been the writer waited for).
+    #[error("{routine}: PE {pe} failed (it died without calling shmem_finalize) while PE {waiter} waits for it")]
+    PeFailed {
+        /// The routine waiting.
+        routine: &'static str,
+        /// The failed PE (world number).
+        pe: usize,
+        /// This PE.
+        waiter: usize,
+    },
     /// A point-to-point wait that no PE can satisfy any more: every other PE has called
     /// `shmem_finalize`.
     #[error("{routine}: PE {waiter} waits for a symmetric variable that no PE can change any more: every other PE has called shmem_finalize")]

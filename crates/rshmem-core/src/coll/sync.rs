@@ -90,6 +90,18 @@ impl Runtime {
                         waiter: self.me,
                     });
                 }
+                // A dead peer fails the collective whatever the quorum: it may have
+                // done its part, but its team can run no further collective anyway.
+                if let Some(pe) = self.failed_among(peers()) {
+                    if ready() {
+                        break;
+                    }
+                    return Err(Error::PeFailed {
+                        routine,
+                        pe,
+                        waiter: self.me,
+                    });
+                }
             }
             self.fabric.progress();
             w.snooze();
@@ -109,6 +121,7 @@ impl Runtime {
     }
 
     /// The first of `peers` further on than this PE (all of them for [`Quorum::All`]).
+    /// A failed peer is not further on (its state stays `Running`).
     #[cold]
     fn finalized_among(&self, quorum: Quorum, peers: impl Iterator<Item = usize>) -> Option<usize> {
         let mine = self.state_of(self.me);
@@ -152,22 +165,31 @@ impl Runtime {
     /// PE's program goes on to exit (and to report its own error, if it has one). Peers
     /// reached through UCX are read through it; they keep serving until every PE has left
     /// this barrier (finalize's bootstrap barrier), so the reads never outlive them.
-    /// Returns whether every PE came (false: a peer is ending the job).
+    /// A failed peer (`ft`) never comes: it is skipped. Returns whether every PE came
+    /// (false: a peer is ending the job, or failed).
     pub(crate) fn finalize_barrier(&self) -> bool {
+        let mut everyone = true;
         for pe in (0..self.npes).filter(|&pe| pe != self.me) {
             let mut w = Waiter::new();
             while !self.is_finalizing(pe) {
-                if w.overdue() && self.any_failing() {
-                    return false;
+                if w.overdue() {
+                    if self.any_failing() {
+                        return false;
+                    }
+                    if self.probe_failed(pe) {
+                        everyone = false;
+                        break;
+                    }
                 }
                 w.snooze();
             }
         }
-        true
+        everyone
     }
 
     /// For user waits (`shmem_wait_until`, `shmem_signal_wait_until`...): whether no PE
-    /// can change this PE's memory any more, because every other PE has entered finalize.
+    /// can change this PE's memory any more, because every other PE has entered finalize
+    /// (or failed).
     /// Only then is failing sound: any running peer might still write, whenever it likes.
     /// (A thread of this PE could still write; a program that waits on its own threads
     /// through a symmetric variable while every other PE has finalized is not supported.)
@@ -175,13 +197,16 @@ impl Runtime {
     pub(crate) fn all_others_finalizing(&self) -> bool {
         self.npes > 1
             && !self.is_finalizing(self.me)
-            && (0..self.npes).all(|pe| pe == self.me || self.is_finalizing(pe))
+            && (0..self.npes)
+                .all(|pe| pe == self.me || self.is_finalizing(pe) || self.probe_failed(pe))
     }
 }
 
 /// A user wait loop's check, made only when its [`Waiter`] is overdue: fails with
 /// `WaitAfterFinalize` once every other PE has finalized and `ready()` (re-read after the
-/// states, with acquire) still does not hold.
+/// states, with acquire) still does not hold, and with `PeFailed` while a PE has failed
+/// that this PE has not acknowledged (`ft::failed_pes`): any PE might have been the
+/// writer it waits for.
 #[inline]
 pub(crate) fn user_wait_check(
     routine: &'static str,
@@ -194,12 +219,22 @@ pub(crate) fn user_wait_check(
     }
     if w.overdue() {
         if let Ok(rt) = rt(routine) {
-            if rt.all_others_finalizing() && !ready() {
-                rt.announce_failing(false);
-                return Err(Error::WaitAfterFinalize {
-                    routine,
-                    waiter: rt.me,
-                });
+            if rt.all_others_finalizing() {
+                if !ready() {
+                    rt.announce_failing(false);
+                    return Err(Error::WaitAfterFinalize {
+                        routine,
+                        waiter: rt.me,
+                    });
+                }
+            } else if let Some(pe) = rt.unacked_failure() {
+                if !ready() {
+                    return Err(Error::PeFailed {
+                        routine,
+                        pe,
+                        waiter: rt.me,
+                    });
+                }
             }
         }
     }

@@ -10,8 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) mod group;
+mod survivors;
 pub use group::strided_set;
 pub(crate) use group::{Flag, Scratch};
+pub use survivors::survivors;
 
 use crate::algo::{Span, SyncAlg};
 use crate::coll::check::{Kind, Show};
@@ -595,6 +597,7 @@ impl Runtime {
             let flag = self.layout.sync_flag(slot, round);
             self.set_own(flag, 0);
         }
+        self.set_own(self.layout.ft_word(slot), 0);
         for w in 0..8 {
             let word = self.layout.coll_word(slot, w);
             self.set_own(word, 0);
