@@ -279,7 +279,7 @@ fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
 
 /// The `SHMEMX_ERR_*` codes in value order (0 is `SHMEMX_SUCCESS`) with their
 /// `shmemx_strerror` text: the one table for shmemx.h and `$OUT_DIR/error_codes.rs`.
-const ERROR_CODES: [(&str, &str); 12] = [
+const ERROR_CODES: [(&str, &str); 13] = [
     ("SUCCESS", "success"),
     (
         "NOT_INITIALIZED",
@@ -295,9 +295,14 @@ const ERROR_CODES: [(&str, &str); 12] = [
         "collective arguments differ across PEs",
     ),
     ("INVALID_ARGUMENT", "invalid argument"),
-    ("PE_FINALIZED", "a PE taking part has finalized or failed"),
+    ("PE_FINALIZED", "a PE taking part has finalized"),
     ("TRANSPORT", "network transport failed"),
     ("OTHER", "other error"),
+    // Appended, so the earlier codes keep their values.
+    (
+        "PE_FAILED",
+        "a PE taking part has failed (died without shmem_finalize)",
+    ),
 ];
 
 /// The C name of error code `i` of [`ERROR_CODES`].
@@ -350,6 +355,20 @@ fn errors(g: &mut Gen) {
     g.f(
         "const char *shmemx_error_message(void)",
         "imp::error_message()",
+    );
+}
+
+/// Fault tolerance (issue 13 §3): failed PEs and the survivors' team.
+fn fault_tolerance(g: &mut Gen) {
+    g.xsection("Fault tolerance: PEs that died without shmem_finalize, and a team of the survivors (SHMEM_FAULT_TOLERANT=1 keeps a job alive when a PE dies)");
+    g.f(
+        "int shmemx_failed_pes(int *pes, int max)",
+        "unsafe { imp::failed_pes(R, pes, max) }",
+    );
+    g.f("int shmemx_pe_failed(int pe)", "imp::pe_failed(R, pe)");
+    g.f(
+        "int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team)",
+        "unsafe { imp::team_survivors(R, team, new_team) }",
     );
 }
 
@@ -1992,6 +2011,7 @@ fn main() {
     g.flush_ctx();
     g.tries = false;
     errors(&mut g);
+    fault_tolerance(&mut g);
     nbe(&mut g);
     sos_aliases(&mut g);
     pcntr(&mut g);

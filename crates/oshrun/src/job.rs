@@ -58,6 +58,23 @@ pub struct JobSpec {
     pub tag_output: bool,
     /// Kill the job after this long.
     pub timeout: Option<Duration>,
+    /// `SHMEM_FAULT_TOLERANT=1`: a PE that dies (a signal, or an exit without finalize)
+    /// does not end the job; the others run on, and the exit status says it failed.
+    pub fault_tolerant: bool,
+}
+
+/// Whether `SHMEM_FAULT_TOLERANT` (or `SMA_FAULT_TOLERANT`) asks for fault-tolerant
+/// mode, with the spellings the PEs accept (1/yes/true/on).
+pub fn fault_tolerant_from_env() -> bool {
+    ["SHMEM_FAULT_TOLERANT", "SMA_FAULT_TOLERANT"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "y" | "yes" | "true" | "on"
+            )
+        })
 }
 
 /// A job-unique name: `rshmem-<oshrun pid>-<nanoseconds since the epoch, hex>`.
@@ -184,6 +201,24 @@ impl Failure {
     fn detail(&self) -> Option<&str> {
         match self {
             Failure::Abort { msg: Some(m), .. } => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Whether this is one PE's death, which fault-tolerant mode survives.
+    fn is_pe_death(&self) -> bool {
+        matches!(
+            self,
+            Failure::Signaled { .. } | Failure::Exited { .. } | Failure::NoFinalize { .. }
+        )
+    }
+
+    /// The PE a death names.
+    fn rank(&self) -> Option<usize> {
+        match *self {
+            Failure::Signaled { rank, .. }
+            | Failure::Exited { rank, .. }
+            | Failure::NoFinalize { rank } => Some(rank),
             _ => None,
         }
     }
@@ -461,12 +496,25 @@ fn start_pe(
 struct Ending {
     failure: Option<Failure>,
     kill_at: Option<Instant>,
+    /// Fault-tolerant mode: PE deaths do not end the job.
+    fault_tolerant: bool,
+    /// The PE deaths survived in fault-tolerant mode, in order.
+    deaths: Vec<Failure>,
 }
 
 impl Ending {
-    /// Records `f` unless a failure is already known, reports it and starts ending the PEs.
+    /// Records `f` unless a failure is already known, reports it and starts ending the PEs
+    /// (in fault-tolerant mode a PE's death is only recorded and reported).
     fn fail(&mut self, f: Failure, pes: &Pes) {
         if self.failure.is_some() {
+            return;
+        }
+        if self.fault_tolerant && f.is_pe_death() {
+            report(&format!(
+                "{}; SHMEM_FAULT_TOLERANT=1: the other PEs go on",
+                f.message()
+            ));
+            self.deaths.push(f);
             return;
         }
         if let Some(d) = f.detail() {
@@ -485,7 +533,10 @@ impl Ending {
 fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
     let started = Instant::now();
     let timeout_at = spec.timeout.map(|t| started + t);
-    let mut end = Ending::default();
+    let mut end = Ending {
+        fault_tolerant: spec.fault_tolerant,
+        ..Ending::default()
+    };
     // A PE others wait for in a PMI barrier although its connection is gone, and when we
     // learned it: judged once its exit is known, or after PMI_DRAIN if it keeps running.
     let mut stranded: Option<(usize, Instant)> = None;
@@ -607,7 +658,25 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
             }
         }
     }
-    end.failure.map_or(0, |f| f.exit_code())
+    if let Some(f) = end.failure {
+        return f.exit_code();
+    }
+    match end.deaths.first() {
+        None => 0,
+        Some(first) => {
+            let ranks: Vec<String> = end
+                .deaths
+                .iter()
+                .filter_map(|d| d.rank().map(|r| r.to_string()))
+                .collect();
+            report(&format!(
+                "the job ran on in fault-tolerant mode, but {} PE(s) failed: {}",
+                ranks.len(),
+                ranks.join(", ")
+            ));
+            first.exit_code()
+        }
+    }
 }
 
 /// Reaps the processes the PEs left behind that have ended, so they do not pile up as

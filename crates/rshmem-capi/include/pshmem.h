@@ -3826,6 +3826,9 @@ void pshmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *sou
 int pshmemx_try_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
 const char *pshmemx_strerror(int code);
 const char *pshmemx_error_message(void);
+int pshmemx_failed_pes(int *pes, int max);
+int pshmemx_pe_failed(int pe);
+int pshmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team);
 void pshmemx_float_put_nbe(float *target, const float *source, size_t nelems, int pe, shmemx_request_h *req);
 void pshmemx_double_put_nbe(double *target, const double *source, size_t nelems, int pe, shmemx_request_h *req);
 void pshmemx_longdouble_put_nbe(long double *target, const long double *source, size_t nelems, int pe, shmemx_request_h *req);
