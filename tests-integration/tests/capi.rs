@@ -647,3 +647,57 @@ fn c_error_codes() {
         &[("ERRCODES_FINALIZED", "1")],
     );
 }
+
+/// Processes still running `exe` (a job's leftovers).
+fn running(exe: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let target = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+            (target.to_str()?.trim_end_matches(" (deleted)") == exe).then(|| pid.to_string())
+        })
+        .collect()
+}
+
+/// Fault tolerance (issue 13 §3): PE 1 raises SIGKILL in a loop of collectives. With
+/// SHMEM_FAULT_TOLERANT=1 the survivors see SHMEMX_ERR_PE_FAILED, list PE 1 as failed,
+/// reduce and sync on the survivors' team and finalize; oshrun exits 137 naming PE 1.
+/// Without it the job ends at once. Either way no process or /dev/shm object is left.
+#[test]
+fn c_fault_tolerance() {
+    let exe = build("ft.c", &[]);
+    for np in [3, 4] {
+        let before = rshmem_tests::shm_objects();
+        let out = Job::new(np, &exe)
+            .env("SHMEM_FAULT_TOLERANT", "1")
+            .timeout(Duration::from_secs(30))
+            .run();
+        let ctx = format!("FT at {np} PEs: {out:?}");
+        assert_eq!(out.code(), 137, "{ctx}");
+        let mut oks: Vec<String> = out.lines_with("ok ft pe=");
+        oks.sort();
+        let want: Vec<String> = (0..np).filter(|&p| p != 1).map(|p| p.to_string()).collect();
+        assert_eq!(oks, want, "{ctx}");
+        assert!(
+            out.stderr.contains("PE 1 (pid") && out.stderr.contains("SIGKILL"),
+            "{ctx}"
+        );
+        assert!(out.stderr.contains("PE(s) failed: 1"), "{ctx}");
+        assert!(running(&exe).is_empty(), "{ctx}: leftover PEs");
+        let after = rshmem_tests::shm_objects();
+        assert!(after.iter().all(|o| before.contains(o)), "{ctx}: {after:?}");
+
+        let out = Job::new(np, &exe).timeout(Duration::from_secs(30)).run();
+        let ctx = format!("without FT at {np} PEs: {out:?}");
+        assert_eq!(out.code(), 137, "{ctx}");
+        assert!(out.lines_with("ok ft pe=").is_empty(), "{ctx}");
+        assert!(out.stderr.contains("PE 1 (pid"), "{ctx}");
+        assert!(out.elapsed < Duration::from_secs(10), "{ctx}");
+        assert!(running(&exe).is_empty(), "{ctx}: leftover PEs");
+        let after = rshmem_tests::shm_objects();
+        assert!(after.iter().all(|o| before.contains(o)), "{ctx}: {after:?}");
+    }
+}

@@ -8,6 +8,7 @@ use rshmem_util::Waiter;
 use crate::coll::check::Kind;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Internal, PeState, Runtime};
+use crate::team::Team;
 use crate::word::AmoOp;
 
 /// How long a PE that found a finalized peer waits before it reports (see
@@ -74,6 +75,21 @@ impl Runtime {
         routine: &'static str,
         quorum: Quorum,
         peers: impl Fn() -> I,
+        ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        self.wait_in(routine, None, quorum, peers, ready)
+    }
+
+    /// [`Runtime::wait_peers`] inside a collective of `team`: a failed member of the team
+    /// fails the wait, even one this PE does not wait for directly (a live peer it waits
+    /// for may have left the collective over that failure, and will never come).
+    #[inline]
+    pub(crate) fn wait_in<I: Iterator<Item = usize>>(
+        &self,
+        routine: &'static str,
+        team: Option<&Team>,
+        quorum: Quorum,
+        peers: impl Fn() -> I,
         mut ready: impl FnMut() -> bool,
     ) -> Result<()> {
         let mut w = Waiter::new();
@@ -92,7 +108,11 @@ impl Runtime {
                 }
                 // A dead peer fails the collective whatever the quorum: it may have
                 // done its part, but its team can run no further collective anyway.
-                if let Some(pe) = self.failed_among(peers()) {
+                let failed = match team {
+                    Some(t) => self.failed_among((0..t.n_pes()).map(|r| t.members().pe(r))),
+                    None => self.failed_among(peers()),
+                };
+                if let Some(pe) = failed {
                     if ready() {
                         break;
                     }
@@ -118,6 +138,18 @@ impl Runtime {
         ready: impl FnMut() -> bool,
     ) -> Result<()> {
         self.wait_peers(routine, Quorum::Any, || std::iter::once(pe), ready)
+    }
+
+    /// [`Runtime::wait_in`] on one PE.
+    #[inline]
+    pub(crate) fn wait_peer_in(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        pe: usize,
+        ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        self.wait_in(routine, Some(team), Quorum::Any, || std::iter::once(pe), ready)
     }
 
     /// The first of `peers` further on than this PE (all of them for [`Quorum::All`]).
