@@ -149,7 +149,13 @@ impl Runtime {
         pe: usize,
         ready: impl FnMut() -> bool,
     ) -> Result<()> {
-        self.wait_in(routine, Some(team), Quorum::Any, || std::iter::once(pe), ready)
+        self.wait_in(
+            routine,
+            Some(team),
+            Quorum::Any,
+            || std::iter::once(pe),
+            ready,
+        )
     }
 
     /// The first of `peers` further on than this PE (all of them for [`Quorum::All`]).
