@@ -295,12 +295,13 @@ const ERROR_CODES: [(&str, &str); 13] = [
         "collective arguments differ across PEs",
     ),
     ("INVALID_ARGUMENT", "invalid argument"),
-    ("PE_FINALIZED", "a PE taking part has finalized or failed"),
+    ("PE_FINALIZED", "a PE taking part has finalized"),
     ("TRANSPORT", "network transport failed"),
     ("OTHER", "other error"),
+    // Appended, so the earlier codes keep their values.
     (
         "PE_FAILED",
-        "a PE taking part has failed (its process ended)",
+        "a PE taking part has failed (died without shmem_finalize)",
     ),
 ];
 
@@ -354,6 +355,20 @@ fn errors(g: &mut Gen) {
     g.f(
         "const char *shmemx_error_message(void)",
         "imp::error_message()",
+    );
+}
+
+/// Fault tolerance (issue 13 §3): failed PEs and the survivors' team.
+fn fault_tolerance(g: &mut Gen) {
+    g.xsection("Fault tolerance: PEs that died without shmem_finalize, and a team of the survivors (SHMEM_FAULT_TOLERANT=1 keeps a job alive when a PE dies)");
+    g.f(
+        "int shmemx_failed_pes(int *pes, int max)",
+        "unsafe { imp::failed_pes(R, pes, max) }",
+    );
+    g.f("int shmemx_pe_failed(int pe)", "imp::pe_failed(R, pe)");
+    g.f(
+        "int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team)",
+        "unsafe { imp::team_survivors(R, team, new_team) }",
     );
 }
 
@@ -1223,16 +1238,6 @@ fn sync_and_teams(g: &mut Gen) {
         "int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
         "imp::team_split_color(R, parent_team, color, key, config, config_mask, new_team)",
     );
-    g.xsection("Failed PEs (seed 004): with SHMEM_FAULT_TOLERANT=1 the job goes on when a PE dies");
-    g.f(
-        "int shmemx_failed_pes(int *pes, int max)",
-        "imp::failed_pes(pes, max)",
-    );
-    g.f("int shmemx_pe_failed(int pe)", "imp::pe_failed(pe)");
-    g.f(
-        "int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team)",
-        "imp::team_survivors(R, team, new_team)",
-    );
 }
 
 fn contexts(g: &mut Gen) {
@@ -2006,6 +2011,7 @@ fn main() {
     g.flush_ctx();
     g.tries = false;
     errors(&mut g);
+    fault_tolerance(&mut g);
     nbe(&mut g);
     sos_aliases(&mut g);
     pcntr(&mut g);

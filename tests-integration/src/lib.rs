@@ -265,6 +265,21 @@ pub fn shm_objects() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Pids of the processes still running the program `exe` (a job's leftovers).
+pub fn running(exe: &Path) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let target = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+            let target = target.to_str()?.trim_end_matches(" (deleted)");
+            (Path::new(target) == exe).then_some(pid)
+        })
+        .collect()
+}
+
 /// The workspace's root folder.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

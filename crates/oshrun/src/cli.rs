@@ -19,7 +19,11 @@ pub const MAX_PES: usize = 4096;
                   (128+signal if it was killed), the status given to shmem_global_exit \
                   (its low byte; 255 when that is 0, so a failure never reads as 0), \
                   1 for a PE that leaves early, 124 on --timeout, 127 if PROGRAM cannot \
-                  be executed. Processes the PEs leave running end with the job."
+                  be executed. Processes the PEs leave running end with the job. \
+                  With SHMEM_FAULT_TOLERANT=1 a PE that dies (a signal, or an exit \
+                  without shmem_finalize) does not end the job: the others run on, and \
+                  oshrun names the failed PEs at the end and exits with the first one's \
+                  status."
 )]
 pub struct Args {
     /// Number of PEs to start.

@@ -58,19 +58,23 @@ pub struct JobSpec {
     pub tag_output: bool,
     /// Kill the job after this long.
     pub timeout: Option<Duration>,
-    /// `SHMEM_FAULT_TOLERANT`: a PE that dies does not end the job; the others go on and
-    /// the job's status is the first failure's.
+    /// `SHMEM_FAULT_TOLERANT=1`: a PE that dies (a signal, or an exit without finalize)
+    /// does not end the job; the others run on, and the exit status says it failed.
     pub fault_tolerant: bool,
 }
 
-/// Whether `SHMEM_FAULT_TOLERANT` is set to a true value (1/y/yes/true/on).
+/// Whether `SHMEM_FAULT_TOLERANT` (or `SMA_FAULT_TOLERANT`) asks for fault-tolerant
+/// mode, with the spellings the PEs accept (1/yes/true/on).
 pub fn fault_tolerant_from_env() -> bool {
-    std::env::var("SHMEM_FAULT_TOLERANT").is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "y" | "yes" | "true" | "on"
-        )
-    })
+    ["SHMEM_FAULT_TOLERANT", "SMA_FAULT_TOLERANT"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "y" | "yes" | "true" | "on"
+            )
+        })
 }
 
 /// A job-unique name: `rshmem-<oshrun pid>-<nanoseconds since the epoch, hex>`.
@@ -128,16 +132,6 @@ enum Failure {
 }
 
 impl Failure {
-    /// The PE a one-PE failure is about.
-    fn rank(&self) -> Option<usize> {
-        match *self {
-            Failure::Signaled { rank, .. }
-            | Failure::Exited { rank, .. }
-            | Failure::NoFinalize { rank } => Some(rank),
-            _ => None,
-        }
-    }
-
     fn exit_code(&self) -> i32 {
         match *self {
             Failure::Abort { code, .. } => rshmem_boot::exit_status(code),
@@ -207,6 +201,24 @@ impl Failure {
     fn detail(&self) -> Option<&str> {
         match self {
             Failure::Abort { msg: Some(m), .. } => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Whether this is one PE's death, which fault-tolerant mode survives.
+    fn is_pe_death(&self) -> bool {
+        matches!(
+            self,
+            Failure::Signaled { .. } | Failure::Exited { .. } | Failure::NoFinalize { .. }
+        )
+    }
+
+    /// The PE a death names.
+    fn rank(&self) -> Option<usize> {
+        match *self {
+            Failure::Signaled { rank, .. }
+            | Failure::Exited { rank, .. }
+            | Failure::NoFinalize { rank } => Some(rank),
             _ => None,
         }
     }
@@ -484,27 +496,25 @@ fn start_pe(
 struct Ending {
     failure: Option<Failure>,
     kill_at: Option<Instant>,
-    /// Under `SHMEM_FAULT_TOLERANT`: PEs that died while the others went on.
-    survived: Vec<Failure>,
+    /// Fault-tolerant mode: PE deaths do not end the job.
     fault_tolerant: bool,
+    /// The PE deaths survived in fault-tolerant mode, in order.
+    deaths: Vec<Failure>,
 }
 
 impl Ending {
-    /// Records `f` unless a failure is already known, reports it and starts ending the PEs.
+    /// Records `f` unless a failure is already known, reports it and starts ending the PEs
+    /// (in fault-tolerant mode a PE's death is only recorded and reported).
     fn fail(&mut self, f: Failure, pes: &Pes) {
         if self.failure.is_some() {
             return;
         }
-        let one_pe = matches!(
-            f,
-            Failure::Signaled { .. } | Failure::Exited { .. } | Failure::NoFinalize { .. }
-        );
-        if self.fault_tolerant && one_pe {
+        if self.fault_tolerant && f.is_pe_death() {
             report(&format!(
-                "{}; SHMEM_FAULT_TOLERANT is set, so the other PEs go on",
+                "{}; SHMEM_FAULT_TOLERANT=1: the other PEs go on",
                 f.message()
             ));
-            self.survived.push(f);
+            self.deaths.push(f);
             return;
         }
         if let Some(d) = f.detail() {
@@ -648,21 +658,25 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
             }
         }
     }
-    if end.failure.is_none() && !end.survived.is_empty() {
-        let ranks: Vec<String> = end
-            .survived
-            .iter()
-            .filter_map(Failure::rank)
-            .map(|r| r.to_string())
-            .collect();
-        report(&format!(
-            "the job went on without failed PE(s) {}; it exits with the first one's status",
-            ranks.join(", ")
-        ));
+    if let Some(f) = end.failure {
+        return f.exit_code();
     }
-    end.failure
-        .or_else(|| end.survived.into_iter().next())
-        .map_or(0, |f| f.exit_code())
+    match end.deaths.first() {
+        None => 0,
+        Some(first) => {
+            let ranks: Vec<String> = end
+                .deaths
+                .iter()
+                .filter_map(|d| d.rank().map(|r| r.to_string()))
+                .collect();
+            report(&format!(
+                "the job ran on in fault-tolerant mode, but {} PE(s) failed: {}",
+                ranks.len(),
+                ranks.join(", ")
+            ));
+            first.exit_code()
+        }
+    }
 }
 
 /// Reaps the processes the PEs left behind that have ended, so they do not pile up as

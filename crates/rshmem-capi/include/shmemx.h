@@ -59,11 +59,6 @@ void shmemx_delete_aset(shmemx_aset_t aset);
 void shmemx_barrier_aset(shmemx_aset_t aset);
 void shmemx_sync_aset(shmemx_aset_t aset);
 int shmemx_team_split_color(shmem_team_t parent_team, int color, int key, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
-
-/* Failed PEs (seed 004): with SHMEM_FAULT_TOLERANT=1 the job goes on when a PE dies */
-int shmemx_failed_pes(int *pes, int max);
-int shmemx_pe_failed(int pe);
-int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team);
 int shmemx_float_broadcast_nbe(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root, shmemx_request_h *req);
 int shmemx_double_broadcast_nbe(shmem_team_t team, double *dest, const double *source, size_t nelems, int PE_root, shmemx_request_h *req);
 int shmemx_longdouble_broadcast_nbe(shmem_team_t team, long double *dest, const long double *source, size_t nelems, int PE_root, shmemx_request_h *req);
@@ -345,12 +340,17 @@ void shmemx_sync_all_nbe(shmemx_request_h *req);
 #define SHMEMX_ERR_NOT_ALLOCATED 6 /* address not allocated */
 #define SHMEMX_ERR_COLLECTIVE_MISMATCH 7 /* collective arguments differ across PEs */
 #define SHMEMX_ERR_INVALID_ARGUMENT 8 /* invalid argument */
-#define SHMEMX_ERR_PE_FINALIZED 9 /* a PE taking part has finalized or failed */
+#define SHMEMX_ERR_PE_FINALIZED 9 /* a PE taking part has finalized */
 #define SHMEMX_ERR_TRANSPORT 10 /* network transport failed */
 #define SHMEMX_ERR_OTHER 11 /* other error */
-#define SHMEMX_ERR_PE_FAILED 12 /* a PE taking part has failed (its process ended) */
+#define SHMEMX_ERR_PE_FAILED 12 /* a PE taking part has failed (died without shmem_finalize) */
 const char *shmemx_strerror(int code);
 const char *shmemx_error_message(void);
+
+/* Fault tolerance: PEs that died without shmem_finalize, and a team of the survivors (SHMEM_FAULT_TOLERANT=1 keeps a job alive when a PE dies) */
+int shmemx_failed_pes(int *pes, int max);
+int shmemx_pe_failed(int pe);
+int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team);
 
 /* Explicit non-blocking RMA: completed by the request in *req (allocated when *req is NULL, joined when live) */
 void shmemx_float_put_nbe(float *target, const float *source, size_t nelems, int pe, shmemx_request_h *req);

@@ -140,8 +140,8 @@ pub(crate) fn error_code(e: &Error) -> c_int {
         }
         Error::InvalidArgument { .. } => ERR_INVALID_ARGUMENT,
         Error::PeerFinalized { .. } | Error::WaitAfterFinalize { .. } => ERR_PE_FINALIZED,
-        Error::Transport { .. } => ERR_TRANSPORT,
         Error::PeFailed { .. } => ERR_PE_FAILED,
+        Error::Transport { .. } => ERR_TRANSPORT,
         _ => ERR_OTHER,
     }
 }
@@ -1366,45 +1366,58 @@ pub(crate) unsafe fn team_split_color(
     unsafe { set_team(routine, out, r) }
 }
 
-/// `shmemx_team_survivors`: a team of the members of `parent` that have not failed.
+/// `shmemx_failed_pes`: writes up to `max` failed PEs (world numbers, in order) to `pes`
+/// and returns how many have failed (possibly more than `max`); acknowledges them.
+///
+/// # Safety
+/// `pes` is null (with `max` <= 0) or has room for `max` ints.
+pub(crate) unsafe fn failed_pes(routine: &'static str, pes: *mut c_int, max: c_int) -> c_int {
+    if try_runtime().is_none() {
+        fail(Error::NotInitialized { routine });
+    }
+    let v = ok(rshmem_core::ft::failed_pes());
+    if !pes.is_null() {
+        for (i, &pe) in v.iter().take(max.max(0) as usize).enumerate() {
+            // SAFETY: `pes` has room for `max` ints (contract), and `i < max`.
+            unsafe { pes.add(i).write(pe as c_int) };
+        }
+    }
+    v.len() as c_int
+}
+
+/// `shmemx_pe_failed`: 1 if world PE `pe` has failed, else 0 (also for a bad number).
+pub(crate) fn pe_failed(routine: &'static str, pe: c_int) -> c_int {
+    if try_runtime().is_none() {
+        fail(Error::NotInitialized { routine });
+    }
+    match usize::try_from(pe) {
+        Ok(pe) => ok(rshmem_core::ft::pe_failed(pe)) as c_int,
+        Err(_) => 0,
+    }
+}
+
+/// `shmemx_team_survivors`: the surviving members of `team` as a new team in `out`;
+/// returns 0, or the `SHMEMX_ERR_*` code with `out` set to `SHMEM_TEAM_INVALID`.
 ///
 /// # Safety
 /// `out` is null or points at a `shmem_team_t`.
 pub(crate) unsafe fn team_survivors(
     routine: &'static str,
-    parent: TeamHandle,
+    h: TeamHandle,
     out: *mut TeamHandle,
 ) -> c_int {
-    let r = match team_arg(routine, "team", parent) {
-        Some(p) => rshmem_core::team::survivors(&p, TeamConfig::default()).map(Some),
+    let r = match team(routine, h) {
+        Some(t) => rshmem_core::team::survivors(&t),
         None => Err(Error::InvalidArgument {
             routine,
             arg: "team",
             reason: "is SHMEM_TEAM_INVALID",
         }),
     };
+    let code = r.as_ref().err().map_or(0, error_code);
     // SAFETY: as `set_team`.
-    unsafe { set_team(routine, out, r) }
-}
-
-/// `shmemx_failed_pes`: writes up to `max` failed PEs to `pes`; returns how many failed.
-///
-/// # Safety
-/// `pes` is null or writable for `max` ints.
-pub(crate) unsafe fn failed_pes(pes: *mut c_int, max: c_int) -> c_int {
-    let v = ok(rshmem_core::setup::failed_pes());
-    if !pes.is_null() {
-        for (i, pe) in v.iter().take(usize::try_from(max).unwrap_or(0)).enumerate() {
-            // SAFETY: `i < max` (the caller's contract on `pes`).
-            unsafe { pes.add(i).write(*pe as c_int) };
-        }
-    }
-    v.len() as c_int
-}
-
-/// `shmemx_pe_failed`: 1 when `pe` has failed, else 0.
-pub(crate) fn pe_failed(pe: c_int) -> c_int {
-    c_int::from(ok(rshmem_core::setup::pe_failed(i64::from(pe))))
+    unsafe { set_team(routine, out, r.map(Some)) };
+    code
 }
 
 pub(crate) fn team_destroy(routine: &'static str, h: TeamHandle) {

@@ -135,10 +135,11 @@ pub enum Error {
         /// This PE.
         waiter: usize,
     },
-    /// A PE of the job has died (its process is gone without `shmem_finalize`) while this
-    /// one waited in a collective: reported once per failure, by the first wait that goes
-    /// on too long.
-    #[error("{routine}: PE {pe} has failed (its process ended without shmem_finalize); PE {waiter} leaves this call, which can no longer complete")]
+    /// A PE that this PE waits for died (killed by a signal, or exited without
+    /// `shmem_finalize`). From a collective: a member of its team; from a user wait
+    /// (`shmem_wait_until`...): a PE whose failure this PE has not yet acknowledged with
+    /// `shmemx_failed_pes` (any PE might have been the writer waited for).
+    #[error("{routine}: PE {pe} failed (it died without calling shmem_finalize) while PE {waiter} waits for it")]
     PeFailed {
         /// The routine waiting.
         routine: &'static str,

@@ -36,6 +36,7 @@ pub mod transport;
 
 mod conc;
 pub mod error;
+pub mod ft;
 #[cfg(all(test, loom))]
 #[allow(unsafe_code)]
 mod loom_tests;

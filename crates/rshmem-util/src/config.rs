@@ -366,7 +366,7 @@ env_table! {
     profile "PROFILE": Count(usize) = "0", "openshmem",
         "Count calls, bytes and time per routine family and print a per-PE and job-wide summary at finalize (PE 0): 0 = off, 1 = on with time sampled (1 call in 128 per family), 2 = every call timed. shmem_pcontrol changes the counting at run time. The same on every PE.";
     fault_tolerant "FAULT_TOLERANT": Bool(bool) = "0", "openshmem",
-        "Read by oshrun: when a PE dies, the others go on (they see it through shmemx_failed_pes, errors naming it, and can make a team of the survivors with shmemx_team_survivors); the job's status is still the failure's. Shared memory only.";
+        "Fault-tolerant mode: when a PE dies, oshrun keeps the others running (the job still exits non-zero); survivors see the failure as errors of the collectives and waits that involve it, can list the failed PEs and build a team of the survivors. Shared memory only. Read by oshrun and by the PEs.";
     teams_max "TEAMS_MAX": Teams(usize) = "1024", "teams",
         "Most teams alive at once per PE (6 to 65536, the 4 predefined teams and the runtime's 2 internal copies of HOST and LEADERS included); sizes the runtime area of each segment (about 1 MiB of address space per team).";
     barrier_algorithm "BARRIER_ALGORITHM": Text(String) = "auto", "collectives",

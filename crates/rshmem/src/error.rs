@@ -90,6 +90,19 @@ pub enum Error {
         /// The level provided.
         provided: rshmem_core::ThreadLevel,
     },
+    /// A PE taking part in a collective or wait died without finalizing (killed, or
+    /// exited early). With `SHMEM_FAULT_TOLERANT=1` the job goes on: see
+    /// [`Shmem::failed_pes`](crate::Shmem::failed_pes) and
+    /// [`TeamRef::survivors`](crate::TeamRef::survivors).
+    #[error("{routine}: PE {pe} failed (it died without calling shmem_finalize) while PE {waiter} waits for it")]
+    PeFailed {
+        /// The routine that waited.
+        routine: &'static str,
+        /// The failed PE (world number).
+        pe: usize,
+        /// This PE.
+        waiter: usize,
+    },
     /// An error reported by the runtime (heap exhausted, unreachable PE, collective
     /// arguments that differ between PEs under `SHMEM_DEBUG=1`, ...).
     #[error(transparent)]
@@ -105,6 +118,15 @@ impl From<rshmem_core::Error> for Error {
                 routine,
                 pe: pe as usize,
                 npes,
+            },
+            rshmem_core::Error::PeFailed {
+                routine,
+                pe,
+                waiter,
+            } => Error::PeFailed {
+                routine,
+                pe,
+                waiter,
             },
             e => Error::Core(e),
         }

@@ -71,6 +71,7 @@ mod atomic;
 mod coll;
 mod ctx;
 mod error;
+mod ft;
 mod lock;
 mod nbcoll;
 mod nbe;

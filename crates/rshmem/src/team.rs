@@ -149,6 +149,23 @@ impl<'s> TeamRef<'s> {
         r
     }
 
+    /// `shmemx_team_survivors`: the members of this team that have not failed (died
+    /// without finalizing), in rank order, as a new team. Collective over the surviving
+    /// members, which do not wait for the dead ones: after a collective returned
+    /// [`Error::PeFailed`], every survivor calls it to go on (see [`Shmem::failed_pes`]).
+    /// An active set gives an active set.
+    ///
+    /// If another PE dies during the call, survivors may disagree on the new team; its
+    /// first collective then fails with [`Error::PeFailed`] and they call this again.
+    ///
+    /// # Errors
+    /// [`Error::Core`] when a member finalized instead of calling it, or no team slot is
+    /// free on every survivor (`SHMEM_TEAMS_MAX`).
+    pub fn survivors(&self) -> Result<Team<'s>> {
+        let t = core_team::survivors(&self.team)?;
+        Ok(Team::new(t, self.shmem))
+    }
+
     /// `shmem_team_split_strided`: the team of the members with ranks
     /// `start, start + stride, ..., start + (size - 1) * stride` of this team, numbered in
     /// that order. Collective over this team: every member calls it with the same

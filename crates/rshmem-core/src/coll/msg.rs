@@ -76,7 +76,9 @@ impl Runtime {
         let n = c.count.load(Relaxed);
         // Credit: the buffer we are about to fill held message n - 2, which must be consumed.
         if n >= 2 {
-            self.wait_peer(routine, pe, || self.load_local::<u64>(c.acks) >= n - 1)?;
+            self.wait_peer_in(routine, team, pe, || {
+                self.load_local::<u64>(c.acks) >= n - 1
+            })?;
         }
         // SAFETY: the buffer is a runtime area of the receiver's segment, MAX_MSG bytes,
         // not read until the arrival counter is raised (after the data, by put_raise).
@@ -110,7 +112,7 @@ impl Runtime {
         let pe = team.members().pe(from);
         let c = self.channel(team, ch, pe, self.me);
         let n = c.count.load(Relaxed);
-        self.wait_peer(routine, pe, || self.load_local::<u64>(c.arrivals) > n)?;
+        self.wait_peer_in(routine, team, pe, || self.load_local::<u64>(c.arrivals) > n)?;
         let p = self.fabric.local(c.buf[(n % 2) as usize]);
         // SAFETY: our own receive buffer holds MAX_MSG bytes; the sender filled it before
         // raising the counter (acquire above) and does not touch it again before our ack.

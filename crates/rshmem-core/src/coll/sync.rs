@@ -2,13 +2,13 @@
 //! and the runtime's waits on peers, which end with an error when the peer has finalized.
 
 use std::mem::offset_of;
-use std::sync::atomic::Ordering;
 
 use rshmem_util::Waiter;
 
 use crate::coll::check::Kind;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Internal, PeState, Runtime};
+use crate::team::Team;
 use crate::word::AmoOp;
 
 /// How long a PE that found a finalized peer waits before it reports (see
@@ -75,6 +75,21 @@ impl Runtime {
         routine: &'static str,
         quorum: Quorum,
         peers: impl Fn() -> I,
+        ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        self.wait_in(routine, None, quorum, peers, ready)
+    }
+
+    /// [`Runtime::wait_peers`] inside a collective of `team`: a failed member of the team
+    /// fails the wait, even one this PE does not wait for directly (a live peer it waits
+    /// for may have left the collective over that failure, and will never come).
+    #[inline]
+    pub(crate) fn wait_in<I: Iterator<Item = usize>>(
+        &self,
+        routine: &'static str,
+        team: Option<&Team>,
+        quorum: Quorum,
+        peers: impl Fn() -> I,
         mut ready: impl FnMut() -> bool,
     ) -> Result<()> {
         let mut w = Waiter::new();
@@ -91,7 +106,13 @@ impl Runtime {
                         waiter: self.me,
                     });
                 }
-                if let Some(pe) = self.new_failure() {
+                // A dead peer fails the collective whatever the quorum: it may have
+                // done its part, but its team can run no further collective anyway.
+                let failed = match team {
+                    Some(t) => self.failed_among((0..t.n_pes()).map(|r| t.members().pe(r))),
+                    None => self.failed_among(peers()),
+                };
+                if let Some(pe) = failed {
                     if ready() {
                         break;
                     }
@@ -119,7 +140,26 @@ impl Runtime {
         self.wait_peers(routine, Quorum::Any, || std::iter::once(pe), ready)
     }
 
+    /// [`Runtime::wait_in`] on one PE.
+    #[inline]
+    pub(crate) fn wait_peer_in(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        pe: usize,
+        ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        self.wait_in(
+            routine,
+            Some(team),
+            Quorum::Any,
+            || std::iter::once(pe),
+            ready,
+        )
+    }
+
     /// The first of `peers` further on than this PE (all of them for [`Quorum::All`]).
+    /// A failed peer is not further on (its state stays `Running`).
     #[cold]
     fn finalized_among(&self, quorum: Quorum, peers: impl Iterator<Item = usize>) -> Option<usize> {
         let mine = self.state_of(self.me);
@@ -163,7 +203,8 @@ impl Runtime {
     /// PE's program goes on to exit (and to report its own error, if it has one). Peers
     /// reached through UCX are read through it; they keep serving until every PE has left
     /// this barrier (finalize's bootstrap barrier), so the reads never outlive them.
-    /// Returns whether every PE came (false: a peer is ending the job).
+    /// A failed peer (`ft`) never comes: it is skipped. Returns whether every PE came
+    /// (false: a peer is ending the job, or failed).
     pub(crate) fn finalize_barrier(&self) -> bool {
         let mut everyone = true;
         for pe in (0..self.npes).filter(|&pe| pe != self.me) {
@@ -173,9 +214,7 @@ impl Runtime {
                     if self.any_failing() {
                         return false;
                     }
-                    // A dead PE never comes: the others finalize without it (the
-                    // launcher reports it, or goes on under SHMEM_FAULT_TOLERANT).
-                    if self.pe_failed(pe) {
+                    if self.probe_failed(pe) {
                         everyone = false;
                         break;
                     }
@@ -186,60 +225,9 @@ impl Runtime {
         everyone
     }
 
-    /// Whether `pe` has failed: its process on this host has ended without entering
-    /// `shmem_finalize`. Checked only from overdue waits and the failure queries (a
-    /// system call); once seen, remembered. A PE reached through UCX is never reported
-    /// (not detected yet).
-    #[cold]
-    pub(crate) fn pe_failed(&self, pe: usize) -> bool {
-        if pe == self.me || pe >= self.npes {
-            return false;
-        }
-        if self.failed[pe].load(Ordering::Relaxed) {
-            return true;
-        }
-        if !self.fabric.maps(pe) || self.is_finalizing(pe) {
-            return false;
-        }
-        let w = Runtime::internal_addr(offset_of!(Internal, pid));
-        let pid = self.amo::<u64>("", pe, w, AmoOp::Fetch).unwrap_or(0);
-        let Some(pid) = i32::try_from(pid)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        else {
-            return false;
-        };
-        // ESRCH: gone (the launcher reaps its PEs at once, so no zombie lingers).
-        let dead = rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH);
-        if dead {
-            self.failed[pe].store(true, Ordering::Relaxed);
-        }
-        dead
-    }
-
-    /// A PE that has failed since this PE last reported one, if any (the lowest): every
-    /// wait that goes on too long reports a new failure once, so survivors waiting on one
-    /// another (not on the dead PE) also leave the call that can no longer complete.
-    #[cold]
-    pub(crate) fn new_failure(&self) -> Option<usize> {
-        let failed = self.failed_pes();
-        let seen = self.failures_reported.load(Ordering::Relaxed);
-        if failed.len() <= seen {
-            return None;
-        }
-        self.failures_reported
-            .store(failed.len(), Ordering::Relaxed);
-        Some(failed[seen])
-    }
-
-    /// The PEs seen failed so far, after looking at every PE on this host once more.
-    #[cold]
-    pub(crate) fn failed_pes(&self) -> Vec<usize> {
-        (0..self.npes).filter(|&pe| self.pe_failed(pe)).collect()
-    }
-
     /// For user waits (`shmem_wait_until`, `shmem_signal_wait_until`...): whether no PE
-    /// can change this PE's memory any more, because every other PE has entered finalize.
+    /// can change this PE's memory any more, because every other PE has entered finalize
+    /// (or failed).
     /// Only then is failing sound: any running peer might still write, whenever it likes.
     /// (A thread of this PE could still write; a program that waits on its own threads
     /// through a symmetric variable while every other PE has finalized is not supported.)
@@ -248,13 +236,15 @@ impl Runtime {
         self.npes > 1
             && !self.is_finalizing(self.me)
             && (0..self.npes)
-                .all(|pe| pe == self.me || self.is_finalizing(pe) || self.pe_failed(pe))
+                .all(|pe| pe == self.me || self.is_finalizing(pe) || self.probe_failed(pe))
     }
 }
 
 /// A user wait loop's check, made only when its [`Waiter`] is overdue: fails with
 /// `WaitAfterFinalize` once every other PE has finalized and `ready()` (re-read after the
-/// states, with acquire) still does not hold.
+/// states, with acquire) still does not hold, and with `PeFailed` while a PE has failed
+/// that this PE has not acknowledged (`ft::failed_pes`): any PE might have been the
+/// writer it waits for.
 #[inline]
 pub(crate) fn user_wait_check(
     routine: &'static str,
@@ -267,12 +257,22 @@ pub(crate) fn user_wait_check(
     }
     if w.overdue() {
         if let Ok(rt) = rt(routine) {
-            if rt.all_others_finalizing() && !ready() {
-                rt.announce_failing(false);
-                return Err(Error::WaitAfterFinalize {
-                    routine,
-                    waiter: rt.me,
-                });
+            if rt.all_others_finalizing() {
+                if !ready() {
+                    rt.announce_failing(false);
+                    return Err(Error::WaitAfterFinalize {
+                        routine,
+                        waiter: rt.me,
+                    });
+                }
+            } else if let Some(pe) = rt.unacked_failure() {
+                if !ready() {
+                    return Err(Error::PeFailed {
+                        routine,
+                        pe,
+                        waiter: rt.me,
+                    });
+                }
             }
         }
     }

@@ -74,9 +74,6 @@ pub(crate) struct Internal {
     /// Non-zero once this PE found a peer that finalized while it waited for it, and is
     /// about to end the job: peers in finalize's barrier stop waiting for it.
     pub(crate) failing: CachePadded<AtomicU64>,
-    /// This PE's process id (0 until written at init), for peers on the same host to
-    /// tell a dead PE from a slow one.
-    pub(crate) pid: CachePadded<AtomicU64>,
     /// This PE's profiling summary, published at finalize for PE 0 to gather.
     pub(crate) profile: [u64; crate::profile::WORDS],
 }
@@ -106,6 +103,8 @@ pub(crate) struct Layout {
     msg_off: usize,
     ack_off: usize,
     check_off: usize,
+    /// One line per slot: the generation word of `shmemx_team_survivors` (`team::survivors`).
+    ft_off: usize,
     buf_off: usize,
     /// Pair-counted scratch of active sets (`team::group`): a line of counters per peer,
     /// the published words, then two receive buffers per peer.
@@ -130,7 +129,8 @@ impl Layout {
         let msg_off = coll_off + max_teams * Self::LINE;
         let ack_off = msg_off + max_teams * Self::CHANNELS * Self::LINE;
         let check_off = ack_off + max_teams * Self::CHANNELS * Self::LINE;
-        let buf_off = (check_off + max_teams * Self::LINE).next_multiple_of(4096);
+        let ft_off = check_off + max_teams * Self::LINE;
+        let buf_off = (ft_off + max_teams * Self::LINE).next_multiple_of(4096);
         let pair_off = buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES;
         let set_off = pair_off + npes * Self::PAIR_LINES * Self::LINE;
         let pair_buf_off = (set_off + 2 * Self::LINE).next_multiple_of(4096);
@@ -143,6 +143,7 @@ impl Layout {
             msg_off,
             ack_off,
             check_off,
+            ft_off,
             buf_off,
             pair_off,
             set_off,
@@ -262,6 +263,16 @@ impl Layout {
         }
     }
 
+    /// The survivors-team generation word of team `slot` (`team::survivors`): only its
+    /// owner writes it, peers read it.
+    #[inline]
+    pub(crate) fn ft_word(&self, slot: usize) -> SymAddr {
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.ft_off + slot * Self::LINE,
+        }
+    }
+
     /// Word `w` of the availability bitmap scratch of team `slot`.
     #[inline]
     pub(crate) fn slot_bits(&self, slot: usize, w: usize) -> SymAddr {
@@ -327,10 +338,6 @@ pub struct Runtime {
     pub(crate) algs: Algorithms,
     /// Team slots free on this PE.
     pub(crate) slots: Mutex<SlotMap>,
-    /// PEs seen dead (set once, never cleared): [`Runtime::pe_failed`].
-    pub(crate) failed: Box<[AtomicBool]>,
-    /// Failed PEs already reported in an error (see `Runtime::new_failure`).
-    pub(crate) failures_reported: AtomicUsize,
     /// `SHMEM_TEAM_WORLD`.
     pub(crate) world: Arc<Team>,
     /// `SHMEM_TEAM_SHARED`: the PEs whose memory this PE maps.
@@ -356,6 +363,8 @@ pub struct Runtime {
     pub(crate) set_turn: Mutex<()>,
     /// Runs this PE's non-blocking collectives (`coll::nonblocking`).
     pub(crate) nb: crate::coll::nonblocking::Worker,
+    /// Which peers died (`ft`): their pids, and the failures seen and acknowledged.
+    pub(crate) live: crate::ft::Liveness,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -601,6 +610,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let group = shm_groups(cfg.transport, &real_host, &host_of);
     let routes = choose_routes(cfg.transport, &group, me)?;
     let world_hier = world_is_hierarchical(&group, &host_of);
+    if cfg.fault_tolerant && routes.iter().any(|r| *r != Route::Shm) {
+        return Err(InitError::Transport(format!(
+            "SHMEM_FAULT_TOLERANT=1: PE {me} reaches some PEs through UCX, where a dead PE is not detected yet; fault-tolerant mode needs every PE on one host over shared memory (unset SHMEM_FAULT_TOLERANT, or use SHMEM_TRANSPORT=shm)"
+        )));
+    }
+    // Pids of the PEs on shared memory, probed for failures (`ft`); 0 = not probed.
+    let mut pids = vec![0u32; npes];
+    pids[me] = std::process::id();
     for (pe, route) in routes.iter().enumerate() {
         if pe != me && *route != Route::Shm {
             continue;
@@ -625,6 +642,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             let peer = sys::open_peer_file(pid as u32, fd as i32).map_err(os(format!(
                 "cannot open the symmetric heap of PE {pe} (pid {pid})"
             )))?;
+            pids[pe] = pid as u32;
             resv.map_shared(pe * stride, slot_len, &peer)
                 .map_err(os(format!("cannot map the symmetric heap of PE {pe}")))?;
         }
@@ -827,18 +845,13 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         heap: Mutex::new(Heap::new(heap_len)),
         requests: crate::request::new_pool(),
         pairs: crate::team::group::PairCounts::new(npes),
-        failed: (0..npes).map(|_| AtomicBool::new(false)).collect(),
-        failures_reported: AtomicUsize::new(0),
         set_turn: Mutex::new(()),
         nb: Default::default(),
+        live: crate::ft::Liveness::new(pids),
         _resv: resv,
         cfg,
         boot,
     });
-    rt.set_own(
-        Runtime::internal_addr(std::mem::offset_of!(Internal, pid)),
-        u64::from(std::process::id()),
-    );
     let default = Ctx::default_ctx().state();
     if let Err(e) = rt.fabric.wire_up("shmem_init", default) {
         rt.fabric.release_ctx(default);
@@ -846,13 +859,6 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     }
     if me == 0 {
         rt.print_banner();
-        if rt.cfg.fault_tolerant && rt.fabric.has_ucx() {
-            eprintln!(
-                "rshmem: warning: SHMEM_FAULT_TOLERANT: the failure of a PE reached through UCX \
-                 (another host, or SHMEM_TRANSPORT=ucx/mixed) is not detected yet; waits on it \
-                 hang until the launcher's timeout"
-            );
-        }
     }
     crate::profile::start(rt.cfg.profile);
     RUNTIME.store(Box::into_raw(rt), Ordering::Release);

@@ -72,18 +72,3 @@ pub fn global_exit(status: i32) -> ! {
         Err(_) => std::process::exit(rshmem_boot::exit_status(status)),
     }
 }
-
-/// `shmemx_failed_pes`: the PEs seen failed (their process ended without
-/// `shmem_finalize`), looking at every PE on this host once more. PEs reached through UCX
-/// are not detected.
-pub fn failed_pes() -> Result<Vec<usize>> {
-    Ok(rt("shmemx_failed_pes")?.failed_pes())
-}
-
-/// `shmemx_pe_failed`: whether `pe` has failed (see [`failed_pes`]).
-pub fn pe_failed(pe: i64) -> Result<bool> {
-    const R: &str = "shmemx_pe_failed";
-    let rt = rt(R)?;
-    let pe = rt.pe(R, pe)?;
-    Ok(rt.pe_failed(pe))
-}

@@ -120,13 +120,15 @@ impl Runtime {
         match team.scratch {
             Scratch::Slot(s) => {
                 let f = self.slot_flag(s, flag);
-                self.wait_peers(routine, quorum, pes, || self.load_local::<u64>(f) >= want)
+                self.wait_in(routine, Some(team), quorum, pes, || {
+                    self.load_local::<u64>(f) >= want
+                })
             }
             Scratch::Pairs => {
                 for pe in pes() {
                     let want = self.pairs.sig[pe].load(Relaxed) + each;
                     let f = self.layout.pair_sig(pe);
-                    self.wait_peer(routine, pe, || self.load_local::<u64>(f) >= want)?;
+                    self.wait_peer_in(routine, team, pe, || self.load_local::<u64>(f) >= want)?;
                     self.pairs.sig[pe].store(want, Relaxed);
                 }
                 Ok(())

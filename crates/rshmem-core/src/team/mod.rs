@@ -10,8 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) mod group;
+mod survivors;
 pub use group::strided_set;
 pub(crate) use group::{Flag, Scratch};
+pub use survivors::survivors;
 
 use crate::algo::{Span, SyncAlg};
 use crate::coll::check::{Kind, Show};
@@ -370,22 +372,9 @@ impl Runtime {
         })
     }
 
-    /// Agrees with the other members of `parent` on a slot free on all of them
-    /// (AND-reduction of availability bitmaps through the parent's scratch). `None` when
-    /// no slot is free everywhere.
-    fn agree_slot(&self, routine: &'static str, parent: &Team) -> Result<Option<usize>> {
-        let pslot = Self::parent_slot(routine, parent)?;
-        self.agree_slot_over(routine, pslot, parent)
-    }
-
-    /// [`Runtime::agree_slot`] among the members of `group` (a team or an active set),
-    /// through the slot-agreement scratch of slot `pslot` (a team all of them belong to).
-    fn agree_slot_over(
-        &self,
-        routine: &'static str,
-        pslot: usize,
-        parent: &Team,
-    ) -> Result<Option<usize>> {
+    /// This PE's free-slot bitmap, also written to the agreement scratch of slot `slot`
+    /// for the other members to read.
+    pub(crate) fn publish_free_slots(&self, slot: usize) -> Vec<u64> {
         let mine: Vec<u64> = self
             .slots
             .lock()
@@ -393,8 +382,17 @@ impl Runtime {
             .words()
             .to_vec();
         for (w, v) in mine.iter().enumerate() {
-            self.set_own(self.layout.slot_bits(pslot, w), *v);
+            self.set_own(self.layout.slot_bits(slot, w), *v);
         }
+        mine
+    }
+
+    /// Agrees with the other members of `parent` on a slot free on all of them
+    /// (AND-reduction of availability bitmaps through the parent's scratch). `None` when
+    /// no slot is free everywhere.
+    fn agree_slot(&self, routine: &'static str, parent: &Team) -> Result<Option<usize>> {
+        let pslot = Self::parent_slot(routine, parent)?;
+        let mine = self.publish_free_slots(pslot);
         self.try_sync_in(routine, parent)?;
         let mut all = mine;
         // Each member's bitmap in one get (stable between the two syncs).
@@ -447,49 +445,6 @@ impl Runtime {
         Ok(Some(Arc::new(Team::new(
             members, my_rank, slot, config, false,
         ))))
-    }
-
-    /// `shmemx_team_survivors`: a team of the members of `parent` that have not failed
-    /// (in `parent`'s order), made by them alone: the slot agreement syncs over an active
-    /// set of the survivors, so no failed PE is waited for. Collective over the survivors,
-    /// who must see the same failed PEs (call it after each has seen the failure, e.g.
-    /// from an error naming it; [`Runtime::failed_pes`] looks again at every PE).
-    pub fn team_survivors(
-        &self,
-        routine: &'static str,
-        parent: &Team,
-        config: TeamConfig,
-    ) -> Result<Arc<Team>> {
-        let pslot = Self::parent_slot(routine, parent)?;
-        // Every failure known now is accounted for by this team.
-        let failed = self.failed_pes();
-        self.failures_reported
-            .fetch_max(failed.len(), std::sync::atomic::Ordering::Relaxed);
-        let alive: Vec<usize> = (0..parent.n_pes())
-            .map(|r| parent.members.pe(r))
-            .filter(|pe| !failed.contains(pe))
-            .collect();
-        let members = Members::List(alive.into());
-        let my_rank = members.rank_of(self.me).ok_or(Error::InvalidArgument {
-            routine,
-            arg: "team",
-            reason: "this PE is not a member of it",
-        })?;
-        let set = self
-            .active_set(routine, members.clone())?
-            .expect("a survivor is in the survivors' set");
-        let agreed = self.agree_slot_over(routine, pslot, &set);
-        let _ = self.team_destroy(&set);
-        let slot = agreed?.ok_or(Error::InvalidArgument {
-            routine,
-            arg: "team",
-            reason: "no team slot is free on every survivor (raise SHMEM_TEAMS_MAX)",
-        })?;
-        self.slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take(slot);
-        Ok(Arc::new(Team::new(members, my_rank, slot, config, false)))
     }
 
     /// `shmem_team_split_strided`: members `start + i * stride` (parent numbering).
@@ -649,6 +604,7 @@ impl Runtime {
             let flag = self.layout.sync_flag(slot, round);
             self.set_own(flag, 0);
         }
+        self.set_own(self.layout.ft_word(slot), 0);
         for w in 0..8 {
             let word = self.layout.coll_word(slot, w);
             self.set_own(word, 0);
@@ -730,13 +686,6 @@ pub fn split_color(
 /// with [`destroy`] (local too). `None` on PEs outside it.
 pub fn active_set(routine: &'static str, members: Members) -> Result<Option<Arc<Team>>> {
     crate::runtime::rt(routine)?.active_set(routine, members)
-}
-
-/// `shmemx_team_survivors` (collective over the members of `parent` that have not
-/// failed): see [`Runtime::team_survivors`].
-pub fn survivors(parent: &Team, config: TeamConfig) -> Result<Arc<Team>> {
-    const R: &str = "shmemx_team_survivors";
-    crate::runtime::rt(R)?.team_survivors(R, parent, config)
 }
 
 /// `shmem_team_sync` (collective over `team`).

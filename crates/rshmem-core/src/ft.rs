@@ -1,0 +1,109 @@
+//! Failed PEs (issue 13 §3): which peers died, seen by the survivors.
+//!
+//! A PE is *failed* when its process is gone (`kill(pid, 0)` says `ESRCH`) while its
+//! state word still says `Running`: killed by a signal, or exited without
+//! `shmem_finalize` (a PE that exits normally finalizes first, at exit if need be). Its
+//! segment stays mapped by the survivors (the mappings keep the memory alive), so its
+//! state word is still readable and final. Probing happens only where a wait is already
+//! overdue (`Waiter::overdue`) or where a program asks (`failed_pes`, `pe_failed`,
+//! `team::survivors`): no hot path pays anything. A dead process stays a zombie until
+//! its launcher reaps it, which `oshrun` does as soon as it learns of the exit (SIGCHLD).
+//! Only PEs on shared memory are probed (their pids are known from init); fault-tolerant
+//! mode refuses UCX routes at init.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::Result;
+use crate::runtime::{rt, Runtime};
+
+/// This PE's view of the other PEs' failures.
+#[derive(Debug)]
+pub(crate) struct Liveness {
+    /// Process id of each PE on shared memory (this one included); 0 = not probed.
+    pids: Box<[u32]>,
+    /// PEs seen failed (never cleared: a dead PE stays dead).
+    failed: Box<[AtomicBool]>,
+    /// Failures this PE acknowledged (`failed_pes`): user waits no longer fail over them.
+    acked: Box<[AtomicBool]>,
+}
+
+impl Liveness {
+    pub(crate) fn new(pids: Vec<u32>) -> Liveness {
+        let n = pids.len();
+        Liveness {
+            pids: pids.into_boxed_slice(),
+            failed: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            acked: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+}
+
+/// Whether process `pid` is gone (reaped). A zombie still counts as present.
+#[allow(unsafe_code)]
+fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 only checks that the process exists; no memory is touched.
+    let r = unsafe { libc::kill(pid, 0) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+impl Runtime {
+    /// Whether `pe` has failed: known already, or its process is gone although it never
+    /// entered `shmem_finalize` (probed now: a syscall and a read of its state word).
+    #[cold]
+    pub(crate) fn probe_failed(&self, pe: usize) -> bool {
+        let l = &self.live;
+        if l.failed[pe].load(Ordering::Relaxed) {
+            return true;
+        }
+        let pid = l.pids[pe];
+        if pe == self.me || pid == 0 || !process_gone(pid) {
+            return false;
+        }
+        // Gone: its state word is final. A PE that finalized and left is not failed.
+        if self.is_finalizing(pe) {
+            return false;
+        }
+        l.failed[pe].store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// The first of `peers` (world numbers) that has failed.
+    #[cold]
+    pub(crate) fn failed_among(&self, mut peers: impl Iterator<Item = usize>) -> Option<usize> {
+        peers.find(|&pe| pe != self.me && self.probe_failed(pe))
+    }
+
+    /// The first failed PE this PE has not acknowledged (`failed_pes`), for user waits:
+    /// the writer a wait expects may be any PE, so an unacknowledged failure ends it.
+    #[cold]
+    pub(crate) fn unacked_failure(&self) -> Option<usize> {
+        (0..self.npes)
+            .find(|&pe| self.probe_failed(pe) && !self.live.acked[pe].load(Ordering::Relaxed))
+    }
+
+    /// Every failed PE, in order, each acknowledged (user waits stop failing over it).
+    pub fn failed_pes(&self) -> Vec<usize> {
+        let v: Vec<usize> = (0..self.npes).filter(|&pe| self.probe_failed(pe)).collect();
+        for &pe in &v {
+            self.live.acked[pe].store(true, Ordering::Relaxed);
+        }
+        v
+    }
+}
+
+/// `shmemx_failed_pes`: the PEs that have failed (died without `shmem_finalize`), in
+/// order. Acknowledges them: a user wait (`shmem_wait_until`...) fails over a failure
+/// only until it is acknowledged. Collectives keep failing over failed members: build a
+/// team of the survivors ([`crate::team::survivors`]).
+pub fn failed_pes() -> Result<Vec<usize>> {
+    Ok(rt("shmemx_failed_pes")?.failed_pes())
+}
+
+/// `shmemx_pe_failed`: whether `pe` (world number) has failed. Out-of-range PEs have not.
+pub fn pe_failed(pe: usize) -> Result<bool> {
+    let rt = rt("shmemx_pe_failed")?;
+    Ok(pe < rt.npes && rt.probe_failed(pe))
+}
