@@ -49,11 +49,25 @@ impl Runtime {
         Runtime::internal_addr(offset_of!(Internal, state))
     }
 
-    /// The [`PeState`] of `pe` as a number (`Running` for a PE we cannot reach: the
-    /// launcher reports dead PEs on its own). An acquire load.
+    /// The [`PeState`] of `pe` as a number: `Left` once it is known gone through UCX,
+    /// `Running` when it cannot be read for another reason (the launcher reports dead
+    /// PEs on its own). An acquire load.
     fn state_of(&self, pe: usize) -> u64 {
-        self.amo::<u64>("", pe, Self::state_word(), AmoOp::Fetch)
-            .unwrap_or(PeState::Running as u64)
+        self.peer_word(pe, Self::state_word())
+            .unwrap_or(PeState::Left as u64)
+    }
+
+    /// Reads word `w` of `pe`'s runtime area; `None` once `pe` is known to have left the
+    /// job (through UCX, its memory goes with its process; on shared memory it stays).
+    fn peer_word(&self, pe: usize, w: crate::transport::SymAddr) -> Option<u64> {
+        if self.fabric.has_left(pe) {
+            return None;
+        }
+        match self.amo::<u64>("", pe, w, AmoOp::Fetch) {
+            Ok(v) => Some(v),
+            Err(e) if self.fabric.note_left(pe, &e) => None,
+            Err(_) => Some(0),
+        }
     }
 
     /// Whether `pe` has entered `shmem_finalize`.
@@ -191,8 +205,7 @@ impl Runtime {
     #[cold]
     fn any_failing(&self) -> bool {
         let w = Runtime::internal_addr(offset_of!(Internal, failing));
-        (0..self.npes)
-            .any(|pe| pe != self.me && self.amo::<u64>("", pe, w, AmoOp::Fetch).unwrap_or(0) != 0)
+        (0..self.npes).any(|pe| pe != self.me && self.peer_word(pe, w).unwrap_or(0) != 0)
     }
 
     /// Finalize's barrier: waits until every PE has set its state to `Finalizing` (this
@@ -220,6 +233,12 @@ impl Runtime {
                     }
                 }
                 w.snooze();
+            }
+            // Through UCX a PE that left before this one came (it ended the job over a
+            // failed collective, or its peers' try forms went on) cannot take part in
+            // finalize's last sync.
+            if self.fabric.has_left(pe) {
+                everyone = false;
             }
         }
         everyone

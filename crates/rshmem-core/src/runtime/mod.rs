@@ -87,6 +87,9 @@ pub(crate) enum PeState {
     /// Entered `shmem_finalize`: it takes part in no collective any more, and writes
     /// nothing to its peers (its transfers completed before it set this state).
     Finalizing = 1,
+    /// Never stored: a PE reached through UCX whose process is gone, having left the job
+    /// after finalize (`Runtime::state_of`). Its memory can no longer be read.
+    Left = 2,
 }
 
 /// Where the runtime's symmetric words live in a segment: the [`Internal`] header, then
@@ -893,7 +896,7 @@ pub fn finalize() {
     if let Err(e) = rt.fabric.drain("shmem_finalize") {
         rt.fatal(&e);
     }
-    rt.quiet_all();
+    rt.quiet_at_finalize();
     crate::profile::publish(rt);
     // Tell the peers (release: whatever this PE wrote before, e.g. its last collective's
     // flags, is visible to a peer that sees the state) that it takes part in no more
@@ -1164,6 +1167,20 @@ impl Runtime {
         if let Err(e) = Ctx::default_ctx().quiet(self) {
             self.fatal(&e);
         }
+    }
+
+    /// Finalize's quiet: a peer that already left the job through UCX (its process is
+    /// gone; the job's collectives reported it) fails a quiet once and is then skipped;
+    /// it can receive nothing, and finalizing is what this PE has left to do.
+    fn quiet_at_finalize(&self) {
+        for _ in 0..=self.npes {
+            match Ctx::default_ctx().quiet(self) {
+                Ok(()) => return,
+                Err(e) if crate::transport::ucx::peer_gone(&e) => continue,
+                Err(e) => self.fatal(&e),
+            }
+        }
+        self.quiet_all();
     }
 
     /// `shmem_barrier_all` as a step of `routine`: quiet, then a world synchronization.

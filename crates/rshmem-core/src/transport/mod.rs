@@ -160,6 +160,26 @@ impl Fabric {
         self.ucx.is_some()
     }
 
+    /// Whether `pe`, reached through UCX, is known to have left the job after finalize.
+    #[cold]
+    pub(crate) fn has_left(&self, pe: usize) -> bool {
+        self.ucx.as_ref().is_some_and(|u| u.has_left(pe))
+    }
+
+    /// When `e`, from an operation on `pe`, says that `pe`'s process is gone through UCX,
+    /// records that it left and returns true. (A PE that exits has finalized; one that
+    /// dies ends the job through its launcher, and fault-tolerant mode refuses UCX.)
+    #[cold]
+    pub(crate) fn note_left(&self, pe: usize, e: &crate::error::Error) -> bool {
+        match &self.ucx {
+            Some(u) if ucx::peer_gone(e) => {
+                u.mark_left(pe);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn ucx(&self) -> &ucx::Ucx {
         self.ucx
             .as_ref()

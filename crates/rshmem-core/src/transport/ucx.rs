@@ -18,7 +18,7 @@
 //! - Workers are thread-safe (UCX's multi-thread mode), so any waiting thread may drive
 //!   every worker's progress.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rshmem_boot::Bootstrap;
@@ -45,6 +45,9 @@ struct Peer {
     rkeys: [Vec<u8>; REGIONS],
     /// Where each region's segment starts in its address space.
     base: [u64; REGIONS],
+    /// Set once the peer is known to have left the job after finalize
+    /// ([`Ucx::mark_left`]): its failed endpoint is then no error of this PE's quiet.
+    left: AtomicBool,
 }
 
 /// An endpoint to a peer's service worker, with the peer's remote keys unpacked for it.
@@ -171,14 +174,23 @@ fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
 /// likely exited, and the launcher, which saw how, should be the one to tell.
 const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
 
+/// UCX statuses that mean the peer's process is gone.
+const PEER_GONE: [&str; 3] = [
+    "UCS_ERR_ENDPOINT_TIMEOUT",
+    "UCS_ERR_CONNECTION_RESET",
+    "UCS_ERR_UNREACHABLE",
+];
+
+/// Whether `e` says that the peer's process is gone (it exited, or was killed).
+pub(crate) fn peer_gone(e: &Error) -> bool {
+    matches!(e, Error::Transport { status, .. } if PEER_GONE.contains(status))
+}
+
 /// UCX's name for what went wrong, for [`Error::Transport`]; when the peer is gone, after
 /// [`PEER_GONE_GRACE`].
 fn status_of(e: &UcxError) -> &'static str {
     let peer_gone = matches!(e, UcxError::PeerFailed(_))
-        || matches!(e, UcxError::Status { status, .. } if matches!(
-            status.name(),
-            "UCS_ERR_ENDPOINT_TIMEOUT" | "UCS_ERR_CONNECTION_RESET" | "UCS_ERR_UNREACHABLE"
-        ));
+        || matches!(e, UcxError::Status { status, .. } if PEER_GONE.contains(&status.name()));
     if peer_gone {
         std::thread::sleep(PEER_GONE_GRACE);
     }
@@ -282,6 +294,7 @@ impl Ucx {
                 worker,
                 rkeys,
                 base,
+                left: AtomicBool::new(false),
             }));
         }
         self.peers = peers.into_boxed_slice();
@@ -639,17 +652,41 @@ impl Ucx {
             what: "completing operations through UCX failed",
             status: status_of(&e),
         })?;
-        // A flush drops the operations of a failed endpoint and still succeeds: look.
+        // A flush drops the operations of a failed endpoint and still succeeds: look
+        // (but not at peers that left after finalize: nothing may be sent to them).
         for (pe, c) in w.conns.iter().enumerate() {
+            if self.has_left(pe) {
+                continue;
+            }
             if let Some(c) = c.get() {
-                c.ep.status().map_err(Self::op_error(
+                let r = c.ep.status().map_err(Self::op_error(
                     routine,
                     pe,
                     "operations to the PE were lost: the connection failed",
-                ))?;
+                ));
+                if let Err(e) = r {
+                    // Reported once: a peer gone is gone for good.
+                    if peer_gone(&e) {
+                        self.mark_left(pe);
+                    }
+                    return Err(e);
+                }
             }
         }
         Ok(())
+    }
+
+    /// Records that `pe` left the job after finalize (its state word can no longer be
+    /// read: see `Runtime::state_of`).
+    pub(crate) fn mark_left(&self, pe: usize) {
+        if let Some(Some(p)) = self.peers.get(pe) {
+            p.left.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether `pe` is known to have left the job ([`Ucx::mark_left`]).
+    pub(crate) fn has_left(&self, pe: usize) -> bool {
+        matches!(self.peers.get(pe), Some(Some(p)) if p.left.load(Ordering::Relaxed))
     }
 
     /// Completes the operations of every context worker.
