@@ -39,14 +39,14 @@ impl Liveness {
 }
 
 /// Whether process `pid` is gone (reaped). A zombie still counts as present.
-#[allow(unsafe_code)]
 fn process_gone(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return false;
     };
-    // SAFETY: kill with signal 0 only checks that the process exists; no memory is touched.
-    let r = unsafe { libc::kill(pid, 0) };
-    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
 }
 
 impl Runtime {
