@@ -280,6 +280,18 @@ pub fn running(exe: &Path) -> Vec<u32> {
         .collect()
 }
 
+/// Asserts that a job of `exe` left nothing behind: no process still running it, and no
+/// `/dev/shm` object that was not there before (`shm_before`, from [`shm_objects`]).
+#[track_caller]
+pub fn assert_left_nothing(exe: &Path, shm_before: &[String], ctx: &str) {
+    assert!(running(exe).is_empty(), "{ctx}: leftover PEs");
+    let after = shm_objects();
+    assert!(
+        after.iter().all(|o| shm_before.contains(o)),
+        "{ctx}: {after:?}"
+    );
+}
+
 /// The workspace's root folder.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -680,12 +680,7 @@ fn c_fault_tolerance() {
             );
             assert!(out.stderr.contains("PE(s) failed: 1"), "{ctx}");
         }
-        assert!(
-            rshmem_tests::running(Path::new(&exe)).is_empty(),
-            "{ctx}: leftover PEs"
-        );
-        let after = rshmem_tests::shm_objects();
-        assert!(after.iter().all(|o| before.contains(o)), "{ctx}: {after:?}");
+        rshmem_tests::assert_left_nothing(Path::new(&exe), &before, &ctx);
 
         let out = Job::new(np, &exe).timeout(Duration::from_secs(30)).run();
         let ctx = format!("without FT at {np} PEs: {out:?}");
@@ -693,11 +688,6 @@ fn c_fault_tolerance() {
         assert!(out.lines_with("ok ft pe=").is_empty(), "{ctx}");
         assert!(out.stderr.contains("PE 1 (pid"), "{ctx}");
         assert!(out.elapsed < Duration::from_secs(10), "{ctx}");
-        assert!(
-            rshmem_tests::running(Path::new(&exe)).is_empty(),
-            "{ctx}: leftover PEs"
-        );
-        let after = rshmem_tests::shm_objects();
-        assert!(after.iter().all(|o| before.contains(o)), "{ctx}: {after:?}");
+        rshmem_tests::assert_left_nothing(Path::new(&exe), &before, &ctx);
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use rshmem_tests::{bin, running, shm_objects, Job};
+use rshmem_tests::{assert_left_nothing, bin, shm_objects, Job};
 
 /// One job of `api_ft` at a time: the leftover check looks for any process running it.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -31,9 +31,7 @@ fn killed_pe_survivors_go_on() {
             "{ctx}"
         );
         assert!(out.stderr.contains("1 PE(s) failed: 1"), "{ctx}");
-        assert!(running(&bin("api_ft")).is_empty(), "{ctx}: leftover PEs");
-        let after = shm_objects();
-        assert!(after.iter().all(|o| before.contains(o)), "{ctx}: {after:?}");
+        assert_left_nothing(&bin("api_ft"), &before, &ctx);
     }
 }
 
@@ -50,9 +48,7 @@ fn killed_pe_ends_the_job_without_ft() {
         assert!(out.lines_with("ok ft pe=").is_empty(), "{ctx}");
         assert!(out.stderr.contains("PE 1 (pid"), "{ctx}");
         assert!(out.elapsed < Duration::from_secs(10), "{ctx}");
-        assert!(running(&bin("api_ft")).is_empty(), "{ctx}: leftover PEs");
-        let after = shm_objects();
-        assert!(after.iter().all(|o| before.contains(o)), "{ctx}: {after:?}");
+        assert_left_nothing(&bin("api_ft"), &before, &ctx);
     }
 }
 
