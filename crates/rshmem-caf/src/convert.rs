@@ -76,8 +76,8 @@ fn type_name(bt: i8) -> &'static str {
 /// `dst` is writable for `dt.len` bytes, `src` readable for `st.len` bytes; they do not
 /// overlap.
 pub(crate) unsafe fn convert(dst: *mut u8, dt: Ty, src: *const u8, st: Ty) {
-    // SAFETY (whole body): the pointers cover the element lengths (contract); unaligned
-    // reads and writes because packed temporaries need not be aligned.
+    // SAFETY: the pointers cover the element lengths (contract); reads and writes are
+    // unaligned because packed temporaries need not be aligned.
     unsafe {
         if same_repr(dt, st) {
             std::ptr::copy_nonoverlapping(src, dst, dt.len);

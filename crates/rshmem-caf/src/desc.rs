@@ -158,6 +158,7 @@ impl Shape {
 
     /// Calls `f(i, off)` for every element in element order: its index and its byte
     /// offset from the first element.
+    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by dimension
     pub(crate) fn for_each(&self, mut f: impl FnMut(usize, isize)) {
         let n = self.count();
         let mut idx = [0usize; MAX_DIMS];
@@ -223,8 +224,11 @@ mod tests {
         // a(1:10, 1:3) of 4-byte elements, whole: one run of 30.
         let n = shape(&[(10, 4), (1, 400), (3, 40)]).normalized();
         assert_eq!((n.rank, n.extent[0], n.stride[0]), (1, 30, 4));
-        // a(1:10:2, :): not mergeable.
+        // a(1:10:2, :) of a(10, 3): every other element throughout, one strided run.
         let n = shape(&[(5, 8), (3, 40)]).normalized();
+        assert_eq!((n.rank, n.extent[0], n.stride[0]), (1, 15, 8));
+        // a(1:10:2, :) of a(12, 3): not mergeable.
+        let n = shape(&[(5, 8), (3, 48)]).normalized();
         assert_eq!(n.rank, 2);
         assert!(shape(&[(5, 4), (3, 20)]).is_dense(4));
         assert!(!shape(&[(5, 4), (3, 24)]).is_dense(4));

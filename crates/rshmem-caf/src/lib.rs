@@ -375,6 +375,20 @@ pub extern "C" fn _gfortran_caf_is_present() -> c_int {
 
 // ------------------------------------------------------------------ synchronization
 
+/// The ERRMSG= buffer of a SYNC statement. gfortran 12 passes the address of a pointer
+/// to the variable there (its `gfc_trans_sync` takes the address of an expression that is
+/// already the string's address; measured with `-S`), unlike every other statement.
+///
+/// # Safety
+/// `errmsg` is null or as gfortran passes it to SYNC ALL / IMAGES / MEMORY.
+unsafe fn sync_errmsg(errmsg: *mut c_char) -> *mut c_char {
+    if errmsg.is_null() {
+        return errmsg;
+    }
+    // SAFETY: contract: a pointer-sized temporary holding the variable's address.
+    unsafe { errmsg.cast::<*mut c_char>().read_unaligned() }
+}
+
 /// `sync all`.
 ///
 /// # Safety
@@ -388,7 +402,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_all(
     const R: &str = "_gfortran_caf_sync_all";
     state(R);
     // SAFETY: forwarded contract.
-    unsafe { report(R, sync::sync_all(), stat, errmsg, errmsg_len) }
+    unsafe { report(R, sync::sync_all(), stat, sync_errmsg(errmsg), errmsg_len) }
 }
 
 /// `sync memory`.
@@ -404,7 +418,15 @@ pub unsafe extern "C" fn _gfortran_caf_sync_memory(
     const R: &str = "_gfortran_caf_sync_memory";
     state(R);
     // SAFETY: forwarded contract.
-    unsafe { report(R, sync::sync_memory(), stat, errmsg, errmsg_len) }
+    unsafe {
+        report(
+            R,
+            sync::sync_memory(),
+            stat,
+            sync_errmsg(errmsg),
+            errmsg_len,
+        )
+    }
 }
 
 /// `sync images(list)`; `count < 0` is `sync images(*)`.
@@ -429,7 +451,15 @@ pub unsafe extern "C" fn _gfortran_caf_sync_images(
         }
     });
     // SAFETY: forwarded contract.
-    unsafe { report(R, sync::sync_images(R, list), stat, errmsg, errmsg_len) }
+    unsafe {
+        report(
+            R,
+            sync::sync_images(R, list),
+            stat,
+            sync_errmsg(errmsg),
+            errmsg_len,
+        )
+    }
 }
 
 /// `lock(l[image])` (`critical` too, on its own token at image 1).

@@ -33,6 +33,7 @@ pub(crate) struct View {
 ///
 /// # Safety
 /// `local` is valid for `shape.count() * elem` bytes.
+#[allow(clippy::needless_range_loop)] // parallel arrays indexed by dimension
 unsafe fn remote_xfer(
     routine: &'static str,
     put: bool,
@@ -49,9 +50,9 @@ unsafe fn remote_xfer(
         return Ok(());
     }
     let r = remote as *mut u8;
-    // SAFETY (all transfers below): every remote address lies in the registered coarray
-    // (the compiler computed the section inside it; the core checks it is symmetric) and
-    // every local one inside `local`, which covers `count * elem` bytes (contract).
+    // SAFETY: every remote address below lies in the registered coarray (the compiler
+    // computed the section inside it; the core checks it is symmetric) and every local one
+    // inside `local`, which covers `count * elem` bytes (contract).
     unsafe {
         if s.rank == 0 {
             return Ok(xfer(ctx, routine, put, r, local, elem, pe)?);
@@ -192,6 +193,7 @@ fn outer_dims(s: &Shape, lstride: &[isize; MAX_DIMS], skip: &[usize], elem: usiz
 
 impl Outer {
     /// Calls `f(i, remote offset, local offset)` for every index, stopping at an error.
+    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by dimension
     fn for_each(
         &self,
         mut f: impl FnMut(usize, isize, isize) -> rshmem_core::Result<()>,
