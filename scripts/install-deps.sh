@@ -2,7 +2,7 @@
 # Installs, on Debian, every tool the test suite uses beyond Rust: mpich (mpiexec.hydra, the
 # second PMI-1 server the bootstrap is tested against), UCX's runtime library (libucx0: the
 # UCX transport loads libucp.so.0 at run time; the suite runs a second time over it), the
-# C/C++ compilers, pkg-config and binutils for the C ABI tests, and iproute2, util-linux and
+# C/C++ compilers, gfortran, pkg-config and binutils for the C ABI tests, and iproute2, util-linux and
 # procps for the simulated-host tests. Run it once before `cargo test --workspace`; `.ci/run` does.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -17,6 +17,8 @@ command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
+# Coarray Fortran face (tests/caf.rs): gfortran -fcoarray=lib.
+command -v gfortran >/dev/null 2>&1 || need+=(gfortran)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v nm >/dev/null 2>&1 || need+=(binutils)
 # Python with venv and headers, to build shmem4py against rshmem (scripts/test-shmem4py.sh).

@@ -10,6 +10,7 @@ const TOOLS: &[(&str, &str)] = &[
     ("mpiexec.hydra", "have_hydra"),
     ("pkg-config", "have_pkg_config"),
     ("python3", "have_python3"),
+    ("gfortran", "have_gfortran"),
 ];
 
 fn on_path(prog: &str) -> bool {

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs rshmem's C face: lib/librshmem.{so,a}, include/{shmem,shmemx,pshmem}.h and
-# include/mpp/, bin/oshcc, bin/oshc++, bin/oshrun and lib/pkgconfig/rshmem.pc.
+# include/mpp/, bin/oshcc, bin/oshc++, bin/oshrun and lib/pkgconfig/rshmem.pc; and, when
+# libcaf_rshmem is built (cargo build -p rshmem-caf), the Coarray Fortran face
+# (crates/rshmem-caf/scripts/install.sh: libcaf_rshmem, caf, cafrun, caf-rshmem.pc).
 #
 #   scripts/install.sh --prefix DIR [--build-dir DIR]
 #
@@ -19,7 +21,7 @@ while [ $# -gt 0 ]; do
         --prefix=*) prefix=${1#--prefix=}; shift ;;
         --build-dir) build=$2; shift 2 ;;
         --build-dir=*) build=${1#--build-dir=}; shift ;;
-        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -83,4 +85,5 @@ chmod 755 "$prefix/bin/oshcc.tmp.$$" "$prefix/bin/oshc++.tmp.$$"
 mv -f "$prefix/bin/oshcc.tmp.$$" "$prefix/bin/oshcc"
 mv -f "$prefix/bin/oshc++.tmp.$$" "$prefix/bin/oshc++"
 sed "s|@PREFIX@|$prefix|; s|@VERSION@|$version|" "$here/rshmem.pc.in" > "$prefix/lib/pkgconfig/rshmem.pc"
+sh "$root/crates/rshmem-caf/scripts/install.sh" --prefix "$prefix" --build-dir "$build"
 echo "installed rshmem $version into $prefix"

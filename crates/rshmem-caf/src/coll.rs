@@ -1,0 +1,281 @@
+//! Collective subroutines: co_broadcast, co_sum, co_min, co_max, co_reduce, over the
+//! core's team collectives on the world team.
+//!
+//! The Fortran argument is ordinary (non-symmetric) memory, so each call packs it into a
+//! symmetric scratch buffer, runs the collective there in place, and unpacks the result.
+//! The buffer grows collectively: the standard makes every image pass the same shape, so
+//! every image takes the same decision.
+
+use std::ffi::c_void;
+
+use rshmem_core::coll::{self, Complex, Elem, ReduceOp};
+use rshmem_core::memory;
+
+use crate::desc::{DescPtr, Shape, BT_CHARACTER, BT_COMPLEX, BT_INTEGER, BT_LOGICAL, BT_REAL};
+use crate::image::{pe_of, state, with_local};
+use crate::stat::{unsupported, CafResult};
+
+/// The symmetric scratch buffer, at least `bytes` long.
+fn scratch(routine: &'static str, bytes: usize) -> CafResult<*mut u8> {
+    let (addr, size) = with_local(routine, |l| l.scratch);
+    if size >= bytes {
+        return Ok(addr as *mut u8);
+    }
+    if addr != 0 {
+        memory::free(routine, addr as *mut u8)?;
+    }
+    let size = bytes.max(2 * size).max(4096);
+    let p = memory::malloc(routine, size)?;
+    with_local(routine, |l| l.scratch = (p as usize, size));
+    Ok(p)
+}
+
+/// The world team.
+fn world(routine: &'static str) -> CafResult<&'static rshmem_core::team::Team> {
+    match rshmem_core::runtime::try_runtime() {
+        Some(rt) => Ok(rt.world()),
+        None => Err(rshmem_core::Error::NotInitialized { routine }.into()),
+    }
+}
+
+/// Copies the elements of `a` into `buf` (`to_buf`) or back.
+///
+/// # Safety
+/// `a` describes valid memory; `buf` holds `count * elem_len` bytes.
+unsafe fn copy(a: DescPtr, buf: *mut u8, to_buf: bool) {
+    // SAFETY: contract.
+    let (shape, base, len) = unsafe { (Shape::of(a), (*a).base_addr, (*a).elem_len) };
+    shape.for_each(|i, off| {
+        // SAFETY: element `i` of `a` and slot `i` of `buf` (contract).
+        unsafe {
+            let (x, b) = (base.offset(off), buf.add(i * len));
+            if to_buf {
+                std::ptr::copy_nonoverlapping(x, b, len);
+            } else {
+                std::ptr::copy_nonoverlapping(b, x, len);
+            }
+        }
+    });
+}
+
+/// `co_broadcast(a, source_image)`.
+///
+/// # Safety
+/// `a` is a valid descriptor.
+pub(crate) unsafe fn co_broadcast(routine: &'static str, a: DescPtr, source: i32) -> CafResult {
+    let s = state(routine);
+    let root = pe_of(s, source)?;
+    // SAFETY: contract.
+    let bytes = unsafe { Shape::of(a).count() * (*a).elem_len };
+    let buf = scratch(routine, bytes)?;
+    // SAFETY: `buf` is symmetric and holds `bytes`; `a` is valid (contract).
+    unsafe {
+        if s.me == root {
+            copy(a, buf, true);
+        }
+        coll::broadcast(routine, world(routine)?, buf, buf, bytes, root as i64)?;
+        copy(a, buf, false);
+    }
+    Ok(())
+}
+
+/// An in-place reduction of `n` elements of `T` in the scratch buffer.
+///
+/// # Safety
+/// `buf` is the scratch buffer holding `n` elements of `T`.
+unsafe fn reduce<T: Elem>(
+    routine: &'static str,
+    buf: *mut u8,
+    n: usize,
+    op: ReduceOp,
+) -> CafResult {
+    // SAFETY: contract.
+    unsafe { coll::reduce::<T>(routine, world(routine)?, buf.cast(), buf.cast(), n, op)? };
+    Ok(())
+}
+
+/// `co_sum`, `co_min`, `co_max` (`result_image` 0: the result on every image; else the
+/// result is computed everywhere, which the standard allows, as other images' values
+/// become undefined).
+///
+/// # Safety
+/// `a` is a valid descriptor.
+pub(crate) unsafe fn co_op(
+    routine: &'static str,
+    a: DescPtr,
+    op: ReduceOp,
+    result_image: i32,
+) -> CafResult {
+    let s = state(routine);
+    if result_image != 0 {
+        pe_of(s, result_image)?;
+    }
+    // SAFETY: contract.
+    let (n, bt, len) = unsafe { (Shape::of(a).count(), (*a).ty, (*a).elem_len) };
+    if bt == BT_CHARACTER && op != ReduceOp::Sum {
+        let max = op == ReduceOp::Max;
+        // SAFETY: forwarded contract.
+        return unsafe {
+            gather_fold(routine, a, &mut |acc: *mut u8, x: *const u8| {
+                // Both are elements of `len` bytes in the scratch buffer.
+                let (l, r) = (
+                    std::slice::from_raw_parts(acc, len),
+                    std::slice::from_raw_parts(x, len),
+                );
+                // Equal lengths: Fortran's blank-padded comparison is a byte comparison.
+                if r != l && (r > l) == max {
+                    std::ptr::copy_nonoverlapping(x, acc, len);
+                }
+            })
+        };
+    }
+    let buf = scratch(routine, n * len)?;
+    // SAFETY: `buf` holds `n` elements; `a` is valid (contract).
+    unsafe {
+        copy(a, buf, true);
+        match (bt, len) {
+            (BT_INTEGER, 1) => reduce::<i8>(routine, buf, n, op)?,
+            (BT_INTEGER, 2) => reduce::<i16>(routine, buf, n, op)?,
+            (BT_INTEGER, 4) => reduce::<i32>(routine, buf, n, op)?,
+            (BT_INTEGER, 8) => reduce::<i64>(routine, buf, n, op)?,
+            (BT_REAL, 4) => reduce::<f32>(routine, buf, n, op)?,
+            (BT_REAL, 8) => reduce::<f64>(routine, buf, n, op)?,
+            (BT_COMPLEX, 8) if op == ReduceOp::Sum => reduce::<Complex<f32>>(routine, buf, n, op)?,
+            (BT_COMPLEX, 16) if op == ReduceOp::Sum => reduce::<Complex<f64>>(routine, buf, n, op)?,
+            _ => unsupported(
+                routine,
+                &format!("this collective on type code {bt} of {len} bytes"),
+            ),
+        }
+        copy(a, buf, false);
+    }
+    Ok(())
+}
+
+/// Gathers every image's `a` and folds them in image order with `f(acc, x)` (every image
+/// computes the same result).
+///
+/// # Safety
+/// `a` is a valid descriptor; `f` reads and writes one element.
+unsafe fn gather_fold(
+    routine: &'static str,
+    a: DescPtr,
+    f: &mut dyn FnMut(*mut u8, *const u8),
+) -> CafResult {
+    let s = state(routine);
+    // SAFETY: contract.
+    let (n, len) = unsafe { (Shape::of(a).count(), (*a).elem_len) };
+    let bytes = n * len;
+    let buf = scratch(routine, bytes * (s.n + 1))?;
+    // SAFETY: `buf` holds our part and every image's copy after it; `a` is valid.
+    unsafe {
+        copy(a, buf, true);
+        coll::fcollect(routine, world(routine)?, buf.add(bytes), buf, bytes)?;
+        let acc = buf; // Image 1's values become the accumulator.
+        std::ptr::copy_nonoverlapping(buf.add(bytes), acc, bytes);
+        for img in 1..s.n {
+            let part = buf.add(bytes * (img + 1));
+            for i in 0..n {
+                f(acc.add(i * len), part.add(i * len));
+            }
+        }
+        copy(a, acc, false);
+    }
+    Ok(())
+}
+
+/// `GFC_CAF_BYREF`: the function returns its result through a first argument.
+const BYREF: i32 = 1;
+/// `GFC_CAF_ARG_VALUE`: the arguments are passed by value.
+const ARG_VALUE: i32 = 4;
+
+/// Applies a user function of signature `fn(T, T) -> T` (`by_value`) or
+/// `fn(&T, &T) -> T`.
+///
+/// # Safety
+/// `opr` has that signature; the pointers hold `T`s.
+unsafe fn call<T: Copy>(opr: *mut c_void, by_value: bool, acc: *mut u8, x: *const u8) {
+    // SAFETY: contract (unaligned: the scratch buffer packs elements back to back).
+    unsafe {
+        let (a, b) = (
+            acc.cast::<T>().read_unaligned(),
+            x.cast::<T>().read_unaligned(),
+        );
+        let r = if by_value {
+            let f: extern "C" fn(T, T) -> T = std::mem::transmute_copy(&opr);
+            f(a, b)
+        } else {
+            let f: extern "C" fn(*const T, *const T) -> T = std::mem::transmute_copy(&opr);
+            f(&a, &b)
+        };
+        acc.cast::<T>().write_unaligned(r);
+    }
+}
+
+/// A character function's step: `fn(char *res, size_t res_len, char *a, char *b,
+/// size_t a_len, size_t b_len)`, gfortran's convention (`GFC_CAF_BYREF`). The length is
+/// the one of the element, read from [`CHAR_LEN`].
+///
+/// # Safety
+/// `opr` has that signature; the pointers hold one element each.
+unsafe fn call_chars(opr: *mut c_void, _by_value: bool, acc: *mut u8, x: *const u8) {
+    let len = CHAR_LEN.with(|l| l.get());
+    let mut res = vec![b' '; len];
+    // SAFETY: contract.
+    unsafe {
+        let f: extern "C" fn(*mut u8, usize, *const u8, *const u8, usize, usize) =
+            std::mem::transmute_copy(&opr);
+        f(res.as_mut_ptr(), len, acc, x, len, len);
+        std::ptr::copy_nonoverlapping(res.as_ptr(), acc, len);
+    }
+}
+
+thread_local! {
+    /// The element length of the character `co_reduce` running on this thread.
+    static CHAR_LEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// `co_reduce(a, operation)`: the user's pure function folds the images' values in image
+/// order, on every image.
+///
+/// # Safety
+/// `a` is a valid descriptor; `opr` is the function gfortran passed with `flags`.
+pub(crate) unsafe fn co_reduce(
+    routine: &'static str,
+    a: DescPtr,
+    opr: *mut c_void,
+    flags: i32,
+    result_image: i32,
+) -> CafResult {
+    let s = state(routine);
+    if result_image != 0 {
+        pe_of(s, result_image)?;
+    }
+    // SAFETY: contract.
+    let (bt, len) = unsafe { ((*a).ty, (*a).elem_len) };
+    let by_value = flags & ARG_VALUE != 0;
+    type Step = unsafe fn(*mut c_void, bool, *mut u8, *const u8);
+    let step: Step = match (bt, len) {
+        (BT_CHARACTER, _) if flags & BYREF != 0 => call_chars,
+        (BT_INTEGER | BT_LOGICAL, 1) => call::<i8>,
+        (BT_INTEGER | BT_LOGICAL, 2) => call::<i16>,
+        (BT_INTEGER | BT_LOGICAL, 4) => call::<i32>,
+        (BT_INTEGER | BT_LOGICAL, 8) => call::<i64>,
+        (BT_REAL, 4) => call::<f32>,
+        (BT_REAL, 8) => call::<f64>,
+        (BT_COMPLEX, 8) => call::<Complex<f32>>,
+        (BT_COMPLEX, 16) => call::<Complex<f64>>,
+        _ => unsupported(
+            routine,
+            &format!("co_reduce on type code {bt} of {len} bytes (flags {flags})"),
+        ),
+    };
+    CHAR_LEN.with(|l| l.set(len));
+    let mut f = |acc: *mut u8, x: *const u8| {
+        // SAFETY: `step` matches the element type and gfortran's calling convention for
+        // `flags`; `acc` and `x` are elements of the scratch buffer.
+        unsafe { step(opr, by_value, acc, x) };
+    };
+    // SAFETY: forwarded contract.
+    unsafe { gather_fold(routine, a, &mut f) }
+}

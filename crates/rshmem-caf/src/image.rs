@@ -1,0 +1,170 @@
+//! The image: start-up, the runtime's own symmetric words, termination.
+
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use rshmem_core::{memory, ThreadLevel};
+
+use crate::stat::{fatal, CafError, CafResult};
+
+/// MCS queue nodes per image: one per lock this image holds or waits for at a time.
+pub(crate) const QNODES: usize = 1024;
+
+/// What every image allocates at start-up, at the same symmetric addresses everywhere.
+#[derive(Debug)]
+pub(crate) struct State {
+    /// This image's PE number (image number minus 1).
+    pub me: usize,
+    /// Number of images.
+    pub n: usize,
+    /// `n` 64-bit counters: word `j` counts the SYNC IMAGES notifications image `j+1`
+    /// sent to this image.
+    pub sync_counts: usize,
+    /// [`QNODES`] MCS queue nodes of 16 bytes: `locked` word, then `next` word.
+    pub qnodes: usize,
+}
+
+/// What only this image reads and writes (not on the put/get paths).
+#[derive(Debug, Default)]
+pub(crate) struct Local {
+    /// Notifications of each image that SYNC IMAGES has consumed so far.
+    pub sync_seen: Vec<i64>,
+    /// Locks this image holds: (lock word address, PE holding the word, queue node).
+    pub held: Vec<(usize, usize, usize)>,
+    /// Queue nodes not in use.
+    pub free_qnodes: Vec<usize>,
+    /// The collectives' symmetric scratch buffer (address, bytes).
+    pub scratch: (usize, usize),
+}
+
+static STATE: OnceLock<State> = OnceLock::new();
+static LOCAL: Mutex<Option<Local>> = Mutex::new(None);
+
+/// `_gfortran_caf_init` (or the first registration, whichever comes first): starts the
+/// runtime and allocates the runtime's symmetric words (collective, before any coarray is
+/// registered, so addresses match on every image).
+pub(crate) fn init() {
+    if STATE.get().is_some() {
+        return;
+    }
+    if let Err(e) = rshmem_core::init(ThreadLevel::Single) {
+        eprintln!("libcaf_rshmem: {e}");
+        std::process::exit(1);
+    }
+    // A program that ends through EXIT or a C exit() skips caf_finalize: finalize then.
+    rshmem_core::runtime::finalize_at_exit_silently();
+    let r = (|| -> rshmem_core::Result<State> {
+        let me = rshmem_core::setup::my_pe()?;
+        let n = rshmem_core::setup::n_pes()?;
+        let sync_counts = memory::calloc("_gfortran_caf_init", n, 8)? as usize;
+        let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
+        Ok(State {
+            me,
+            n,
+            sync_counts,
+            qnodes,
+        })
+    })();
+    match r {
+        Ok(s) => {
+            *local() = Some(Local {
+                sync_seen: vec![0; s.n],
+                held: Vec::new(),
+                free_qnodes: (0..QNODES).rev().collect(),
+                scratch: (0, 0),
+            });
+            let _ = STATE.set(s);
+        }
+        Err(e) => fatal("_gfortran_caf_init", &e.to_string()),
+    }
+}
+
+/// The state, starting the runtime if needed: gfortran registers static coarrays from a
+/// constructor (`_caf_init.N`), which runs before `main` calls `caf_init`.
+pub(crate) fn state(routine: &str) -> &'static State {
+    if let Some(s) = STATE.get() {
+        return s;
+    }
+    init();
+    match STATE.get() {
+        Some(s) => s,
+        None => fatal(routine, "the runtime did not start"),
+    }
+}
+
+/// This image's private bookkeeping.
+pub(crate) fn local() -> MutexGuard<'static, Option<Local>> {
+    LOCAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` on the private bookkeeping (present after `init`).
+pub(crate) fn with_local<T>(routine: &str, f: impl FnOnce(&mut Local) -> T) -> T {
+    let mut g = local();
+    match g.as_mut() {
+        Some(l) => f(l),
+        None => fatal(routine, "called before _gfortran_caf_init"),
+    }
+}
+
+/// The PE of 1-based image `image`, checked.
+pub(crate) fn pe_of(s: &State, image: i32) -> CafResult<usize> {
+    if image < 1 || image as usize > s.n {
+        return Err(CafError::new(
+            crate::stat::STAT_ERROR,
+            format!(
+                "image index {image} is out of range (valid images are 1..{})",
+                s.n
+            ),
+        ));
+    }
+    Ok(image as usize - 1)
+}
+
+/// Flushes every Fortran unit, so output written before the job ends (STOP, ERROR STOP,
+/// an error) is not lost when the launcher ends the other images.
+pub(crate) fn flush_fortran() {
+    type Flush = unsafe extern "C" fn(*const i32);
+    static FLUSH: OnceLock<Option<Flush>> = OnceLock::new();
+    let f = FLUSH.get_or_init(|| {
+        // SAFETY: dlsym with a NUL-terminated name; libgfortran is loaded in every gfortran
+        // program (and absent elsewhere: then nothing is flushed).
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_gfortran_flush_i4".as_ptr()) };
+        // SAFETY: `_gfortran_flush_i4(GFC_INTEGER_4 *unit)` is FLUSH; a null unit flushes
+        // all units.
+        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, Flush>(p) })
+    });
+    if let Some(f) = f {
+        // SAFETY: null means "every unit".
+        unsafe { f(std::ptr::null()) };
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+}
+
+/// `_gfortran_caf_finalize` and normal STOP: completes this image's transfers and waits
+/// for every image to end (the implicit synchronization of normal termination).
+pub(crate) fn finalize() {
+    if !rshmem_core::initialized() {
+        return;
+    }
+    flush_fortran();
+    let _ = rshmem_core::order::quiet();
+    rshmem_core::finalize();
+}
+
+/// STOP and ERROR STOP: prints the stop message as libgfortran does (unless QUIET=), then
+/// ends this image (STOP: after normal termination) or the job (ERROR STOP) with `code`.
+pub(crate) fn stop(msg: Option<String>, code: i32, error: bool, quiet: bool) -> ! {
+    flush_fortran();
+    if !quiet {
+        if let Some(m) = msg {
+            let word = if error { "ERROR STOP" } else { "STOP" };
+            eprintln!("{word} {m}");
+        }
+    }
+    if error {
+        let _ = rshmem_core::order::quiet();
+        rshmem_core::setup::global_exit(code)
+    }
+    finalize();
+    std::process::exit(code)
+}

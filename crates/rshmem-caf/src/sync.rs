@@ -1,0 +1,319 @@
+//! Image control and atomics: SYNC ALL / IMAGES / MEMORY, locks (MCS queue locks at the
+//! image that holds the lock variable), CRITICAL, events, atomic subroutines.
+
+use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
+
+use crate::image::{pe_of, state, with_local, State, QNODES};
+use crate::stat::{
+    unsupported, CafError, CafResult, STAT_DUP_SYNC_IMAGES, STAT_ERROR, STAT_LOCKED,
+    STAT_LOCKED_OTHER_IMAGE, STAT_NOT_LOCKED,
+};
+use crate::token::{Token, WORD};
+
+/// An atomic on the word at symmetric address `addr` of `pe`.
+fn atomic<W: Word>(routine: &'static str, addr: usize, op: AmoOp<W>, pe: usize) -> CafResult<W> {
+    // SAFETY: `addr` is a symmetric address inside a registered coarray or the runtime's
+    // own words; the core checks it is symmetric and aligned.
+    Ok(unsafe { amo::ctx_atomic(Ctx::default_ctx(), routine, addr as *const W, op, pe as i64)? })
+}
+
+/// The PE of a lock, event or atomic's `image_index` (0: this image).
+fn target(s: &State, image: i32) -> CafResult<usize> {
+    if image == 0 {
+        Ok(s.me)
+    } else {
+        pe_of(s, image)
+    }
+}
+
+/// `sync all`: completes this image's transfers and waits for every image.
+pub(crate) fn sync_all() -> CafResult {
+    rshmem_core::sync::barrier_all()?;
+    Ok(())
+}
+
+/// `sync memory`: completes this image's transfers (puts visible at their targets).
+pub(crate) fn sync_memory() -> CafResult {
+    rshmem_core::order::quiet()?;
+    Ok(())
+}
+
+/// `sync images(list)` (`images` `None`: `sync images(*)`): each pair of images counts
+/// the notifications it sent the other, so consecutive statements never mix.
+pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafResult {
+    let s = state(routine);
+    let list: Vec<usize> = match images {
+        None => (0..s.n).filter(|&p| p != s.me).collect(),
+        Some(l) => {
+            let mut pes = Vec::with_capacity(l.len());
+            for &i in l {
+                let pe = pe_of(s, i)?;
+                if pes.contains(&pe) {
+                    return Err(CafError::new(
+                        STAT_DUP_SYNC_IMAGES,
+                        format!("image {i} appears twice in the image list"),
+                    ));
+                }
+                pes.push(pe);
+            }
+            pes.retain(|&p| p != s.me);
+            pes
+        }
+    };
+    // Release: this image's earlier puts are complete before the partners go on.
+    rshmem_core::order::quiet()?;
+    for &p in &list {
+        atomic::<i64>(routine, s.sync_counts + s.me * 8, AmoOp::Add(1), p)?;
+    }
+    for &p in &list {
+        let want = with_local(routine, |l| {
+            l.sync_seen[p] += 1;
+            l.sync_seen[p]
+        });
+        // SAFETY: our own symmetric counter word of image `p+1`.
+        unsafe {
+            p2p::wait_until_from(
+                routine,
+                (s.sync_counts + p * 8) as *const i64,
+                Cmp::Ge,
+                want,
+                p,
+            )?
+        };
+    }
+    Ok(())
+}
+
+/// Address of queue node `slot`'s `locked` word (its `next` word follows).
+fn qnode(s: &State, slot: usize) -> usize {
+    s.qnodes + slot * 16
+}
+
+/// A lock word's value naming (image, queue node): never 0, which means "unlocked".
+fn encode(pe: usize, slot: usize) -> u64 {
+    ((pe as u64 + 1) << 32) | slot as u64
+}
+
+fn decode(v: u64) -> (usize, usize) {
+    ((v >> 32) as usize - 1, (v & 0xffff_ffff) as usize)
+}
+
+/// `lock(l[image])` (`acquired` non-null: `acquired_lock=`): joins the lock's MCS queue
+/// (one swap at the lock's image, then a local wait for the predecessor's hand-off).
+pub(crate) fn lock(
+    routine: &'static str,
+    t: &Token,
+    index: usize,
+    image: i32,
+    acquired: Option<&mut i32>,
+) -> CafResult {
+    let s = state(routine);
+    let pe = target(s, image)?;
+    let addr = t.base + index * WORD;
+    let slot = with_local(routine, |l| {
+        if l.held.iter().any(|&(a, p, _)| a == addr && p == pe) {
+            return Err(CafError::new(
+                STAT_LOCKED,
+                "the lock variable is already locked by this image",
+            ));
+        }
+        l.free_qnodes.pop().ok_or_else(|| {
+            CafError::new(
+                STAT_ERROR,
+                format!("this image holds or waits for {QNODES} locks already"),
+            )
+        })
+    })?;
+    let q = qnode(s, slot);
+    let me = encode(s.me, slot);
+    atomic::<u64>(routine, q, AmoOp::Set(1), s.me)?;
+    atomic::<u64>(routine, q + 8, AmoOp::Set(0), s.me)?;
+    let got = if let Some(acq) = acquired {
+        let old = atomic::<u64>(routine, addr, AmoOp::CompareSwap { cond: 0, value: me }, pe)?;
+        *acq = (old == 0) as i32;
+        old == 0
+    } else {
+        let pred = atomic::<u64>(routine, addr, AmoOp::Swap(me), pe)?;
+        if pred != 0 {
+            let (ppe, pslot) = decode(pred);
+            atomic::<u64>(routine, qnode(s, pslot) + 8, AmoOp::Set(me), ppe)?;
+            // SAFETY: our own queue node's word, in symmetric memory.
+            unsafe { p2p::wait_until_from(routine, q as *const u64, Cmp::Eq, 0, ppe)? };
+        }
+        true
+    };
+    with_local(routine, |l| {
+        if got {
+            l.held.push((addr, pe, slot));
+        } else {
+            l.free_qnodes.push(slot);
+        }
+    });
+    Ok(())
+}
+
+/// `unlock(l[image])`: hands the lock to the next image in the queue, or frees it.
+pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32) -> CafResult {
+    let s = state(routine);
+    let pe = target(s, image)?;
+    let addr = t.base + index * WORD;
+    let held = with_local(routine, |l| {
+        let i = l.held.iter().position(|&(a, p, _)| a == addr && p == pe)?;
+        Some(l.held.swap_remove(i).2)
+    });
+    let Some(slot) = held else {
+        let v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
+        return Err(if v == 0 {
+            CafError::new(STAT_NOT_LOCKED, "the lock variable is not locked")
+        } else {
+            CafError::new(
+                STAT_LOCKED_OTHER_IMAGE,
+                "the lock variable is locked by another image",
+            )
+        });
+    };
+    // Release: what this image wrote under the lock is visible to the next holder.
+    rshmem_core::order::quiet()?;
+    let q = qnode(s, slot);
+    let mut next = atomic::<u64>(routine, q + 8, AmoOp::Fetch, s.me)?;
+    if next == 0 {
+        let old = atomic::<u64>(
+            routine,
+            addr,
+            AmoOp::CompareSwap {
+                cond: encode(s.me, slot),
+                value: 0,
+            },
+            pe,
+        )?;
+        if old != encode(s.me, slot) {
+            // A successor swapped itself in and is about to link to us.
+            // SAFETY: our own queue node's `next` word, in symmetric memory.
+            unsafe { p2p::wait_until(routine, (q + 8) as *const u64, Cmp::Ne, 0)? };
+            next = atomic::<u64>(routine, q + 8, AmoOp::Fetch, s.me)?;
+        }
+    }
+    if next != 0 {
+        let (npe, nslot) = decode(next);
+        atomic::<u64>(routine, qnode(s, nslot), AmoOp::Set(0), npe)?;
+    }
+    with_local(routine, |l| l.free_qnodes.push(slot));
+    Ok(())
+}
+
+/// `event post(ev[image])`.
+pub(crate) fn event_post(routine: &'static str, t: &Token, index: usize, image: i32) -> CafResult {
+    let s = state(routine);
+    let pe = target(s, image)?;
+    rshmem_core::order::quiet()?;
+    atomic::<i64>(routine, t.base + index * WORD, AmoOp::Add(1), pe)?;
+    Ok(())
+}
+
+/// `event wait(ev, until_count=)`: waits for the local count, then consumes it.
+pub(crate) fn event_wait(routine: &'static str, t: &Token, index: usize, until: i32) -> CafResult {
+    let s = state(routine);
+    let until = i64::from(until.max(1));
+    let addr = t.base + index * WORD;
+    // SAFETY: the event's word of this image, in symmetric memory.
+    unsafe { p2p::wait_until(routine, addr as *const i64, Cmp::Ge, until)? };
+    atomic::<i64>(routine, addr, AmoOp::Add(-until), s.me)?;
+    Ok(())
+}
+
+/// `event_query(ev, count)`.
+pub(crate) fn event_query(
+    routine: &'static str,
+    t: &Token,
+    index: usize,
+    image: i32,
+) -> CafResult<i64> {
+    let s = state(routine);
+    let pe = target(s, image)?;
+    atomic::<i64>(routine, t.base + index * WORD, AmoOp::Fetch, pe)
+}
+
+/// `GFC_CAF_ATOMIC_*` and the definition/reference/compare-and-swap of atomic subroutines.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AtomicKind {
+    /// `atomic_define`.
+    Define,
+    /// `atomic_ref`.
+    Ref,
+    /// `atomic_cas` (compare value, new value).
+    Cas,
+    /// `atomic_add` / `atomic_fetch_add` and the bitwise ones: `GFC_CAF_ATOMIC_*` code.
+    Op(i32),
+}
+
+/// An atomic subroutine on the integer or logical word at `offset` in coarray `t` of
+/// `image` (0: this image). `value` is the operand (for CAS, the new value), `compare`
+/// CAS's compare value; returns the previous value.
+///
+/// # Safety
+/// `value` and `compare` point at values of the kind's size when the operation reads them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn atomic_sub(
+    routine: &'static str,
+    what: AtomicKind,
+    t: &Token,
+    offset: usize,
+    image: i32,
+    value: *const u8,
+    compare: *const u8,
+    ty: i32,
+    kind: i32,
+) -> CafResult<i64> {
+    let s = state(routine);
+    let pe = target(s, image)?;
+    let addr = t.base + offset;
+    if !matches!(ty, 1 | 2) {
+        unsupported(routine, &format!("atomic subroutines on type code {ty}"));
+    }
+    // SAFETY: forwarded contract.
+    unsafe {
+        match kind {
+            4 => Ok(i64::from(atomic_word::<i32>(
+                routine, what, addr, pe, value, compare,
+            )?)),
+            8 => atomic_word::<i64>(routine, what, addr, pe, value, compare),
+            _ => unsupported(routine, &format!("atomic subroutines of kind {kind}")),
+        }
+    }
+}
+
+/// [`atomic_sub`] for one word type.
+///
+/// # Safety
+/// As [`atomic_sub`].
+unsafe fn atomic_word<W: Word>(
+    routine: &'static str,
+    what: AtomicKind,
+    addr: usize,
+    pe: usize,
+    value: *const u8,
+    compare: *const u8,
+) -> CafResult<W> {
+    // SAFETY: contract: the operands are W-sized values (unaligned reads: Fortran
+    // temporaries are aligned, but nothing promises it).
+    let v = || unsafe { value.cast::<W>().read_unaligned() };
+    let op = match what {
+        AtomicKind::Define => AmoOp::Set(v()),
+        AtomicKind::Ref => AmoOp::Fetch,
+        AtomicKind::Cas => AmoOp::CompareSwap {
+            // SAFETY: as above.
+            cond: unsafe { compare.cast::<W>().read_unaligned() },
+            value: v(),
+        },
+        AtomicKind::Op(1) => AmoOp::Add(v()),
+        AtomicKind::Op(2) => AmoOp::And(v()),
+        AtomicKind::Op(3) => AmoOp::Or(v()),
+        AtomicKind::Op(4) => AmoOp::Xor(v()),
+        AtomicKind::Op(o) => unsupported(routine, &format!("atomic operation code {o}")),
+    };
+    if matches!(what, AtomicKind::Define) {
+        // ATOMIC_DEFINE orders after this image's earlier writes, like a release.
+        rshmem_core::order::quiet()?;
+    }
+    atomic::<W>(routine, addr, op, pe)
+}

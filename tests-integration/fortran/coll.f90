@@ -1,0 +1,114 @@
+! Collective subroutines: co_sum, co_min, co_max (numbers and characters), co_broadcast,
+! co_reduce (arguments by value, by reference, characters), with and without
+! RESULT_IMAGE=, on contiguous and strided arguments.
+module ops
+  implicit none
+contains
+  pure function iadd(a, b) result(c)
+    integer, value :: a, b
+    integer :: c
+    c = a + b
+  end function
+  pure function rmul(a, b) result(c)
+    real(8), intent(in) :: a, b
+    real(8) :: c
+    c = a * b
+  end function
+  pure function lor(a, b) result(c)
+    logical, intent(in) :: a, b
+    logical :: c
+    c = a .or. b
+  end function
+  pure function cmax(a, b) result(c)
+    character(len=4), intent(in) :: a, b
+    character(len=4) :: c
+    integer :: i
+    do i = 1, 4
+      c(i:i) = max(a(i:i), b(i:i))
+    end do
+  end function
+end module
+
+program coll
+  use ops
+  implicit none
+  integer :: me, np, i, st
+  integer :: x(5), m(3, 4), s
+  integer(8) :: big
+  real(8) :: r, rv(3)
+  real(4) :: f
+  complex(8) :: z
+  character(len=4) :: ch
+  character(len=30) :: msg
+  logical :: l
+  me = this_image()
+  np = num_images()
+
+  x = [(me * i, i = 1, 5)]
+  call co_sum(x)
+  if (any(x /= [(i * np * (np + 1) / 2, i = 1, 5)])) error stop 2
+  big = 2_8**40 + me
+  call co_sum(big)
+  if (big /= np * 2_8**40 + np * (np + 1) / 2) error stop 3
+  r = me * 0.5d0
+  call co_sum(r, result_image=1, stat=st, errmsg=msg)
+  if (st /= 0) error stop 4
+  if (me == 1 .and. r /= 0.25d0 * np * (np + 1)) error stop 5
+  z = cmplx(me, -me, 8)
+  call co_sum(z)
+  if (z /= cmplx(np * (np + 1) / 2, -np * (np + 1) / 2, 8)) error stop 6
+  f = real(me)
+  call co_max(f)
+  if (f /= real(np)) error stop 7
+  s = me
+  call co_min(s, result_image=np)
+  if (me == np .and. s /= 1) error stop 8
+  ! A strided argument: every other column of a matrix.
+  m = me
+  call co_max(m(:, 1:4:2))
+  if (any(m(:, 1:4:2) /= np) .or. any(m(:, 2:4:2) /= me)) error stop 9
+  ! Characters.
+  ch = achar(iachar('a') + me) // 'xyz'
+  call co_max(ch)
+  if (ch /= achar(iachar('a') + np) // 'xyz') error stop 10
+  ch = achar(iachar('a') + me) // 'xyz'
+  call co_min(ch)
+  if (ch /= 'bxyz') error stop 11
+
+  ! co_broadcast from the last image, contiguous and strided.
+  x = me
+  call co_broadcast(x, source_image=np)
+  if (any(x /= np)) error stop 12
+  m = me
+  call co_broadcast(m(2, :), 1)
+  if (any(m(2, :) /= 1) .or. any(m(1, :) /= me)) error stop 13
+  ch = 'im' // achar(iachar('0') + me) // '!'
+  call co_broadcast(ch, 1)
+  if (ch /= 'im1!') error stop 14
+
+  ! co_reduce.
+  s = me
+  call co_reduce(s, iadd)
+  if (s /= np * (np + 1) / 2) error stop 15
+  rv = [1d0, 2d0, 0.5d0] * me
+  call co_reduce(rv, rmul, result_image=1)
+  if (me == 1) then
+    r = 1
+    do i = 1, np
+      r = r * i
+    end do
+    if (any(abs(rv - [1d0, 2d0**np, 0.5d0**np] * r) > 1d-9 * r)) error stop 16
+  end if
+  l = me == np
+  call co_reduce(l, lor)
+  if (.not. l) error stop 17
+  ch = achar(iachar('a') + me - 1) // achar(iachar('z') - me + 1) // '..'
+  call co_reduce(ch, cmax)
+  if (ch /= achar(iachar('a') + np - 1) // 'z..') error stop 18
+  ! STAT= with an image out of range.
+  st = 0
+  call co_sum(s, result_image=np + 1, stat=st)
+  if (st == 0) error stop 20
+  sync all
+  print '(a,i0)', 'ok coll image=', me
+end program

@@ -1,0 +1,262 @@
+//! The Coarray Fortran face: installs the C face and libcaf_rshmem (with `caf`, `cafrun`)
+//! into a prefix in the target directory, builds the programs of
+//! tests-integration/fortran with the installed `caf`, and runs them under `cafrun` at 1-4
+//! images. Each image checks its own values and prints `ok <name> image=<n>`.
+//!
+//! libcaf_rshmem is built by `cargo test --workspace`; run alone, this test needs
+//! `cargo build -p rshmem-capi -p rshmem-caf -p oshrun` first.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rshmem_tests::{install_c_face, run_bounded, running, time_scale, workspace, JobOutput};
+
+/// The install prefix, installed once per test process.
+fn prefix() -> &'static Path {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let prefix = install_c_face("caf-prefix");
+        for f in [
+            "lib/libcaf_rshmem.so",
+            "lib/libcaf_rshmem.a",
+            "lib/pkgconfig/caf-rshmem.pc",
+            "bin/caf",
+            "bin/cafrun",
+            "bin/oshrun",
+        ] {
+            assert!(
+                prefix.join(f).exists(),
+                "install.sh did not install {f} (is rshmem-caf built? cargo build -p rshmem-caf)"
+            );
+        }
+        prefix
+    })
+}
+
+/// Builds tests-integration/fortran/`name`.f90 with the installed `caf` (once per test
+/// process, under a name holding this process's id, so a running job's executable is
+/// never replaced).
+fn build(name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, exe)) = built.iter().find(|(n, _)| n == name) {
+        return exe.clone();
+    }
+    let p = prefix();
+    let dir = p.join("tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(format!("{name}.p{}", std::process::id()));
+    // Object and module files go to a directory of this process's own.
+    let work = dir.join(format!("work.p{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let out = Command::new(p.join("bin/caf"))
+        .args(["-O1", "-g", "-Wall", "-Wno-character-truncation"])
+        .arg("-J")
+        .arg(&work)
+        .arg("-o")
+        .arg(&exe)
+        .arg(
+            workspace()
+                .join("tests-integration/fortran")
+                .join(format!("{name}.f90")),
+        )
+        .output()
+        .expect("run caf");
+    assert!(
+        out.status.success(),
+        "caf {name}.f90 failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&work);
+    built.push((name.to_string(), exe.clone()));
+    exe
+}
+
+/// `cafrun -np <np> exe args`, bounded by 60 s.
+fn cafrun(np: usize, exe: &Path, args: &[&str]) -> JobOutput {
+    let mut cmd = Command::new(prefix().join("bin/cafrun"));
+    cmd.arg("-np").arg(np.to_string()).arg(exe).args(args);
+    run_bounded(cmd, None, Duration::from_secs(60) * time_scale())
+}
+
+/// Runs `name` at 1-4 images; every image must print its ok line once.
+fn all_ok(name: &str) {
+    let exe = build(name);
+    for np in 1..=4 {
+        let out = cafrun(np, &exe, &[]);
+        out.assert_ok();
+        let mut images: Vec<usize> = out
+            .lines_with(&format!("ok {name} image="))
+            .iter()
+            .map(|s| s.trim().parse().expect("image number"))
+            .collect();
+        images.sort_unstable();
+        assert_eq!(
+            images,
+            (1..=np).collect::<Vec<_>>(),
+            "{name} at {np} images: every image must say ok once\n--- stdout\n{}\n--- stderr\n{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_basics() {
+    all_ok("basics");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_strided_sections_conversion_and_allocatable_coarrays() {
+    all_ok("xfer");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_sync_all_images_memory() {
+    all_ok("sync");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_atomics_events_locks_critical() {
+    all_ok("atomics");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_collectives() {
+    all_ok("coll");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_stop_and_error_stop_end_the_job_with_their_code() {
+    let exe = build("term");
+    for np in [1, 3] {
+        let out = cafrun(np, &exe, &["stop"]);
+        assert_eq!(out.code(), 3, "stop 3 at {np} images: {out:?}");
+        assert_eq!(out.lines_with("ok term image=").len(), np, "{out:?}");
+        assert_eq!(out.stderr.matches("STOP 3").count(), np, "{out:?}");
+    }
+    for np in [2, 4] {
+        let out = cafrun(np, &exe, &["errorstop"]);
+        assert_eq!(out.code(), 7, "error stop 7 at {np} images: {out:?}");
+        assert!(out.stderr.contains("ERROR STOP 7"), "{out:?}");
+        assert!(!out.stdout.contains("not reached"), "{out:?}");
+        assert!(running(&exe).is_empty(), "images left running: {out:?}");
+    }
+    let out = cafrun(3, &exe, &["errorstr"]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert!(out.stderr.contains("ERROR STOP bad thing"), "{out:?}");
+    assert!(running(&exe).is_empty(), "images left running: {out:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_unsupported_features_fail_naming_the_feature() {
+    let exe = build("term");
+    for (mode, feature) in [
+        ("team", "FORM TEAM"),
+        ("vector", "vector subscripts"),
+        ("component", "allocatable component"),
+    ] {
+        let out = cafrun(2, &exe, &[mode]);
+        assert_ne!(out.code(), 0, "{mode}: {out:?}");
+        assert!(
+            out.stderr.contains("not supported yet by libcaf_rshmem")
+                && out.stderr.contains(feature),
+            "{mode}: the message must name {feature:?}: {out:?}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_links_statically_through_pkg_config_flags() {
+    // The static library with the flags caf-rshmem.pc gives (read here without
+    // pkg-config: Libs with -lcaf_rshmem made static, and Libs.private).
+    let p = prefix();
+    let pc = std::fs::read_to_string(p.join("lib/pkgconfig/caf-rshmem.pc")).unwrap();
+    let private = pc
+        .lines()
+        .find_map(|l| l.strip_prefix("Libs.private:"))
+        .expect("Libs.private")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    let exe = p
+        .join("tests")
+        .join(format!("basics-static.p{}", std::process::id()));
+    let out = Command::new("gfortran")
+        .arg("-fcoarray=lib")
+        .arg("-o")
+        .arg(&exe)
+        .arg(workspace().join("tests-integration/fortran/basics.f90"))
+        .arg(p.join("lib/libcaf_rshmem.a"))
+        .args(&private)
+        .output()
+        .expect("run gfortran");
+    assert!(
+        out.status.success(),
+        "static link failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cafrun(3, &exe, &[]);
+    let _ = std::fs::remove_file(&exe);
+    out.assert_ok();
+    assert_eq!(out.lines_with("ok basics image=").len(), 3, "{out:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_wrapper_shows_its_command_and_cafrun_takes_n() {
+    let p = prefix();
+    let out = Command::new(p.join("bin/caf"))
+        .args(["--show", "x.f90", "-o", "x"])
+        .output()
+        .unwrap();
+    let cmd = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        cmd.contains("-fcoarray=lib") && cmd.contains("-lcaf_rshmem"),
+        "{cmd}"
+    );
+    // `-n N` and OpenCoarrays' Open MPI flags are accepted.
+    let exe = build("basics");
+    let mut c = Command::new(p.join("bin/cafrun"));
+    c.args(["--oversubscribe", "-n", "2"]).arg(&exe);
+    let out = run_bounded(c, None, Duration::from_secs(60) * time_scale());
+    out.assert_ok();
+    assert_eq!(out.lines_with("ok basics image=").len(), 2, "{out:?}");
+}
