@@ -365,6 +365,20 @@ fn plan(
         }
         if c_rs.is_some() {
             jobs.push(Job {
+                exp: "cbarrier",
+                what: format!("{n} PEs: bench/c/shmem_coll.c (barrier) on rshmem"),
+                cmd: crs_cmd(n, "shmem_coll", &[]),
+            });
+        }
+        if osh.is_some() {
+            jobs.push(Job {
+                exp: "cbarrier",
+                what: format!("{n} PEs: bench/c/shmem_coll.c (barrier) on OSHMEM"),
+                cmd: osh_cmd(n, "shmem_coll", &[]),
+            });
+        }
+        if c_rs.is_some() {
+            jobs.push(Job {
                 exp: "seed004",
                 what: format!("{n} PEs: bench/c/shmem_seed004.c on rshmem"),
                 cmd: crs_cmd(n, "shmem_seed004", &[]),
@@ -409,7 +423,21 @@ fn plan(
     jobs.push(Job {
         exp: "nbe",
         what: "2 PEs: rshmem-bench nbe --threads 2".into(),
-        cmd: rs(2, &["nbe", "--threads", "2"], &[]),
+        cmd: rs(
+            2,
+            &[
+                "nbe",
+                "--threads",
+                "2",
+                "--overlap-sizes",
+                if o.quick {
+                    "64,65536,6291456"
+                } else {
+                    "64,4096,65536,1048576,6291456"
+                },
+            ],
+            &[],
+        ),
     });
     jobs
 }

@@ -88,11 +88,6 @@ impl Records {
             .filter(move |r| r.bench != "machine" && (exp.is_empty() || r.tag("exp") == exp))
     }
 
-    /// Whether experiment `exp` left any record.
-    pub(crate) fn has(&self, exp: &str) -> bool {
-        self.of(exp).next().is_some()
-    }
-
     /// `(x, value)` of the records of `exp` that `pick` accepts, x given by `x`, sorted by
     /// x; a repeated x keeps its last value; non-finite values are dropped.
     pub(crate) fn points(
@@ -220,7 +215,7 @@ impl Axis {
 pub(crate) enum Kind {
     /// rshmem.
     Rshmem,
-    /// The peer implementation (OSHMEM) or a second rshmem variant.
+    /// What rshmem is compared with: OSHMEM, or rshmem's other variant (warm colours).
     Peer,
     /// A machine limit (memcpy, raw round trip) or another reference.
     Reference,
@@ -249,6 +244,8 @@ pub(crate) struct Figure {
     pub(crate) series: Vec<Series>,
     /// Whether an OSHMEM series was expected (the caption then says when it is missing).
     pub(crate) wants_peer: bool,
+    /// The legend goes to the lower right (where the curves leave room).
+    pub(crate) legend_low: bool,
 }
 
 impl Figure {
@@ -262,6 +259,7 @@ impl Figure {
             y,
             series: Vec::new(),
             wants_peer: false,
+            legend_low: false,
         }
     }
 
@@ -361,4 +359,20 @@ pub(crate) fn by_size(r: &Record) -> Option<f64> {
 /// `x` of a record: its PE count.
 pub(crate) fn by_pes(r: &Record) -> Option<f64> {
     Some(r.pes as f64)
+}
+
+/// A horizontal reference line at `v` across the x values of `fig`'s series so far.
+pub(crate) fn hline(fig: &Figure, v: Option<f64>) -> Vec<(f64, f64)> {
+    let Some(v) = v.filter(|v| v.is_finite()) else {
+        return Vec::new();
+    };
+    let xs = fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if lo.is_finite() {
+        vec![(lo, v), (hi, v)]
+    } else {
+        Vec::new()
+    }
 }

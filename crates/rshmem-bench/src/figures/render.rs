@@ -109,27 +109,24 @@ fn label(s: &Scale, v: f64) -> String {
 /// Short number text: `0.25`, `12`, `3.2k`, `1.5M`.
 fn number(v: f64) -> String {
     let a = v.abs();
-    if a >= 1e9 {
-        format!("{:.3}G", v / 1e9)
+    let (x, unit) = if a >= 1e9 {
+        (v / 1e9, "G")
     } else if a >= 1e6 {
-        format!("{:.3}M", v / 1e6)
+        (v / 1e6, "M")
     } else if a >= 1e4 {
-        format!("{:.3}k", v / 1e3)
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 1.0 {
-        format!("{v:.3}")
-    } else if a == 0.0 {
-        "0".into()
+        (v / 1e3, "k")
     } else {
-        format!("{v:.3}")
+        (v, "")
+    };
+    let mut t = if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
+    };
+    if t.contains('.') {
+        t = t.trim_end_matches('0').trim_end_matches('.').to_string();
     }
-    .trim_end_matches('0')
-    .trim_end_matches('.')
-    .to_string()
-    .replace(".k", "k")
-    .replace(".M", "M")
-    .replace(".G", "G")
+    t + unit
 }
 
 /// Range and label count of one axis over the drawn values.
@@ -193,6 +190,7 @@ where
         .x_label_formatter(&xl)
         .y_label_formatter(&yl)
         .label_style(text(13))
+        .x_label_style(text(if matches!(xs, Scale::Categories(_)) { 11 } else { 13 }))
         .axis_desc_style(text(15))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
@@ -208,7 +206,12 @@ where
             .map(|&(x, y)| (fwd(xs, x), fwd(ys, y)))
             .collect();
         let style = c.stroke_width(2);
-        let anno = if s.kind == Kind::Reference {
+        let anno = if matches!(xs, Scale::Categories(_)) && s.kind != Kind::Reference {
+            // Categories are not a sequence: points only.
+            chart
+                .draw_series(p.iter().map(|&q| Circle::new(q, 5, c.filled())))
+                .map_err(e)?
+        } else if s.kind == Kind::Reference {
             chart
                 .draw_series(DashedLineSeries::new(p.clone(), 8, 5, style))
                 .map_err(e)?
@@ -233,7 +236,11 @@ where
     } else {
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(if fig.legend_low {
+                SeriesLabelPosition::LowerRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            })
             .label_font(text(13))
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(180, 180, 180))
@@ -323,7 +330,32 @@ pub(crate) fn render_all(recs: &Records, figs: &[Figure], out: &Path) -> Result<
         }
     }
     h.push_str("</body></html>\n");
-    std::fs::write(out.join("index.html"), h).map_err(|e| format!("cannot write index.html: {e}"))
+    std::fs::write(out.join("index.html"), h)
+        .map_err(|e| format!("cannot write index.html: {e}"))?;
+    std::fs::write(out.join("figures.md"), markdown(recs, figs))
+        .map_err(|e| format!("cannot write figures.md: {e}"))
+}
+
+/// The same page in Markdown (docs/results.md is made of it), SVGs beside it.
+fn markdown(recs: &Records, figs: &[Figure]) -> String {
+    let m = recs.machine();
+    let mut h = format!("Measured on {}. {}\n", m.text(), m.peer());
+    for g in SEEDS {
+        let _ = write!(h, "\n## {}\n\n", g.title);
+        if g.figures.is_none() {
+            let _ = writeln!(h, "*{}*", g.pending);
+        }
+        for f in figs.iter().filter(|f| f.group == g.id) {
+            let _ = write!(
+                h,
+                "![{t}]({id}.svg)\n\n**{t}.** {c}\n\n",
+                id = f.id,
+                t = f.title,
+                c = caption(recs, f)
+            );
+        }
+    }
+    h
 }
 
 #[cfg(test)]
@@ -340,6 +372,9 @@ mod tests {
         assert_eq!(number(1500.0), "1500");
         assert_eq!(number(25000.0), "25k");
         assert_eq!(number(2.5e6), "2.5M");
+        assert_eq!(number(100.0), "100");
+        assert_eq!(number(1000.0), "1000");
+        assert_eq!(number(0.5), "0.5");
         assert_eq!(range(&Scale::Log, [0.5, 2.3].into_iter()), (0.0, 3.0, 4));
     }
 }
