@@ -61,7 +61,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
             Axis::new("time per transfer (ns, median)", Scale::Log),
         )
         .caption(&format!(
-            "PE 0 {op}s into PE 1's symmetric heap; median over batches of the time per \
+            "PE 0 {op}s {dir} PE 1's symmetric heap; median over batches of the time per \
              transfer (a batch ends with shmem_quiet). C: bench/c/shmem_bench.c on each \
              library; Rust: rshmem-bench pe."
         ));
