@@ -140,7 +140,11 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     let results = o.out.join("results.jsonl");
     let mut file = std::fs::File::create(&results)
         .map_err(|e| format!("cannot create {}: {e}", results.display()))?;
-    let _ = writeln!(file, "{}", machine(o.quick, osh.as_ref().map(|x| x.2.as_str())));
+    let _ = writeln!(
+        file,
+        "{}",
+        machine(o.quick, osh.as_ref().map(|x| x.2.as_str()))
+    );
     let oshrun = bin.join("oshrun");
     if !oshrun.exists() {
         return Err(format!(
@@ -185,7 +189,14 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
         eprintln!("rshmem-bench report: Open MPI's OSHMEM not installed: rshmem only");
     }
 
-    let jobs = plan(o, &exe, &oshrun, c_rs.as_deref(), osh_run.as_deref(), &build);
+    let jobs = plan(
+        o,
+        &exe,
+        &oshrun,
+        c_rs.as_deref(),
+        osh_run.as_deref(),
+        &build,
+    );
     let t0 = Instant::now();
     let n = jobs.len();
     for (i, mut job) in jobs.into_iter().enumerate() {
@@ -408,7 +419,11 @@ fn plan(
         jobs.push(Job {
             exp: "threads",
             what: format!("{} PEs: rshmem-bench threads --threads {t}", 2 * t),
-            cmd: rs(2 * t, &["threads", "--threads", &ts, "--max-size", "8"], &[]),
+            cmd: rs(
+                2 * t,
+                &["threads", "--threads", &ts, "--max-size", "8"],
+                &[],
+            ),
         });
     }
     for &t in threads {

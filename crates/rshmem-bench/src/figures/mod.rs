@@ -42,7 +42,10 @@ impl Record {
         };
         let bench = m.remove("bench")?.as_str()?.to_string();
         let metric = m.remove("metric")?.as_str()?.to_string();
-        let value = m.remove("value").and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        let value = m
+            .remove("value")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN);
         let size = m.remove("size").and_then(|v| v.as_f64());
         let pes = m.remove("pes").and_then(|v| v.as_u64()).unwrap_or(0);
         m.remove("unit");

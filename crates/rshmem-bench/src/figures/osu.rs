@@ -101,9 +101,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "8-byte RMA and AMOs, heap and static, 2 PEs",
         Axis::new(
             "operation",
-            Scale::Categories(
-                ops.iter().map(|o| short(o)).collect(),
-            ),
+            Scale::Categories(ops.iter().map(|o| short(o)).collect()),
         ),
         Axis::new("latency (ns, median)", Scale::Log),
     )
@@ -179,7 +177,11 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     );
     f.add("rshmem (Rust API)", Kind::Rshmem, rust);
     let line = hline(&f, rtt);
-    f.add("raw cache-line round trip, 2 PEs (limit)", Kind::Reference, line);
+    f.add(
+        "raw cache-line round trip, 2 PEs (limit)",
+        Kind::Reference,
+        line,
+    );
     v.push(f);
 
     // Broadcast and reduce against size, per PE count.
@@ -211,7 +213,10 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         pes.sort_unstable();
         pes.dedup();
         for &n in &pes {
-            for (imp, name, kind) in [("rshmem", "rshmem", Kind::Rshmem), ("oshmem", "OSHMEM", Kind::Peer)] {
+            for (imp, name, kind) in [
+                ("rshmem", "rshmem", Kind::Rshmem),
+                ("oshmem", "OSHMEM", Kind::Peer),
+            ] {
                 let pts = r.points(
                     "ccoll",
                     |x| {

@@ -190,7 +190,11 @@ where
         .x_label_formatter(&xl)
         .y_label_formatter(&yl)
         .label_style(text(13))
-        .x_label_style(text(if matches!(xs, Scale::Categories(_)) { 11 } else { 13 }))
+        .x_label_style(text(if matches!(xs, Scale::Categories(_)) {
+            11
+        } else {
+            13
+        }))
         .axis_desc_style(text(15))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
@@ -288,7 +292,12 @@ pub(crate) fn render_all(recs: &Records, figs: &[Figure], out: &Path) -> Result<
     font()?;
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     for (i, fig) in figs.iter().enumerate() {
-        eprint!("\rrshmem-bench report: drawing {}/{} {:<40}", i + 1, figs.len(), fig.id);
+        eprint!(
+            "\rrshmem-bench report: drawing {}/{} {:<40}",
+            i + 1,
+            figs.len(),
+            fig.id
+        );
         let svg: PathBuf = out.join(format!("{}.svg", fig.id));
         draw(SVGBackend::new(&svg, (W, H)).into_drawing_area(), fig)?;
         let png = out.join(format!("{}.png", fig.id));
@@ -297,7 +306,9 @@ pub(crate) fn render_all(recs: &Records, figs: &[Figure], out: &Path) -> Result<
     eprintln!();
     let m = recs.machine();
     let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rshmem figures</title>\n");
+    h.push_str(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rshmem figures</title>\n",
+    );
     h.push_str("<style>body{font-family:sans-serif;max-width:1000px;margin:auto}figure{margin:2em 0}img{max-width:100%;border:1px solid #ddd}figcaption{font-size:0.92em}</style>\n");
     h.push_str("</head><body>\n<h1>rshmem figures</h1>\n");
     let _ = writeln!(
@@ -324,7 +335,7 @@ pub(crate) fn render_all(recs: &Records, figs: &[Figure], out: &Path) -> Result<
                         .iter()
                         .map(|s| s.name.as_str())
                         .collect::<Vec<_>>()
-                        .join(", ")
+                        .join("; ")
                 ),
             );
         }

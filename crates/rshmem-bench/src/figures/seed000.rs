@@ -20,7 +20,11 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
          finds to dominate creation.",
     );
     let pick = |bench: &'static str, metric: &'static str| {
-        r.points("coll", move |x| x.bench == bench && x.metric == metric, by_pes)
+        r.points(
+            "coll",
+            move |x| x.bench == bench && x.metric == metric,
+            by_pes,
+        )
     };
     f.add(
         "create: dup WORLD",
@@ -51,7 +55,9 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     let mut f = Figure::new(
         "seed000_flat_vs_hier",
         "seed000",
-        &format!("Sum reduction, flat vs HOST -> LEADERS -> HOST, {hosts} PEs on 2 simulated hosts"),
+        &format!(
+            "Sum reduction, flat vs HOST -> LEADERS -> HOST, {hosts} PEs on 2 simulated hosts"
+        ),
         Axis::new("message size", Scale::Bytes),
         Axis::new("latency (ns, median)", Scale::Log),
     )
@@ -62,7 +68,10 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
          broadcast on each HOST).",
     );
     for (suffix, alg) in [("", "shm"), ("_rd", "rd"), ("_ring", "ring")] {
-        for (kind, name, k) in [("flat", "flat", Kind::Rshmem), ("hier", "hierarchical", Kind::Peer)] {
+        for (kind, name, k) in [
+            ("flat", "flat", Kind::Rshmem),
+            ("hier", "hierarchical", Kind::Peer),
+        ] {
             let bench = format!("reduce_sum_i32_{kind}{suffix}");
             let pts = r.points(
                 "coll_hosts",

@@ -12,8 +12,16 @@ fn threads(x: &super::Record) -> Option<f64> {
 pub(super) fn figures(r: &Records) -> Vec<Figure> {
     let mut v = Vec::new();
     for (bench, id, title) in [
-        ("mt_put", "seed001_rate_put", "8-byte put message rate by threads per PE"),
-        ("mt_get", "seed001_rate_get", "8-byte get message rate by threads per PE"),
+        (
+            "mt_put",
+            "seed001_rate_put",
+            "8-byte put message rate by threads per PE",
+        ),
+        (
+            "mt_get",
+            "seed001_rate_get",
+            "8-byte get message rate by threads per PE",
+        ),
         (
             "mt_atomic_fetch",
             "seed001_rate_fetch",
@@ -36,7 +44,11 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         for (metric, name, kind) in [
             ("rate_shared", "shared (default) context", Kind::Rshmem),
             ("rate_private", "private contexts", Kind::Rshmem),
-            ("rate_pes", "T single-threaded PEs (reference)", Kind::Reference),
+            (
+                "rate_pes",
+                "T single-threaded PEs (reference)",
+                Kind::Reference,
+            ),
         ] {
             let pts = r.points(
                 "threads",

@@ -20,8 +20,16 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
          with one quiet (the implicit form the seed compares with).",
     );
     for (bench, name, kind) in [
-        ("put_nbe_msgrate", "put_nbe (one request each)", Kind::Rshmem),
-        ("put_nbe_merged_msgrate", "put_nbe, merged requests", Kind::Rshmem),
+        (
+            "put_nbe_msgrate",
+            "put_nbe (one request each)",
+            Kind::Rshmem,
+        ),
+        (
+            "put_nbe_merged_msgrate",
+            "put_nbe, merged requests",
+            Kind::Rshmem,
+        ),
         ("put_nbi_msgrate", "put_nbi + quiet", Kind::Peer),
     ] {
         let pts = r.points("nbe", |x| x.bench == bench && x.metric == "rate", by_size);
@@ -29,7 +37,11 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     }
     let raw = r.value("pe", "raw_memmove_msgrate", "rate", |_| true);
     let line = hline(&f, raw);
-    f.add("raw 8-byte stores into the mapped peer (limit)", Kind::Reference, line);
+    f.add(
+        "raw 8-byte stores into the mapped peer (limit)",
+        Kind::Reference,
+        line,
+    );
     v.push(f);
 
     let mut f = Figure::new(
@@ -44,7 +56,10 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
          takes inline, then the wait; overlap = share of the transfer hidden behind the \
          computation (large transfers go to the copy engine, SHMEM_COPY_ENGINE_THRESHOLD).",
     );
-    for (placement, name) in [("default", "put_nbe, default placement"), ("pinned", "put_nbe, pinned")] {
+    for (placement, name) in [
+        ("default", "put_nbe, default placement"),
+        ("pinned", "put_nbe, pinned"),
+    ] {
         let pts = r.points(
             "nbe",
             |x| {
@@ -75,7 +90,11 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     f.add(
         "library broadcast",
         Kind::Peer,
-        r.points("nbe", |x| x.bench == "bcast_library" && x.metric == "latency", by_size),
+        r.points(
+            "nbe",
+            |x| x.bench == "bcast_library" && x.metric == "latency",
+            by_size,
+        ),
     );
     let mut ts: Vec<u64> = r
         .of("nbe")

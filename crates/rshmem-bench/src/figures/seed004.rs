@@ -57,7 +57,11 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     );
     for (bench, name, kind) in [
         ("overlap_reduce_nbe", "reduce, computing", Kind::Rshmem),
-        ("overlap_broadcast_nbe", "broadcast, computing", Kind::Rshmem),
+        (
+            "overlap_broadcast_nbe",
+            "broadcast, computing",
+            Kind::Rshmem,
+        ),
         ("overlap_reduce_nbe_idle", "reduce, idle", Kind::Peer),
         ("overlap_broadcast_nbe_idle", "broadcast, idle", Kind::Peer),
     ] {
