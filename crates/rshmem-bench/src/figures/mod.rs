@@ -189,8 +189,10 @@ impl Machine {
 pub(crate) enum Scale {
     /// Bytes, log 2 (labels `8 B`, `4 KiB`).
     Bytes,
-    /// A plain number, linear.
+    /// A plain number, linear from 0.
     Linear,
+    /// A count (PEs, threads): linear over the counts present, integer labels.
+    Count,
     /// A plain number, log 10.
     Log,
     /// Named categories at x = 0, 1, 2...

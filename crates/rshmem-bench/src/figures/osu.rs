@@ -154,7 +154,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "osu_barrier",
         "osu",
         "shmem_barrier_all",
-        Axis::new("PEs", Scale::Linear),
+        Axis::new("PEs", Scale::Count),
         Axis::new("latency (ns, median, slowest PE)", Scale::Log),
     )
     .caption("bench/c/shmem_coll.c (barrier_all) on each library; Rust: rshmem-bench coll (barrier_all).");

@@ -81,7 +81,7 @@ fn fwd(s: &Scale, v: f64) -> f64 {
     match s {
         Scale::Bytes => v.max(1e-300).log2(),
         Scale::Log => v.max(1e-300).log10(),
-        Scale::Linear | Scale::Categories(_) => v,
+        Scale::Linear | Scale::Count | Scale::Categories(_) => v,
     }
 }
 
@@ -97,6 +97,12 @@ fn label(s: &Scale, v: f64) -> String {
         }
         Scale::Log => number(10f64.powf(v)),
         Scale::Linear => number(v),
+        Scale::Count => {
+            if (v - v.round()).abs() > 0.01 {
+                return String::new();
+            }
+            format!("{}", v.round())
+        }
         Scale::Categories(c) => {
             if (v - v.round()).abs() > 0.01 || v < -0.01 {
                 return String::new();
@@ -150,6 +156,10 @@ fn range(s: &Scale, vals: impl Iterator<Item = f64>) -> (f64, f64, usize) {
             (lo, hi, (hi - lo) as usize + 1)
         }
         Scale::Categories(c) => (-0.5, c.len().max(1) as f64 - 0.5, c.len().max(1) + 1),
+        Scale::Count => {
+            let (lo, hi) = (lo.floor(), hi.ceil());
+            (lo - 0.3, hi + 0.3, ((hi - lo) as usize + 2).min(12))
+        }
         Scale::Linear => {
             let lo = lo.min(0.0);
             let hi = if hi <= lo { lo + 1.0 } else { hi * 1.08 };

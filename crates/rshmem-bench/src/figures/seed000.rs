@@ -10,7 +10,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "seed000_team_create",
         "seed000",
         "Team creation (shmem_team_split_strided) by PE count",
-        Axis::new("PEs in the job", Scale::Linear),
+        Axis::new("PEs in the job", Scale::Count),
         Axis::new("time per creation (ns, median)", Scale::Log),
     )
     .caption(

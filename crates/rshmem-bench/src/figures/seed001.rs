@@ -32,7 +32,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
             id,
             "seed001",
             title,
-            Axis::new("threads per PE (T)", Scale::Linear),
+            Axis::new("threads per PE (T)", Scale::Count),
             Axis::new("message rate of the job (Mmsg/s)", Scale::Linear),
         )
         .caption(
@@ -64,7 +64,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "seed001_apps",
         "seed001",
         "Kernels: multiple contexts over a single context, by threads",
-        Axis::new("threads (1 PE)", Scale::Linear),
+        Axis::new("threads (1 PE)", Scale::Count),
         Axis::new("speed-up of multiple contexts over one (x)", Scale::Linear),
     )
     .caption(

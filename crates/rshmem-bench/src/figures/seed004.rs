@@ -10,7 +10,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "seed004_aset_create",
         "seed004",
         "Active-set creation + delete by constructor",
-        Axis::new("PEs", Scale::Linear),
+        Axis::new("PEs", Scale::Count),
         Axis::new("time (ns, median, slowest PE)", Scale::Log),
     )
     .caption(
@@ -47,7 +47,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "seed004_overlap",
         "seed004",
         "Overlap of 1 MiB non-blocking collectives with computation",
-        Axis::new("PEs", Scale::Linear),
+        Axis::new("PEs", Scale::Count),
         Axis::new("communication hidden (%)", Scale::Linear),
     )
     .caption(
