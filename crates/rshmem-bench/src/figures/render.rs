@@ -280,9 +280,7 @@ fn caption(recs: &Records, fig: &Figure) -> String {
     let _ = write!(s, " Machine: {}.", m.text());
     if fig.wants_peer {
         let has_peer = fig.series.iter().any(|s| s.name.contains("OSHMEM"));
-        if has_peer {
-            let _ = write!(s, " {}", m.peer());
-        } else if m.oshmem.is_empty() {
+        if has_peer || m.oshmem.is_empty() {
             let _ = write!(s, " {}", m.peer());
         } else {
             s.push_str(" OSHMEM left no records for this figure (its run failed or was skipped).");
