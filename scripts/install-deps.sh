@@ -21,6 +21,8 @@ command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v gfortran >/dev/null 2>&1 || need+=(gfortran)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v nm >/dev/null 2>&1 || need+=(binutils)
+# DejaVu Sans: the text of rshmem-bench report's PNG figures (read at run time).
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 # Python with venv and headers, to build shmem4py against rshmem (scripts/test-shmem4py.sh).
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)

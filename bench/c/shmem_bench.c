@@ -1,6 +1,6 @@
 /* shmem_bench.c: latency and message rate of put, get and every 64-bit AMO, from C,
  * each on a symmetric heap buffer (shmem_align) and on a static buffer (symmetric
- * data/bss), and put/get bandwidth (8 B to 1 MiB, heap), on 2 PEs: PE 0 measures against
+ * data/bss), and put/get bandwidth (8 B to 4 MiB, heap), on 2 PEs: PE 0 measures against
  * PE 1 while PE 1 waits in a barrier.
  *
  * Portable OpenSHMEM 1.4 C (spec routines only): builds with rshmem's oshcc and with
@@ -46,7 +46,7 @@
 #define AMO_OFF 256   /* word index of the AMO target: its own cache lines */
 #define WINDOW 64
 #define MIN_OPS 32       /* per latency / rate batch */
-#define BW_MAX (1 << 20) /* largest bandwidth size */
+#define BW_MAX (4 << 20) /* largest bandwidth size */
 
 /* The static buffer: symmetric because it lives in the data/bss segment. */
 static uint64_t sbuf[BUF_WORDS] __attribute__((aligned(4096)));
@@ -223,7 +223,8 @@ static void b_get_bw(uint64_t *buf, long n) {
 /* Put and get bandwidth at a few sizes into the heap block `big` (BW_MAX bytes), put and
  * get batches interleaved; prints its table and JSON lines. */
 static void bandwidth(uint64_t *big, int samples) {
-    static const size_t sizes[] = {8, 4096, 65536, BW_MAX};
+    /* x8 steps: OSU-style curves (rshmem-bench report) without a long run. */
+    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, BW_MAX};
     enum { NS = sizeof sizes / sizeof sizes[0] };
     body_fn fs[2] = {b_put_bw, b_get_bw};
     const char *names[2] = {"put_bw", "get_bw"};

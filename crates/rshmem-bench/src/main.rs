@@ -20,12 +20,17 @@
 //! * `oshrun -np 2 rshmem-bench api`: per-call cost of the safe Rust API's put/get, p/g
 //!   and atomics on each receiver, beside the core's put.
 //! * `rshmem-bench summary < output`: the targets of earlier runs, again.
+//! * `rshmem-bench report [--quick] [--out DIR] [--from FILE.jsonl]`: runs the seeds'
+//!   experiments as child jobs (or reads earlier records) and draws SVG/PNG figures with
+//!   an `index.html` (`figures/`).
 //!
 //! Table lines never start with `{`; JSON lines always do.
 
 mod api;
 mod apps;
 mod coll;
+mod experiments;
+mod figures;
 mod launch;
 mod nbe;
 mod pe;
@@ -160,6 +165,9 @@ enum Cmd {
     },
     /// Reads earlier output on stdin and prints the table of targets.
     Summary,
+    /// Runs the experiments of the seeds (or reads `--from`) and draws the figures: SVG,
+    /// PNG and `index.html` in `--out` (run without a launcher).
+    Report(experiments::Opts),
 }
 
 fn main() {
@@ -196,5 +204,6 @@ fn main() {
         Cmd::Burn { secs, own_session } => wait::burn(secs, own_session),
         Cmd::Api { quick } => api::run(quick),
         Cmd::Summary => report::summary(),
+        Cmd::Report(o) => experiments::run(o),
     }
 }

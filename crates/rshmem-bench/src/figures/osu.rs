@@ -1,0 +1,266 @@
+//! OSU-style curves: put/get latency and bandwidth 8 B..4 MiB, AMOs and small operations
+//! on heap and static memory, barrier, broadcast and reduce, from the C programs of
+//! `bench/c` on rshmem and on OSHMEM, with the machine's limits from `rshmem-bench pe`.
+
+use super::{by_pes, by_size, hline, Axis, Figure, Kind, Records, Scale};
+
+/// The small operations of `bench/c/shmem_bench.c`, in the order drawn.
+const OPS: &[&str] = &[
+    "put",
+    "put_quiet",
+    "get",
+    "long_p",
+    "long_g",
+    "amo_fetch",
+    "amo_set",
+    "amo_swap",
+    "amo_compare_swap",
+    "amo_fetch_inc",
+    "amo_inc",
+    "amo_fetch_add",
+    "amo_add",
+    "amo_fetch_and",
+    "amo_and",
+    "amo_fetch_or",
+    "amo_or",
+    "amo_fetch_xor",
+    "amo_xor",
+];
+
+/// The figures of this group.
+pub(super) fn figures(r: &Records) -> Vec<Figure> {
+    let mut v = Vec::new();
+    for (op, what, dir) in [
+        ("put", "shmem_putmem", "into"),
+        ("get", "shmem_getmem", "from"),
+    ] {
+        let bw = format!("{op}_bw");
+        let c = |imp: &'static str, metric: &'static str| {
+            let bw = bw.clone();
+            r.points(
+                "cbench",
+                move |x| x.bench == bw && x.metric == metric && x.tag("impl") == imp,
+                by_size,
+            )
+        };
+        let rust = |metric: &'static str| {
+            r.points("pe", move |x| x.bench == op && x.metric == metric, by_size)
+        };
+        let memcpy = |metric: &'static str| {
+            r.points(
+                "pe",
+                move |x| x.bench == "memcpy" && x.metric == metric && x.size >= Some(8.0),
+                by_size,
+            )
+        };
+        let mut f = Figure::new(
+            &format!("osu_{op}_latency"),
+            "osu",
+            &format!("{what} latency, 2 PEs"),
+            Axis::new("message size", Scale::Bytes),
+            Axis::new("time per transfer (ns, median)", Scale::Log),
+        )
+        .caption(&format!(
+            "PE 0 {op}s {dir} PE 1's symmetric heap; median over batches of the time per \
+             transfer (a batch ends with shmem_quiet). C: bench/c/shmem_bench.c on each \
+             library; Rust: rshmem-bench pe."
+        ));
+        f.wants_peer = true;
+        f.add("rshmem (C)", Kind::Rshmem, c("rshmem", "latency_median"));
+        f.add("rshmem (Rust API)", Kind::Rshmem, rust("latency_median"));
+        f.add("OSHMEM (C)", Kind::Peer, c("oshmem", "latency_median"));
+        f.add("memcpy (limit)", Kind::Reference, memcpy("latency_median"));
+        v.push(f);
+        let mut f = Figure::new(
+            &format!("osu_{op}_bandwidth"),
+            "osu",
+            &format!("{what} bandwidth, 2 PEs"),
+            Axis::new("message size", Scale::Bytes),
+            Axis::new("bandwidth (GB/s)", Scale::Log),
+        )
+        .caption(&format!(
+            "Bytes over the median time per {op} (batches end with shmem_quiet), heap to heap."
+        ));
+        f.wants_peer = true;
+        f.add("rshmem (C)", Kind::Rshmem, c("rshmem", "bandwidth"));
+        f.add("rshmem (Rust API)", Kind::Rshmem, rust("bandwidth"));
+        f.add("OSHMEM (C)", Kind::Peer, c("oshmem", "bandwidth"));
+        f.add("memcpy (limit)", Kind::Reference, memcpy("bandwidth"));
+        v.push(f);
+    }
+
+    // Small operations by name, heap and static.
+    let ops: Vec<&str> = OPS
+        .iter()
+        .copied()
+        .filter(|o| r.value("cbench", o, "latency_median", |_| true).is_some())
+        .collect();
+    let mut f = Figure::new(
+        "osu_small_ops",
+        "osu",
+        "8-byte RMA and AMOs, heap and static, 2 PEs",
+        Axis::new(
+            "operation",
+            Scale::Categories(ops.iter().map(|o| short(o)).collect()),
+        ),
+        Axis::new("latency (ns, median)", Scale::Log),
+    )
+    .caption(
+        "bench/c/shmem_bench.c: put/p and non-fetching AMOs are pipelined batches ending with \
+         shmem_quiet (put_quiet completes each put); get/g and fetching AMOs are round trips. \
+         Heap: shmem_align; static: a global symmetric variable. AMOs on long (bitwise: uint64_t).",
+    );
+    f.wants_peer = true;
+    f.legend_low = true;
+    for (imp, mem, name, kind) in [
+        ("rshmem", "heap", "rshmem heap", Kind::Rshmem),
+        ("rshmem", "static", "rshmem static", Kind::Rshmem),
+        ("oshmem", "heap", "OSHMEM heap", Kind::Peer),
+        ("oshmem", "static", "OSHMEM static", Kind::Peer),
+    ] {
+        let pts = ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| {
+                r.value("cbench", o, "latency_median", |x| {
+                    x.tag("impl") == imp && x.tag("mem") == mem
+                })
+                .map(|y| (i as f64, y))
+            })
+            .collect();
+        f.add(name, kind, pts);
+    }
+    let raw: Vec<(f64, f64)> = ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            let raw = format!("raw_atomic_{}", o.trim_start_matches("amo_"));
+            r.value("pe", &raw, "latency_median", |_| true)
+                .map(|y| (i as f64, y))
+        })
+        .collect();
+    f.add(
+        "raw atomic on the mapped peer word (limit)",
+        Kind::Reference,
+        raw,
+    );
+    let rtt = r.value("pe", "pingpong_raw", "rtt_median", |_| true);
+    let line = hline(&f, rtt);
+    f.add("raw cache-line round trip (limit)", Kind::Reference, line);
+    v.push(f);
+
+    // Barrier against PE count.
+    let mut f = Figure::new(
+        "osu_barrier",
+        "osu",
+        "shmem_barrier_all",
+        Axis::new("PEs", Scale::Count),
+        Axis::new("latency (ns, median, slowest PE)", Scale::Log),
+    )
+    .caption("bench/c/shmem_coll.c (barrier_all) on each library; Rust: rshmem-bench coll (barrier_all).");
+    f.wants_peer = true;
+    for (imp, name, kind) in [
+        ("rshmem", "rshmem (C)", Kind::Rshmem),
+        ("oshmem", "OSHMEM (C)", Kind::Peer),
+    ] {
+        let pts = r.points(
+            "cbarrier",
+            |x| x.bench == "barrier_all" && x.metric == "latency_median" && x.tag("impl") == imp,
+            by_pes,
+        );
+        f.add(name, kind, pts);
+    }
+    let rust = r.points(
+        "coll",
+        |x| x.bench == "barrier_all_coll" && x.metric == "latency_median",
+        by_pes,
+    );
+    f.add("rshmem (Rust API)", Kind::Rshmem, rust);
+    let line = hline(&f, rtt);
+    f.add(
+        "raw cache-line round trip, 2 PEs (limit)",
+        Kind::Reference,
+        line,
+    );
+    v.push(f);
+
+    // Broadcast and reduce against size, per PE count.
+    for (bench, id, title, cap) in [
+        (
+            "broadcast64_barrier",
+            "osu_broadcast",
+            "shmem_broadcast64 + barrier_all",
+            "Active-set broadcast from PE 0 followed by shmem_barrier_all (the root may \
+             otherwise run ahead of its pSync), bench/c/shmem_coll.c --sweep.",
+        ),
+        (
+            "reduce_sum_to_all",
+            "osu_reduce",
+            "shmem_long_sum_to_all",
+            "Active-set sum reduction over all PEs, bench/c/shmem_coll.c --sweep.",
+        ),
+    ] {
+        let mut f = Figure::new(
+            id,
+            "osu",
+            title,
+            Axis::new("message size", Scale::Bytes),
+            Axis::new("latency (ns, median, slowest PE)", Scale::Log),
+        )
+        .caption(cap);
+        f.wants_peer = true;
+        let mut pes: Vec<u64> = r.of("ccoll").map(|x| x.pes).collect();
+        pes.sort_unstable();
+        pes.dedup();
+        for &n in &pes {
+            for (imp, name, kind) in [
+                ("rshmem", "rshmem", Kind::Rshmem),
+                ("oshmem", "OSHMEM", Kind::Peer),
+            ] {
+                let pts = r.points(
+                    "ccoll",
+                    |x| {
+                        x.bench == bench
+                            && x.metric == "latency_median"
+                            && x.tag("impl") == imp
+                            && x.pes == n
+                    },
+                    by_size,
+                );
+                f.add(&format!("{name}, {n} PEs"), kind, pts);
+            }
+        }
+        let lo = f
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .fold(f64::INFINITY, f64::min);
+        let hi = f
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .fold(0.0, f64::max);
+        let mc = r.points(
+            "pe",
+            |x| {
+                x.bench == "memcpy"
+                    && x.metric == "latency_median"
+                    && x.size.is_some_and(|s| s >= lo && s <= hi)
+            },
+            by_size,
+        );
+        f.add("memcpy of the message (limit)", Kind::Reference, mc);
+        v.push(f);
+    }
+    v
+}
+
+/// Category label of an operation, short enough for 19 side by side.
+fn short(op: &str) -> String {
+    let o = op.trim_start_matches("amo_");
+    match o {
+        "compare_swap" => "cswap".into(),
+        "put_quiet" => "put+q".into(),
+        _ => o.replace("fetch_", "f_"),
+    }
+}

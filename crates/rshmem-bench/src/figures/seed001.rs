@@ -1,0 +1,100 @@
+//! Seed 001 (contexts and threads): message rate against threads per PE with shared and
+//! private contexts beside as many single-threaded PEs (`rshmem-bench threads`), and the
+//! halo, ISx all-to-all and Mandelbrot kernels (`rshmem-bench apps`).
+
+use super::{hline, Axis, Figure, Kind, Records, Scale};
+
+fn threads(x: &super::Record) -> Option<f64> {
+    x.num("threads")
+}
+
+/// The figures of this group.
+pub(super) fn figures(r: &Records) -> Vec<Figure> {
+    let mut v = Vec::new();
+    for (bench, id, title) in [
+        (
+            "mt_put",
+            "seed001_rate_put",
+            "8-byte put message rate by threads per PE",
+        ),
+        (
+            "mt_get",
+            "seed001_rate_get",
+            "8-byte get message rate by threads per PE",
+        ),
+        (
+            "mt_atomic_fetch",
+            "seed001_rate_fetch",
+            "Atomic fetch-add message rate by threads per PE",
+        ),
+    ] {
+        let mut f = Figure::new(
+            id,
+            "seed001",
+            title,
+            Axis::new("threads per PE (T)", Scale::Count),
+            Axis::new("message rate of the job (Mmsg/s)", Scale::Linear),
+        )
+        .caption(
+            "rshmem-bench threads --threads T under oshrun -np 2T: T threads of PE 0 to PE 1 \
+             sharing the default context, T threads each on a private context, against T \
+             single-threaded PEs doing the same (the seed's reference). Serialized contexts \
+             (SHMEM_CTX_SERIALIZED) are not measured by rshmem-bench threads yet: no series.",
+        );
+        for (metric, name, kind) in [
+            ("rate_shared", "shared (default) context", Kind::Rshmem),
+            ("rate_private", "private contexts", Kind::Rshmem),
+            (
+                "rate_pes",
+                "T single-threaded PEs (reference)",
+                Kind::Reference,
+            ),
+        ] {
+            let pts = r.points(
+                "threads",
+                |x| x.bench == bench && x.metric == metric && x.size == Some(8.0),
+                threads,
+            );
+            f.add(name, kind, pts);
+        }
+        v.push(f);
+    }
+
+    let mut f = Figure::new(
+        "seed001_apps",
+        "seed001",
+        "Kernels: multiple contexts over a single context, by threads",
+        Axis::new("threads (1 PE)", Scale::Count),
+        Axis::new("speed-up of multiple contexts over one (x)", Scale::Linear),
+    )
+    .caption(
+        "rshmem-bench apps --threads T on 1 PE: 3-D halo exchange (largest size), ISx-style \
+         all-to-all key exchange and Mandelbrot with work stealing, each run with all threads \
+         on one context and with a context per thread; above 1, contexts pay.",
+    );
+    let halo_size = r
+        .of("apps")
+        .filter(|x| x.bench == "app_halo3d")
+        .filter_map(|x| x.size)
+        .fold(0.0, f64::max);
+    for (bench, name) in [
+        ("app_halo3d", "halo 3-D"),
+        ("app_isx", "ISx all-to-all"),
+        ("app_mandelbrot", "Mandelbrot"),
+    ] {
+        let pts = r.points(
+            "apps",
+            |x| {
+                x.bench == bench
+                    && x.metric == "speedup_multi_vs_single"
+                    && (bench != "app_halo3d" || x.size == Some(halo_size))
+            },
+            threads,
+        );
+        f.add(name, Kind::Rshmem, pts);
+    }
+    let one = hline(&f, Some(1.0));
+    f.add("1 (no gain)", Kind::Reference, one);
+    v.push(f);
+    v
+}

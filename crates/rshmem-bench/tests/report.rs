@@ -1,0 +1,124 @@
+//! `rshmem-bench report --from`: renders every figure from a recorded quick run
+//! (`tests/data/report-quick.jsonl`, JSON lines of `rshmem-bench report --quick`) without
+//! measuring anything, and checks that each SVG, PNG and `index.html` exists, is not empty
+//! and names each of its series.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest the renderer may take (a debug build on a loaded machine).
+const BOUND: Duration = Duration::from_secs(120);
+
+/// Every figure of the fixture: a figure that goes missing fails here.
+const FIGURES: &[&str] = &[
+    "osu_put_latency",
+    "osu_put_bandwidth",
+    "osu_get_latency",
+    "osu_get_bandwidth",
+    "osu_small_ops",
+    "osu_barrier",
+    "osu_broadcast",
+    "osu_reduce",
+    "seed000_team_create",
+    "seed000_flat_vs_hier",
+    "seed001_rate_put",
+    "seed001_rate_get",
+    "seed001_rate_fetch",
+    "seed001_apps",
+    "seed002_nbe_rate",
+    "seed002_overlap",
+    "seed002_bcast",
+    "seed004_aset_create",
+    "seed004_overlap",
+];
+
+/// Figures whose fixture records include Open MPI's OSHMEM.
+const WITH_OSHMEM: &[&str] = &[
+    "osu_put_latency",
+    "osu_put_bandwidth",
+    "osu_get_latency",
+    "osu_get_bandwidth",
+    "osu_small_ops",
+    "osu_barrier",
+    "osu_broadcast",
+    "osu_reduce",
+];
+
+#[test]
+fn quick_report_renders_every_figure_from_the_fixture() {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/report-quick.jsonl");
+    let out = std::env::temp_dir().join(format!("rshmem-report-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rshmem-bench"))
+        .arg("report")
+        .arg("--from")
+        .arg(&fixture)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rshmem-bench report");
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if t.elapsed() > BOUND {
+            let _ = child.kill();
+            panic!("rshmem-bench report --from took over {BOUND:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "report failed: {status}\n{err}");
+
+    let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+    assert!(
+        html.contains("Fixture CPU"),
+        "the caption names the machine"
+    );
+    assert!(html.contains("Seed 003"), "seed 003 keeps its place");
+    for id in FIGURES {
+        for ext in ["svg", "png"] {
+            let p = out.join(format!("{id}.{ext}"));
+            let len = std::fs::metadata(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .len();
+            assert!(len > 1000, "{} is nearly empty ({len} bytes)", p.display());
+        }
+        let png = std::fs::read(out.join(format!("{id}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{id}.png is a PNG");
+        // The page's entry: "<figure id=ID>... Series: a; b; c. (<a ..>PNG</a>)".
+        let start = html
+            .find(&format!("<figure id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("index.html has no figure {id}"));
+        let entry = &html[start..];
+        let entry = &entry[..entry.find("</figure>").unwrap()];
+        let series = entry
+            .split("Series: ")
+            .nth(1)
+            .and_then(|s| s.split(". (<a").next())
+            .unwrap_or_else(|| panic!("{id}: no series listed"));
+        let names: Vec<&str> = series.split("; ").filter(|s| !s.is_empty()).collect();
+        assert!(names.len() >= 2, "{id}: only {names:?}");
+        let svg = std::fs::read_to_string(out.join(format!("{id}.svg"))).unwrap();
+        for n in &names {
+            assert!(svg.contains(n), "{id}.svg does not name series {n:?}");
+        }
+        if WITH_OSHMEM.contains(id) {
+            assert!(
+                names.iter().any(|n| n.contains("OSHMEM")),
+                "{id}: no OSHMEM series in {names:?}"
+            );
+        }
+        assert!(
+            entry.contains("Machine: "),
+            "{id}: the caption names no machine"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
