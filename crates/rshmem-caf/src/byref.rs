@@ -213,9 +213,6 @@ unsafe fn read(
 /// The local symmetric address of the object image `pe` (0-based) knows as `addr`.
 fn translate(routine: &'static str, pe: usize, addr: usize) -> CafResult<usize> {
     let s = state(routine);
-    if pe == s.me {
-        return Ok(addr);
-    }
     let (mine, len) = match rshmem_core::runtime::try_runtime() {
         Some(r) => {
             let (a, b) = r.heap_range();
@@ -230,7 +227,9 @@ fn translate(routine: &'static str, pe: usize, addr: usize) -> CafResult<usize> 
             .ok_or_else(|| CafError::new(STAT_ERROR, format!("{routine}: no component heap")))?;
         (h.starts[pe], h.base)
     };
-    let theirs = if known != 0 {
+    let theirs = if pe == s.me {
+        mine
+    } else if known != 0 {
         known
     } else {
         let mut v = 0usize;

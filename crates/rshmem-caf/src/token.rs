@@ -121,9 +121,9 @@ pub(crate) unsafe fn register(
             unsafe { token.write(t) };
             return Ok(());
         }
-        // SAFETY: forwarded contract.
         kind::ALLOCATE_ONLY => {
-            return unsafe { crate::byref::allocate(routine, size, token, desc) }
+            // SAFETY: forwarded contract.
+            return unsafe { crate::byref::allocate(routine, size, token, desc) };
         }
         _ => unsupported(routine, &format!("coarray registration of kind {ty}")),
     };
