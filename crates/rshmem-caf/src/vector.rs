@@ -202,22 +202,7 @@ impl Section {
         let pe = pe as i64;
         let zero = vec![0isize];
         let first = self.dims.first().unwrap_or(&zero);
-        // Runs of the first dimension: (first index, length, spacing in bytes).
-        let mut runs = Vec::new();
-        let mut i = 0;
-        while i < first.len() {
-            let mut j = i;
-            let step = if i + 1 < first.len() {
-                first[i + 1] - first[i]
-            } else {
-                elem as isize
-            };
-            while j + 1 < first.len() && first[j + 1] - first[j] == step {
-                j += 1;
-            }
-            runs.push((i, j - i + 1, step));
-            i = j + 1;
-        }
+        let runs = runs(first, elem);
         let outer = &self.dims[self.dims.len().min(1)..];
         let n_outer: usize = outer.iter().map(Vec::len).product();
         let mut idx = [0usize; MAX_DIMS];
@@ -261,6 +246,27 @@ impl Section {
         }
         Ok(())
     }
+}
+
+/// Splits offsets into runs of equal spacing: (first index, length, spacing in bytes); a
+/// lone element has spacing `elem`.
+fn runs(offs: &[isize], elem: usize) -> Vec<(usize, usize, isize)> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < offs.len() {
+        let step = if i + 1 < offs.len() {
+            offs[i + 1] - offs[i]
+        } else {
+            elem as isize
+        };
+        let mut j = i;
+        while j + 1 < offs.len() && offs[j + 1] - offs[j] == step {
+            j += 1;
+        }
+        runs.push((i, j - i + 1, step));
+        i = j + 1;
+    }
+    runs
 }
 
 /// A remote section as a transfer sees it: a strided shape or an element list.
@@ -578,5 +584,32 @@ pub(crate) unsafe fn sendget(
             &sr,
             Ty::of(src, src_kind),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_split_at_changes_of_spacing() {
+        // Indices 1,2,3 then 7,9,11 then 4, of 4-byte elements.
+        let offs: Vec<isize> = [1, 2, 3, 7, 9, 11, 4].iter().map(|i| i * 4).collect();
+        assert_eq!(runs(&offs, 4), vec![(0, 3, 4), (3, 3, 8), (6, 1, 4)]);
+        // Reversed and repeated indices.
+        assert_eq!(runs(&[8, 4, 0, 0], 4), vec![(0, 3, -4), (3, 1, 4)]);
+        assert!(runs(&[], 4).is_empty());
+    }
+
+    #[test]
+    fn triplets_and_ranges() {
+        assert_eq!(triplet("t", 2, 9, 3).unwrap(), vec![2, 5, 8]);
+        assert_eq!(triplet("t", 5, 1, -2).unwrap(), vec![5, 3, 1]);
+        assert!(triplet("t", 3, 2, 1).unwrap().is_empty());
+        assert!(triplet("t", 1, 2, 0).is_err());
+        let s = Section {
+            dims: vec![vec![8, 0, 4], vec![0, 40]],
+        };
+        assert_eq!((s.count(), s.range()), (6, (0, 48)));
     }
 }
