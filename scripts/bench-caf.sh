@@ -2,7 +2,7 @@
 # bench-caf.sh: the Coarray Fortran benchmarks (bench/fortran/) on rshmem's libcaf_rshmem
 # and on OpenCoarrays, side by side in one run.
 #
-#   scripts/bench-caf.sh [--quick] [--images "2 4"] [--json FILE] [--no-build]
+#   scripts/bench-caf.sh [--quick] [--images "2 4"] [--repeat N] [--json FILE] [--no-build]
 #
 # 1. cargo build --release -p rshmem-capi -p rshmem-caf -p oshrun (honours CARGO_TARGET_DIR)
 #    and installs the C and Fortran faces into TARGET/bench-caf/rshmem (--no-build: install
@@ -18,7 +18,8 @@
 #    issue 14 and whether they were met. Every JSON line of the programs (plus one
 #    "target" line per goal, the shape `rshmem-bench summary` reads) goes to --json FILE
 #    (default TARGET/bench-caf/results.jsonl).
-# --quick: fewer batches and iterations (a few minutes on 2 cores).
+# --quick: fewer batches and iterations (a few minutes on 2 cores). --repeat N: run
+# everything N times (interleaving the runtimes); the tables show the median run.
 set -eu
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 root=$(dirname -- "$here")
@@ -26,6 +27,7 @@ quick=
 images="2 4"
 json=
 build=yes
+repeat=1
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=--quick; shift ;;
@@ -34,7 +36,9 @@ while [ $# -gt 0 ]; do
         --json) json=$2; shift 2 ;;
         --json=*) json=${1#--json=}; shift ;;
         --no-build) build=no; shift ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        --repeat) repeat=$2; shift 2 ;;
+        --repeat=*) repeat=${1#--repeat=}; shift ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "bench-caf.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -94,6 +98,9 @@ run() {
 }
 
 echo "== load before the runs: $(cat /proc/loadavg 2>/dev/null || uptime)" >&2
+rep=0
+while [ "$rep" -lt "$repeat" ]; do
+rep=$((rep + 1))
 for n in $images; do
     for p in $progs; do
         echo "== $p, $n images, rshmem" >&2
@@ -112,6 +119,7 @@ for n in $images; do
                 "$oc_run" -n "$n" "$@" "$work/oc/$p" --runtime=opencoarrays $quick
         fi
     done
+done
 done
 echo "== load after the runs: $(cat /proc/loadavg 2>/dev/null || uptime)" >&2
 
@@ -144,7 +152,16 @@ BEGIN { printf "" > targets }
     k = b SUBSEP s SUBSEP p
     if (!(b in nrows)) { benches[++nb] = b; nrows[b] = 0 }
     if (!(k in seen)) { seen[k] = 1; rows[b, ++nrows[b]] = k }
-    t[k, r] = field($0, "value") + 0
+    v = field($0, "value") + 0
+    c = ++cnt[k, r]
+    vals[k, r, c] = v
+}
+function med(k, r,    c, i, j, x, a) {
+    c = cnt[k, r]
+    if (c == 0) return 0
+    for (i = 1; i <= c; i++) a[i] = vals[k, r, i]
+    for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
 }
 END {
     for (j = 1; j <= nb; j++) {
@@ -155,7 +172,7 @@ END {
         k = rows[b, i]
         split(k, a, SUBSEP)
         s = a[2]; p = a[3]
-        rv = t[k, "rshmem"]; ov = t[k, "opencoarrays"]
+        rv = med(k, "rshmem"); ov = med(k, "opencoarrays")
         if (oc == "yes" && rv > 0 && ov > 0) {
             printf "%10s %7s %14.3f %14.3f %8.2fx\n", s, p, rv, ov, ov / rv
             g = goal_of(b, s)
@@ -165,7 +182,7 @@ END {
         }
         if (b ~ /_naive$/) {
             base = substr(b, 1, length(b) - 6)
-            sec = t[base SUBSEP s SUBSEP p, "rshmem"]
+            sec = med(base SUBSEP s SUBSEP p, "rshmem")
             if (rv > 0 && sec > 0) target(base "_section_vs_naive@" s, p, rv / sec, 3, "rshmem naive loop time / whole-section time")
         }
       }
