@@ -2,18 +2,15 @@
 !   stop       every image prints its ok line, then STOP 3 (the job exits 3)
 !   errorstop  the last image ERROR STOPs 7 while the others wait in SYNC ALL
 !   errorstr   image 1 ERROR STOPs with a message (the job exits 1)
-!   team       FORM TEAM (not supported yet: must fail naming it)
 !   vector     a coindexed read with a vector subscript (likewise)
 !   component  allocating an allocatable component of a coarray (likewise)
 program term
-  use iso_fortran_env, only: team_type
   implicit none
   type :: box
     integer, allocatable :: p(:)
   end type
   character(len=16) :: mode
   integer :: me, np, a(4)[*], v(2)
-  type(team_type) :: t
   type(box) :: b[*]
   me = this_image()
   np = num_images()
@@ -33,8 +30,6 @@ program term
     sync all
     if (me == 1) error stop 'bad thing'
     sync all
-  case ('team')
-    form team(1, t)
   case ('vector')
     sync all
     v = a([1, 3])[np]

@@ -105,8 +105,12 @@ pub(crate) fn with_local<T>(routine: &str, f: impl FnOnce(&mut Local) -> T) -> T
     }
 }
 
-/// The PE of 1-based image `image`, checked.
+/// The PE of 1-based image `image` of the current team, checked.
+#[inline]
 pub(crate) fn pe_of(s: &State, image: i32) -> CafResult<usize> {
+    if let Some(t) = crate::team::current() {
+        return t.pe_of(image);
+    }
     if image < 1 || image as usize > s.n {
         return Err(CafError::new(
             crate::stat::STAT_ERROR,

@@ -16,7 +16,9 @@ mod convert;
 mod desc;
 mod image;
 mod stat;
+mod status;
 mod sync;
+mod team;
 mod token;
 mod xfer;
 
@@ -29,6 +31,15 @@ use image::{pe_of, state};
 use stat::{report, unsupported, CafResult};
 use sync::AtomicKind;
 use xfer::View;
+
+pub use status::{
+    _gfortran_caf_fail_image, _gfortran_caf_failed_images, _gfortran_caf_image_status,
+    _gfortran_caf_stopped_images,
+};
+pub use team::{
+    _gfortran_caf_change_team, _gfortran_caf_end_team, _gfortran_caf_form_team,
+    _gfortran_caf_get_team, _gfortran_caf_sync_team, _gfortran_caf_team_number,
+};
 
 /// `caf_token_t`.
 type TokenPtr = *mut c_void;
@@ -76,21 +87,17 @@ pub extern "C" fn _gfortran_caf_finalize() {
     image::finalize();
 }
 
-/// `this_image()`: this image's number, from 1.
+/// `this_image()`: this image's number in the current team, from 1.
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_this_image(_distance: c_int) -> c_int {
-    state("_gfortran_caf_this_image").me as c_int + 1
+    team::this_image("_gfortran_caf_this_image")
 }
 
-/// `num_images()`; with `failed=.true.` the failed images, of which there are none.
+/// `num_images()` of the current team; `failed` (-1: absent) counts the failed images
+/// (true) or the others (false).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_num_images(_distance: c_int, failed: c_int) -> c_int {
-    let s = state("_gfortran_caf_num_images");
-    if failed > 0 {
-        0
-    } else {
-        s.n as c_int
-    }
+    status::num_images("_gfortran_caf_num_images", failed)
 }
 
 /// Reads a Fortran string argument (null: none).
@@ -141,12 +148,6 @@ pub unsafe extern "C" fn _gfortran_caf_error_stop_str(
     // SAFETY: forwarded contract.
     let msg = unsafe { fstr(s, len) }.or(Some(String::new()));
     image::stop(msg, 1, true, quiet)
-}
-
-/// `fail image`: not supported (no failed-image recovery yet).
-#[no_mangle]
-pub extern "C" fn _gfortran_caf_fail_image() -> ! {
-    unsupported("_gfortran_caf_fail_image", "FAIL IMAGE")
 }
 
 // ------------------------------------------------------------------ memory
@@ -215,7 +216,7 @@ pub unsafe extern "C" fn _gfortran_caf_send(
     src_kind: c_int,
     may_require_tmp: bool,
     stat: *mut c_int,
-    _team: *mut c_void,
+    team: *mut c_void,
 ) {
     let dest: DescPtr = dest.cast();
     let src: DescPtr = src.cast();
@@ -228,7 +229,8 @@ pub unsafe extern "C" fn _gfortran_caf_send(
         let t = token::token(R, token);
         let r = (|| {
             let s = state(R);
-            let pe = pe_of(s, image_index)?;
+            // gfortran 12 passes `team=` of a coindexed write (not of a read).
+            let pe = team::pe_in(R, team, image_index)?;
             let src = view(src, src_kind);
             xfer::put_from(
                 R,
@@ -885,27 +887,4 @@ pub extern "C" fn _gfortran_caf_random_init(repeatable: bool, image_distinct: bo
         let f = std::mem::transmute::<*mut c_void, RandomInit>(p);
         f(repeatable, image_distinct, me);
     }
-}
-
-/// Entry points of features not supported yet: each ends the job naming its feature.
-macro_rules! not_yet {
-    ($($name:ident => $feature:literal),* $(,)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`: not supported yet (", $feature, ").")]
-        #[no_mangle]
-        pub extern "C" fn $name() {
-            unsupported(stringify!($name), $feature)
-        }
-    )*};
-}
-
-not_yet! {
-    _gfortran_caf_image_status => "IMAGE_STATUS",
-    _gfortran_caf_failed_images => "FAILED_IMAGES",
-    _gfortran_caf_stopped_images => "STOPPED_IMAGES",
-    _gfortran_caf_form_team => "FORM TEAM",
-    _gfortran_caf_change_team => "CHANGE TEAM",
-    _gfortran_caf_end_team => "END TEAM",
-    _gfortran_caf_sync_team => "SYNC TEAM",
-    _gfortran_caf_team_number => "TEAM_NUMBER",
-    _gfortran_caf_get_team => "GET_TEAM",
 }

@@ -7,8 +7,6 @@
 
 use std::ffi::c_void;
 
-use rshmem_core::memory;
-
 use crate::desc::DescPtr;
 use crate::stat::{unsupported, CafError, CafResult, STAT_ERROR};
 
@@ -97,7 +95,8 @@ pub(crate) unsafe fn register(
         _ => unsupported(routine, &format!("coarray registration of kind {ty}")),
     };
     // Zero-sized coarrays still need an address that is not null (ALLOCATED() reads it).
-    let p = memory::calloc(routine, bytes.max(1), 1)?;
+    // Over the current team (symmetric within it).
+    let p = crate::team::sym_calloc(routine, bytes.max(1))?;
     let t = Box::new(Token { base: p as usize });
     // SAFETY: contract.
     unsafe {
@@ -130,7 +129,7 @@ pub(crate) unsafe fn deregister(
         );
     }
     if t.base != 0 {
-        memory::free(routine, t.base as *mut u8)?;
+        crate::team::sym_free(routine, t.base as *mut u8)?;
     }
     // SAFETY: as above; nothing uses the token after this (the compiler clears it).
     unsafe {
