@@ -268,6 +268,14 @@ fn cafrun_env(np: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Job
     run_bounded(cmd, None, Duration::from_secs(60) * time_scale())
 }
 
+/// A copy of `exe` of this test's own, so that `running` sees no other test's job.
+fn own_copy(exe: &Path, tag: &str) -> PathBuf {
+    let name = exe.file_name().expect("file name").to_string_lossy();
+    let copy = exe.with_file_name(format!("{name}.{tag}"));
+    std::fs::copy(exe, &copy).expect("copy the test program");
+    copy
+}
+
 /// The images (sorted) that printed `ok <name> image=<n>`.
 fn ok_images(out: &JobOutput, name: &str) -> Vec<usize> {
     let mut v: Vec<usize> = out
@@ -298,7 +306,11 @@ fn caf_image_status_of_running_images() {
     for np in 1..=4 {
         let out = cafrun(np, &exe, &["running"]);
         out.assert_ok();
-        assert_eq!(ok_images(&out, "status"), (1..=np).collect::<Vec<_>>(), "{out:?}");
+        assert_eq!(
+            ok_images(&out, "status"),
+            (1..=np).collect::<Vec<_>>(),
+            "{out:?}"
+        );
     }
 }
 
@@ -314,7 +326,11 @@ fn caf_stopped_image_seen_by_sync_all_and_sync_images_stat() {
     for np in 2..=4 {
         let out = cafrun(np, &exe, &["stopped"]);
         out.assert_ok();
-        assert_eq!(ok_images(&out, "status"), (1..=np).collect::<Vec<_>>(), "{out:?}");
+        assert_eq!(
+            ok_images(&out, "status"),
+            (1..=np).collect::<Vec<_>>(),
+            "{out:?}"
+        );
         assert!(!out.stdout.contains("FAIL"), "{out:?}");
     }
 }
@@ -327,7 +343,7 @@ fn caf_stopped_image_seen_by_sync_all_and_sync_images_stat() {
 fn caf_fail_image_in_a_fault_tolerant_job() {
     // Image 2 fails; the others see STAT_FAILED_IMAGE, IMAGE_STATUS, FAILED_IMAGES and
     // NUM_IMAGES(FAILED=), and finish; oshrun reports the failed PE (SIGKILL: 137).
-    let exe = build("status");
+    let exe = own_copy(&build("status"), "ft");
     for np in 2..=4 {
         let out = cafrun_env(np, &exe, &["failed"], &[("SHMEM_FAULT_TOLERANT", "1")]);
         assert_eq!(out.code(), 137, "fail image at {np} images: {out:?}");
@@ -345,7 +361,7 @@ fn caf_fail_image_in_a_fault_tolerant_job() {
     ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
 )]
 fn caf_fail_image_without_fault_tolerance_ends_the_job_saying_why() {
-    let exe = build("status");
+    let exe = own_copy(&build("status"), "noft");
     let out = cafrun(3, &exe, &["failnoft"]);
     assert_ne!(out.code(), 0, "{out:?}");
     assert!(

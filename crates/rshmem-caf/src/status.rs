@@ -103,7 +103,10 @@ unsafe fn fill_result(routine: &'static str, array: DescPtr, kind: *const c_int,
         h.ty = BT_INTEGER;
         h.span = k as isize;
         // gfortran 12 reads the bounds as 0 .. count-1 (as OpenCoarrays sets them).
-        let d = array.cast::<u8>().add(std::mem::size_of::<Header>()).cast::<Dim>();
+        let d = array
+            .cast::<u8>()
+            .add(std::mem::size_of::<Header>())
+            .cast::<Dim>();
         d.write_unaligned(Dim {
             stride: 1,
             lbound: 0,

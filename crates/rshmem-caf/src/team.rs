@@ -289,7 +289,11 @@ fn arena_size(parent: Option<&CafTeam>) -> usize {
     });
     match parent.and_then(|p| p.arena.as_ref()) {
         Some(a) => {
-            let free = a.heap.lock().unwrap_or_else(|e| e.into_inner()).free_bytes();
+            let free = a
+                .heap
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .free_bytes();
             want.min(free / 2)
         }
         None => want,
