@@ -1,20 +1,22 @@
 ! Image status, chosen by the first argument:
 !   running  every image is running: IMAGE_STATUS 0, no failed or stopped images
-!   stopped  the last image stops; the others see it in SYNC ALL (STAT=) and SYNC IMAGES
-!            (STAT=) as STAT_STOPPED_IMAGE, in IMAGE_STATUS and STOPPED_IMAGES
+!   stopped  the last image stops; the others see it in SYNC ALL (STAT=), SYNC IMAGES
+!            (STAT=) and a coindexed read (STAT=) as STAT_STOPPED_IMAGE, in IMAGE_STATUS
+!            and STOPPED_IMAGES
 !   failed   image 2 executes FAIL IMAGE (the job runs with SHMEM_FAULT_TOLERANT=1); the
-!            others see STAT_FAILED_IMAGE in SYNC ALL, IMAGE_STATUS, FAILED_IMAGES and
-!            NUM_IMAGES(FAILED=)
+!            others see STAT_FAILED_IMAGE in SYNC ALL, a coindexed read, IMAGE_STATUS,
+!            FAILED_IMAGES and NUM_IMAGES(FAILED=)
 !   failnoft image 2 executes FAIL IMAGE in a job that is not fault-tolerant: it ends
 program status
   use iso_fortran_env, only: stat_stopped_image, stat_failed_image
   implicit none
   character(len=16) :: mode
   character(len=80) :: msg
-  integer :: me, np, st, i
+  integer :: me, np, st, i, x, a[*]
   integer, allocatable :: l(:)
   me = this_image()
   np = num_images()
+  a = me
   call get_command_argument(1, mode)
   select case (trim(mode))
   case ('running')
@@ -40,6 +42,8 @@ program status
     if (len_trim(msg) == 0) call fail('sync all: no errmsg')
     sync images(np, stat=st)
     if (st /= stat_stopped_image) call fail('sync images: stat is not STAT_STOPPED_IMAGE')
+    x = a[np, stat=st]
+    if (st /= stat_stopped_image) call fail('coindexed read: stat is not STAT_STOPPED_IMAGE')
     if (image_status(np) /= stat_stopped_image) call fail('image_status of the stopped image')
     if (image_status(me) /= 0) call fail('image_status of this image')
     l = stopped_images()
@@ -54,6 +58,10 @@ program status
     if (me == 2) fail image
     sync all(stat=st)
     if (st /= stat_failed_image) call fail('sync all: stat is not STAT_FAILED_IMAGE')
+    x = a[2, stat=st]
+    if (st /= stat_failed_image) call fail('coindexed read: stat is not STAT_FAILED_IMAGE')
+    x = a[me, stat=st]
+    if (st /= 0 .or. x /= me) call fail('coindexed read of this image')
     if (image_status(2) /= stat_failed_image) call fail('image_status of the failed image')
     l = failed_images()
     if (size(l) /= 1) call fail('failed_images: not one image')

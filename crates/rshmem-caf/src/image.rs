@@ -21,7 +21,14 @@ pub(crate) struct State {
     pub sync_counts: usize,
     /// [`QNODES`] MCS queue nodes of 16 bytes: `locked` word, then `next` word.
     pub qnodes: usize,
+    /// The collectives' first scratch buffer ([`SCRATCH`] bytes).
+    pub scratch: usize,
 }
+
+/// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
+/// allocate (a collective allocation ends the job once an image has stopped, where the
+/// collective itself reports `STAT_STOPPED_IMAGE`).
+pub(crate) const SCRATCH: usize = 4096;
 
 /// What only this image reads and writes (not on the put/get paths).
 #[derive(Debug, Default)]
@@ -57,11 +64,13 @@ pub(crate) fn init() {
         let n = rshmem_core::setup::n_pes()?;
         let sync_counts = memory::calloc("_gfortran_caf_init", n, 8)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
+        let scratch = memory::malloc("_gfortran_caf_init", SCRATCH)? as usize;
         Ok(State {
             me,
             n,
             sync_counts,
             qnodes,
+            scratch,
         })
     })();
     match r {
@@ -70,7 +79,7 @@ pub(crate) fn init() {
                 sync_seen: vec![0; s.n],
                 held: Vec::new(),
                 free_qnodes: (0..QNODES).rev().collect(),
-                scratch: (0, 0),
+                scratch: (s.scratch, SCRATCH),
             });
             let _ = STATE.set(s);
         }

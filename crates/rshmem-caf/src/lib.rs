@@ -276,6 +276,10 @@ pub unsafe extern "C" fn _gfortran_caf_get(
         let r = (|| {
             let s = state(R);
             let pe = pe_of(s, image_index)?;
+            if !stat.is_null() {
+                // STAT= on the image selector: a stopped or failed image is reported.
+                status::check_image(R, pe)?;
+            }
             let dst = view(dest, dst_kind);
             xfer::get_into(
                 R,

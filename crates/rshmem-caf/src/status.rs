@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use rshmem_core::ft;
 
 use crate::desc::{DescPtr, Dim, Header, BT_INTEGER};
-use crate::stat::{fatal, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
+use crate::stat::{fatal, CafError, CafResult, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
 use crate::team;
 
 /// IMAGE_STATUS of world PE `pe`: 0, `STAT_STOPPED_IMAGE` or `STAT_FAILED_IMAGE`.
@@ -24,6 +24,26 @@ fn status_of(routine: &'static str, pe: usize) -> i32 {
         })
     })();
     r.unwrap_or_else(|e| fatal(routine, &e.to_string()))
+}
+
+/// STAT= of an image selector (gfortran 12 passes it for coindexed reads only): an error
+/// `STAT_STOPPED_IMAGE` or `STAT_FAILED_IMAGE` when world PE `pe` stopped or failed.
+/// Reads the peer's state (and probes its pid): only where the program asked for STAT=.
+pub(crate) fn check_image(routine: &'static str, pe: usize) -> CafResult {
+    if pe == crate::image::state(routine).me {
+        return Ok(());
+    }
+    match status_of(routine, pe) {
+        0 => Ok(()),
+        STAT_STOPPED_IMAGE => Err(CafError::new(
+            STAT_STOPPED_IMAGE,
+            format!("image {} of the initial team has stopped", pe + 1),
+        )),
+        c => Err(CafError::new(
+            c,
+            format!("image {} of the initial team has failed", pe + 1),
+        )),
+    }
 }
 
 /// Images (numbers in the current team) whose status is `want`.
