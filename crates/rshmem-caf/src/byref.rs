@@ -29,7 +29,7 @@ const ALIGN: usize = 64;
 /// Bytes before the first block: this image's heap start, for the translation.
 const HEADER: usize = ALIGN;
 /// Environment variable that sets the component heap's size in bytes (K, M, G suffixes).
-const SIZE_VAR: &str = "CAF_RSHMEM_COMPONENT_HEAP";
+const SIZE_VAR: &str = "RSHMEM_CAF_COMPONENT_HEAP";
 
 /// This image's component heap: a symmetric block carved up by this image alone.
 #[derive(Debug)]
@@ -48,7 +48,7 @@ fn heap() -> std::sync::MutexGuard<'static, Option<Heap>> {
     HEAP.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The component heap's size: `CAF_RSHMEM_COMPONENT_HEAP`, else an eighth of the
+/// The component heap's size: `RSHMEM_CAF_COMPONENT_HEAP`, else an eighth of the
 /// symmetric heap.
 fn heap_size() -> rshmem_core::Result<usize> {
     if let Ok(v) = std::env::var(SIZE_VAR) {
