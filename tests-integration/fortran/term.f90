@@ -3,16 +3,17 @@
 !   errorstop  the last image ERROR STOPs 7 while the others wait in SYNC ALL
 !   errorstr   image 1 ERROR STOPs with a message (the job exits 1)
 !   team       FORM TEAM (not supported yet: must fail naming it)
-!   vector     a coindexed read with a vector subscript (likewise)
-!   component  allocating an allocatable component of a coarray (likewise)
+!   pointer    a coindexed read through a pointer component associated with memory
+!              that is not symmetric (likewise)
 program term
   use iso_fortran_env, only: team_type
   implicit none
   type :: box
-    integer, allocatable :: p(:)
+    integer, pointer :: q(:) => null()
   end type
   character(len=16) :: mode
   integer :: me, np, a(4)[*], v(2)
+  integer, allocatable, target :: tgt(:)
   type(team_type) :: t
   type(box) :: b[*]
   me = this_image()
@@ -35,11 +36,13 @@ program term
     sync all
   case ('team')
     form team(1, t)
-  case ('vector')
+  case ('pointer')
+    allocate(tgt(3))
+    tgt = me
+    b%q => tgt
     sync all
-    v = a([1, 3])[np]
+    if (me == 1) v = b[np]%q(1:2)
     print *, v
-  case ('component')
-    allocate(b%p(3))
+    sync all
   end select
 end program

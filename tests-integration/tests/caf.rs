@@ -181,11 +181,7 @@ fn caf_stop_and_error_stop_end_the_job_with_their_code() {
 )]
 fn caf_unsupported_features_fail_naming_the_feature() {
     let exe = build("term");
-    for (mode, feature) in [
-        ("team", "FORM TEAM"),
-        ("vector", "vector subscripts"),
-        ("component", "allocatable component"),
-    ] {
+    for (mode, feature) in [("team", "FORM TEAM"), ("pointer", "pointer component")] {
         let out = cafrun(2, &exe, &[mode]);
         assert_ne!(out.code(), 0, "{mode}: {out:?}");
         assert!(
@@ -259,4 +255,22 @@ fn caf_wrapper_shows_its_command_and_cafrun_takes_n() {
     let out = run_bounded(c, None, Duration::from_secs(60) * time_scale());
     out.assert_ok();
     assert_eq!(out.lines_with("ok basics image=").len(), 2, "{out:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_vector_subscripts() {
+    all_ok("vector");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_allocatable_and_pointer_components_through_coindexed_objects() {
+    all_ok("components");
 }

@@ -45,6 +45,19 @@ fn world(routine: &'static str) -> CafResult<&'static rshmem_core::team::Team> {
 unsafe fn copy(a: DescPtr, buf: *mut u8, to_buf: bool) {
     // SAFETY: contract.
     let (shape, base, len) = unsafe { (Shape::of(a), (*a).base_addr, (*a).elem_len) };
+    if shape.is_dense(len) {
+        // One copy for a contiguous array (the usual case) instead of one per element.
+        let bytes = shape.count() * len;
+        // SAFETY: a dense `a` covers `bytes` from its base; `buf` holds them (contract).
+        unsafe {
+            if to_buf {
+                std::ptr::copy_nonoverlapping(base, buf, bytes);
+            } else {
+                std::ptr::copy_nonoverlapping(buf, base, bytes);
+            }
+        }
+        return;
+    }
     shape.for_each(|i, off| {
         // SAFETY: element `i` of `a` and slot `i` of `buf` (contract).
         unsafe {

@@ -57,6 +57,7 @@ pub(crate) fn init() {
         let n = rshmem_core::setup::n_pes()?;
         let sync_counts = memory::calloc("_gfortran_caf_init", n, 8)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
+        crate::byref::init(n)?;
         Ok(State {
             me,
             n,

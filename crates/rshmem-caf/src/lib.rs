@@ -11,6 +11,7 @@
 //! Build with `gfortran -fcoarray=lib prog.f90 -lcaf_rshmem` (or the installed `caf`
 //! wrapper) and run with `cafrun -n N ./prog` (`oshrun`).
 
+mod byref;
 mod coll;
 mod convert;
 mod desc;
@@ -18,6 +19,7 @@ mod image;
 mod stat;
 mod sync;
 mod token;
+mod vector;
 mod xfer;
 
 use std::ffi::{c_char, c_int, c_void};
@@ -220,12 +222,23 @@ pub unsafe extern "C" fn _gfortran_caf_send(
     let dest: DescPtr = dest.cast();
     let src: DescPtr = src.cast();
     const R: &str = "_gfortran_caf_send";
-    if !dst_vector.is_null() {
-        unsupported(R, "vector subscripts in a coindexed object");
-    }
     // SAFETY: the compiler passes valid descriptors and a registered token.
     unsafe {
         let t = token::token(R, token);
+        if !dst_vector.is_null() {
+            let r = vector::send(
+                R,
+                t,
+                offset,
+                image_index,
+                dest,
+                dst_vector,
+                src,
+                dst_kind,
+                src_kind,
+            );
+            return report_stat(R, r, stat);
+        }
         let r = (|| {
             let s = state(R);
             let pe = pe_of(s, image_index)?;
@@ -265,12 +278,23 @@ pub unsafe extern "C" fn _gfortran_caf_get(
     let src: DescPtr = src.cast();
     let dest: DescPtr = dest.cast();
     const R: &str = "_gfortran_caf_get";
-    if !src_vector.is_null() {
-        unsupported(R, "vector subscripts in a coindexed object");
-    }
     // SAFETY: the compiler passes valid descriptors and a registered token.
     unsafe {
         let t = token::token(R, token);
+        if !src_vector.is_null() {
+            let r = vector::get(
+                R,
+                t,
+                offset,
+                image_index,
+                src,
+                src_vector,
+                dest,
+                src_kind,
+                dst_kind,
+            );
+            return report_stat(R, r, stat);
+        }
         let r = (|| {
             let s = state(R);
             let pe = pe_of(s, image_index)?;
@@ -313,12 +337,19 @@ pub unsafe extern "C" fn _gfortran_caf_sendget(
     let dest: DescPtr = dest.cast();
     let src: DescPtr = src.cast();
     const R: &str = "_gfortran_caf_sendget";
-    if !dst_vector.is_null() || !src_vector.is_null() {
-        unsupported(R, "vector subscripts in a coindexed object");
-    }
     // SAFETY: the compiler passes valid descriptors and registered tokens.
     unsafe {
         let (dt, st) = (token::token(R, dst_token), token::token(R, src_token));
+        if !dst_vector.is_null() || !src_vector.is_null() {
+            let r = vector::sendget(
+                R,
+                (dt, dst_offset, dst_image_index, dest, dst_vector),
+                (st, src_offset, src_image_index, src, src_vector),
+                dst_kind,
+                src_kind,
+            );
+            return report_stat(R, r, stat);
+        }
         let r = (|| {
             let s = state(R);
             xfer::send_get(
@@ -337,40 +368,127 @@ pub unsafe extern "C" fn _gfortran_caf_sendget(
     }
 }
 
-/// Reference-chain reads (allocatable components): not supported yet.
+/// `x = obj[image]%comp...`: a read through a reference chain (allocatable or pointer
+/// components, reallocation of the destination).
+///
+/// # Safety
+/// As gfortran calls it.
 #[no_mangle]
-pub extern "C" fn _gfortran_caf_get_by_ref() {
-    unsupported(
-        "_gfortran_caf_get_by_ref",
-        "coindexed reads through allocatable components or reallocation (caf_get_by_ref)",
-    )
+pub unsafe extern "C" fn _gfortran_caf_get_by_ref(
+    token: TokenPtr,
+    image_index: c_int,
+    dst: Desc,
+    refs: *mut c_void,
+    dst_kind: c_int,
+    src_kind: c_int,
+    _may_require_tmp: bool,
+    dst_reallocatable: bool,
+    stat: *mut c_int,
+    src_type: c_int,
+) {
+    const R: &str = "_gfortran_caf_get_by_ref";
+    // SAFETY: forwarded contract.
+    unsafe {
+        let r = byref::get_by_ref(
+            R,
+            token,
+            image_index,
+            dst.cast(),
+            refs,
+            dst_kind,
+            src_kind,
+            dst_reallocatable,
+            src_type,
+        );
+        report_stat(R, r, stat);
+    }
 }
 
-/// Reference-chain writes: not supported yet.
+/// `obj[image]%comp... = x`: a write through a reference chain.
+///
+/// # Safety
+/// As gfortran calls it.
 #[no_mangle]
-pub extern "C" fn _gfortran_caf_send_by_ref() {
-    unsupported(
-        "_gfortran_caf_send_by_ref",
-        "coindexed writes through allocatable components (caf_send_by_ref)",
-    )
+pub unsafe extern "C" fn _gfortran_caf_send_by_ref(
+    token: TokenPtr,
+    image_index: c_int,
+    src: Desc,
+    refs: *mut c_void,
+    dst_kind: c_int,
+    src_kind: c_int,
+    _may_require_tmp: bool,
+    _dst_reallocatable: bool,
+    stat: *mut c_int,
+    dst_type: c_int,
+) {
+    const R: &str = "_gfortran_caf_send_by_ref";
+    // SAFETY: forwarded contract.
+    unsafe {
+        let r = byref::send_by_ref(
+            R,
+            token,
+            image_index,
+            src.cast(),
+            refs,
+            dst_kind,
+            src_kind,
+            dst_type,
+        );
+        report_stat(R, r, stat);
+    }
 }
 
-/// Reference-chain copies: not supported yet.
+/// `obj[i]%comp... = obj2[j]%comp...`: a copy between two reference chains.
+///
+/// # Safety
+/// As gfortran calls it.
 #[no_mangle]
-pub extern "C" fn _gfortran_caf_sendget_by_ref() {
-    unsupported(
-        "_gfortran_caf_sendget_by_ref",
-        "coindexed copies through allocatable components (caf_sendget_by_ref)",
-    )
+pub unsafe extern "C" fn _gfortran_caf_sendget_by_ref(
+    dst_token: TokenPtr,
+    dst_image_index: c_int,
+    dst_refs: *mut c_void,
+    src_token: TokenPtr,
+    src_image_index: c_int,
+    src_refs: *mut c_void,
+    dst_kind: c_int,
+    src_kind: c_int,
+    _may_require_tmp: bool,
+    dst_stat: *mut c_int,
+    src_stat: *mut c_int,
+    dst_type: c_int,
+    src_type: c_int,
+) {
+    const R: &str = "_gfortran_caf_sendget_by_ref";
+    // SAFETY: forwarded contract.
+    unsafe {
+        let r = byref::sendget_by_ref(
+            R,
+            (dst_token, dst_image_index, dst_refs, dst_kind, dst_type),
+            (src_token, src_image_index, src_refs, src_kind, src_type),
+        );
+        if !src_stat.is_null() {
+            report_stat(R, r.clone(), src_stat);
+        }
+        report_stat(R, r, dst_stat);
+    }
 }
 
-/// `allocated(c[i]%p)`: not supported yet.
+/// `allocated(obj[image]%comp)`: whether the component is allocated on that image.
+///
+/// # Safety
+/// As gfortran calls it.
 #[no_mangle]
-pub extern "C" fn _gfortran_caf_is_present() -> c_int {
-    unsupported(
-        "_gfortran_caf_is_present",
-        "ALLOCATED() of a coindexed allocatable component",
-    )
+pub unsafe extern "C" fn _gfortran_caf_is_present(
+    token: TokenPtr,
+    image_index: c_int,
+    refs: *mut c_void,
+) -> c_int {
+    const R: &str = "_gfortran_caf_is_present";
+    // SAFETY: forwarded contract.
+    match unsafe { byref::is_present(R, token, image_index, refs) } {
+        Ok(p) => p as c_int,
+        Err(e) => stat::fatal(R, &e.msg),
+    }
 }
 
 // ------------------------------------------------------------------ synchronization

@@ -6,6 +6,7 @@
 //! same element, sent to the owning image's PE.
 
 use std::ffi::c_void;
+use std::sync::Mutex;
 
 use rshmem_core::memory;
 
@@ -34,6 +35,27 @@ pub(crate) mod kind {
     pub(crate) const ALLOCATE_ONLY: i32 = 8;
 }
 
+/// Addresses of the live tokens. gfortran 12 leaves the token of an allocatable
+/// component of a non-allocatable component uninitialized (it registers no kind 7 for
+/// it), so kind 8 and deregistration must tell a token of ours from stack garbage.
+static LIVE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Leaks `t` into a `caf_token_t`, remembered as live.
+pub(crate) fn new_token(t: Token) -> *mut c_void {
+    let raw = Box::into_raw(Box::new(t));
+    live().push(raw as usize);
+    raw.cast()
+}
+
+/// Whether `raw` is a token [`new_token`] made and nothing has freed.
+pub(crate) fn is_live(raw: *mut c_void) -> bool {
+    live().contains(&(raw as usize))
+}
+
 /// Bytes per lock and per event: one 64-bit word each.
 pub(crate) const WORD: usize = 8;
 
@@ -42,6 +64,11 @@ pub(crate) const WORD: usize = 8;
 pub(crate) struct Token {
     /// Symmetric address of the coarray's first byte on every image (0: no memory).
     pub base: usize,
+    /// Bytes registered (0: unknown or none).
+    pub size: usize,
+    /// An allocatable component's token (kinds 7 and 8): its memory, when allocated,
+    /// comes from this image's component heap (`byref.rs`), not collectively.
+    pub comp: bool,
 }
 
 /// The token behind a `caf_token_t`.
@@ -55,9 +82,9 @@ pub(crate) unsafe fn token<'a>(routine: &'static str, t: *mut c_void) -> &'a Tok
     // SAFETY: contract.
     let t = unsafe { &*(t as *const Token) };
     if t.base == 0 {
-        unsupported(
+        crate::stat::fatal(
             routine,
-            "access to an allocatable component of a derived-type coarray",
+            "the allocatable component behind this coarray token is not allocated",
         );
     }
     t
@@ -85,24 +112,32 @@ pub(crate) unsafe fn register(
             .checked_mul(WORD)
             .ok_or_else(|| CafError::new(STAT_ERROR, format!("{size} locks or events overflow")))?,
         kind::REGISTER_ONLY => {
-            let t = Box::new(Token { base: 0 });
+            let t = new_token(Token {
+                base: 0,
+                size: 0,
+                comp: true,
+            });
             // SAFETY: contract.
-            unsafe { token.write(Box::into_raw(t).cast()) };
+            unsafe { token.write(t) };
             return Ok(());
         }
-        kind::ALLOCATE_ONLY => unsupported(
-            routine,
-            "allocating an allocatable component of a derived-type coarray",
-        ),
+        kind::ALLOCATE_ONLY => {
+            // SAFETY: forwarded contract.
+            return unsafe { crate::byref::allocate(routine, size, token, desc) };
+        }
         _ => unsupported(routine, &format!("coarray registration of kind {ty}")),
     };
     // Zero-sized coarrays still need an address that is not null (ALLOCATED() reads it).
     let p = memory::calloc(routine, bytes.max(1), 1)?;
-    let t = Box::new(Token { base: p as usize });
+    let t = new_token(Token {
+        base: p as usize,
+        size: bytes,
+        comp: false,
+    });
     // SAFETY: contract.
     unsafe {
         (*desc).base_addr = p;
-        token.write(Box::into_raw(t).cast());
+        token.write(t);
     }
     Ok(())
 }
@@ -118,22 +153,32 @@ pub(crate) unsafe fn deregister(
 ) -> CafResult {
     // SAFETY: contract.
     let raw = unsafe { token.read() };
-    if raw.is_null() {
+    if raw.is_null() || !is_live(raw) {
+        // Never registered (see [`LIVE`]): nothing to free.
+        // SAFETY: contract.
+        unsafe { token.write(std::ptr::null_mut()) };
         return Ok(());
     }
     // SAFETY: `raw` came from `Box::into_raw` in `register`.
-    let t = unsafe { &*(raw as *const Token) };
-    if ty != 0 && t.base != 0 {
+    let t = unsafe { &mut *(raw as *mut Token) };
+    if t.comp {
+        // Not collective: the component's memory goes back to this image's heap.
+        crate::byref::free(t);
+        if ty != 0 {
+            // CAF_DEREGTYPE_COARRAY_DEALLOCATE_ONLY: the token stays for the next ALLOCATE.
+            return Ok(());
+        }
+    } else if ty != 0 {
         unsupported(
             routine,
-            "deallocating an allocatable component of a derived-type coarray",
+            "deallocating only the memory of a coarray that is not a component",
         );
-    }
-    if t.base != 0 {
+    } else if t.base != 0 {
         memory::free(routine, t.base as *mut u8)?;
     }
     // SAFETY: as above; nothing uses the token after this (the compiler clears it).
     unsafe {
+        live().retain(|&x| x != raw as usize);
         drop(Box::from_raw(raw as *mut Token));
         token.write(std::ptr::null_mut());
     }

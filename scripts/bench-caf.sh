@@ -1,0 +1,194 @@
+#!/bin/sh
+# bench-caf.sh: the Coarray Fortran benchmarks (bench/fortran/) on rshmem's libcaf_rshmem
+# and on OpenCoarrays, side by side in one run.
+#
+#   scripts/bench-caf.sh [--quick] [--images "2 4"] [--repeat N] [--json FILE] [--no-build]
+#
+# 1. cargo build --release -p rshmem-capi -p rshmem-caf -p oshrun (honours CARGO_TARGET_DIR)
+#    and installs the C and Fortran faces into TARGET/bench-caf/rshmem (--no-build: install
+#    what is built);
+# 2. builds every program with rshmem's caf and, when OpenCoarrays is installed
+#    (OPENCOARRAYS_CAF / OPENCOARRAYS_CAFRUN, default /usr/bin/caf and /usr/bin/cafrun),
+#    with OpenCoarrays' caf;
+# 3. runs each under its own cafrun at every image count of --images (default "2 4"),
+#    each run bounded by timeout; OpenCoarrays runs with OMPI_MCA_osc=^rdma, as root with
+#    OMPI_ALLOW_RUN_AS_ROOT*, and with --oversubscribe beyond the number of cores;
+# 4. prints one table per benchmark (time per operation: rshmem, OpenCoarrays, and the
+#    ratio OpenCoarrays / rshmem, above 1 when rshmem is faster), then the goals of
+#    issue 14 and whether they were met. Every JSON line of the programs (plus one
+#    "target" line per goal, the shape `rshmem-bench summary` reads) goes to --json FILE
+#    (default TARGET/bench-caf/results.jsonl).
+# --quick: fewer batches and iterations (a few minutes on 2 cores). --repeat N: run
+# everything N times (interleaving the runtimes); the tables show the median run.
+set -eu
+here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
+root=$(dirname -- "$here")
+quick=
+images="2 4"
+json=
+build=yes
+repeat=1
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) quick=--quick; shift ;;
+        --images) images=$2; shift 2 ;;
+        --images=*) images=${1#--images=}; shift ;;
+        --json) json=$2; shift 2 ;;
+        --json=*) json=${1#--json=}; shift ;;
+        --no-build) build=no; shift ;;
+        --repeat) repeat=$2; shift 2 ;;
+        --repeat=*) repeat=${1#--repeat=}; shift ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        *) echo "bench-caf.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+target=${CARGO_TARGET_DIR:-$root/target}
+dir=$target/bench-caf
+work=$dir/work
+mkdir -p "$work"
+json=${json:-$dir/results.jsonl}
+raw=$work/raw.jsonl
+: > "$raw"
+progs="caf_rma caf_sync caf_himeno"
+if [ -n "$quick" ]; then limit=180; else limit=600; fi
+cores=$(nproc 2>/dev/null || echo 2)
+
+if [ "$build" = yes ]; then
+    echo "== building rshmem (release) into $target" >&2
+    (cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p rshmem-capi -p rshmem-caf -p oshrun)
+fi
+sh "$root/crates/rshmem-capi/scripts/install.sh" --prefix "$dir/rshmem" --build-dir "$target/release" > "$work/install.log" 2>&1 ||
+    { cat "$work/install.log" >&2; exit 1; }
+rs=$dir/rshmem/bin
+[ -x "$rs/caf" ] || { echo "bench-caf.sh: $rs/caf was not installed (is rshmem-caf built?)" >&2; exit 1; }
+
+oc_caf=${OPENCOARRAYS_CAF:-/usr/bin/caf}
+oc_run=${OPENCOARRAYS_CAFRUN:-/usr/bin/cafrun}
+oc=no
+if [ -x "$oc_caf" ] && [ -x "$oc_run" ] && "$oc_caf" --version 2>/dev/null | grep -qi opencoarrays; then
+    oc=yes
+else
+    echo "bench-caf.sh: OpenCoarrays is not installed ($oc_caf, $oc_run; Debian: apt-get install libcoarrays-openmpi-dev): rshmem's column only" >&2
+fi
+
+src=$root/bench/fortran
+echo "== compiling bench/fortran with rshmem's caf (and OpenCoarrays' caf: $oc)" >&2
+for p in $progs; do
+    mkdir -p "$work/rshmem" "$work/oc"
+    "$rs/caf" -O2 -J "$work/rshmem" -o "$work/rshmem/$p" "$src/cafbench_util.f90" "$src/$p.f90"
+    if [ "$oc" = yes ]; then
+        "$oc_caf" -O2 -J "$work/oc" -o "$work/oc/$p" "$src/cafbench_util.f90" "$src/$p.f90" > "$work/oc-build.log" 2>&1 ||
+            { cat "$work/oc-build.log" >&2; echo "bench-caf.sh: OpenCoarrays' caf failed; rshmem's column only" >&2; oc=no; }
+    fi
+done
+
+# run NAME LOG COMMAND...: runs a benchmark bounded by $limit seconds, keeps its JSON lines.
+run() {
+    name=$1 log=$2
+    shift 2
+    echo "   $*" >&2
+    if timeout "$limit" "$@" > "$log" 2> "$log.err"; then
+        :
+    else
+        echo "bench-caf.sh: $name failed or timed out (status $?); its output:" >&2
+        tail -n 5 "$log" "$log.err" >&2
+    fi
+    grep -v '^{' "$log" >&2 || true
+    grep '^{' "$log" >> "$raw" || true
+}
+
+echo "== load before the runs: $(cat /proc/loadavg 2>/dev/null || uptime)" >&2
+rep=0
+while [ "$rep" -lt "$repeat" ]; do
+rep=$((rep + 1))
+for n in $images; do
+    for p in $progs; do
+        echo "== $p, $n images, rshmem" >&2
+        run "$p (rshmem, $n images)" "$work/$p.rshmem.$n.out" \
+            "$rs/cafrun" -n "$n" "$work/rshmem/$p" --runtime=rshmem $quick
+        if [ "$oc" = yes ]; then
+            echo "== $p, $n images, OpenCoarrays" >&2
+            set --
+            if [ "$n" -gt "$cores" ]; then set -- --oversubscribe; fi
+            if [ "$(id -u)" = 0 ]; then
+                export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+            fi
+            # osc ^rdma: Open MPI 4.1.4 (Debian 12) otherwise crashes in MPI_Finalize.
+            export OMPI_MCA_osc=^rdma
+            run "$p (OpenCoarrays, $n images)" "$work/$p.oc.$n.out" \
+                "$oc_run" -n "$n" "$@" "$work/oc/$p" --runtime=opencoarrays $quick
+        fi
+    done
+done
+done
+echo "== load after the runs: $(cat /proc/loadavg 2>/dev/null || uptime)" >&2
+
+# The tables and the goals: time per operation of each runtime, ratio OpenCoarrays/rshmem.
+# Goals (issue 14): >= 5x on small transfers (<= 4 KiB), sync and locks; >= 1x at every
+# other size; rshmem's whole-section strided transfer >= 3x its naive loop.
+awk -v oc="$oc" -v targets="$work/targets.jsonl" '
+function field(line, key,    m, v) {
+    if (!match(line, "\"" key "\":(\"[^\"]*\"|[^,}]*)")) return ""
+    v = substr(line, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
+    gsub(/"/, "", v)
+    return v
+}
+function goal_of(b, s) {
+    if (b ~ /_naive$/) return 0
+    if ((b == "caf_put" || b == "caf_get") && s + 0 <= 4096) return 5
+    if (b == "sync_all" || b == "sync_images" || b == "lock_mcs" || b == "dht") return 5
+    if (b == "co_sum" && s + 0 <= 8) return 5
+    return 1
+}
+function target(name, pes, v, want, how) {
+    printf "{\"bench\":\"target\",\"size\":null,\"pes\":%d,\"metric\":\"%s\",\"value\":%.4f,\"unit\":\"x\",\"target\":\">= %s\",\"met\":%s,\"how\":\"%s\"}\n", pes, name, v, want, (v >= want ? "true" : "false"), how >> targets
+    ngoal++
+    if (v >= want) nmet++
+}
+BEGIN { printf "" > targets }
+/^\{/ {
+    if (field($0, "metric") != "time") next
+    b = field($0, "bench"); s = field($0, "size"); p = field($0, "pes"); r = field($0, "runtime")
+    k = b SUBSEP s SUBSEP p
+    if (!(b in nrows)) { benches[++nb] = b; nrows[b] = 0 }
+    if (!(k in seen)) { seen[k] = 1; rows[b, ++nrows[b]] = k }
+    v = field($0, "value") + 0
+    c = ++cnt[k, r]
+    vals[k, r, c] = v
+}
+function med(k, r,    c, i, j, x, a) {
+    c = cnt[k, r]
+    if (c == 0) return 0
+    for (i = 1; i <= c; i++) a[i] = vals[k, r, i]
+    for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+}
+END {
+    for (j = 1; j <= nb; j++) {
+      b = benches[j]
+      printf "\n== %s (time per operation, us; ratio = OpenCoarrays / rshmem) ==\n", b
+      printf "%10s %7s %14s %14s %9s\n", "size", "images", "rshmem", "OpenCoarrays", "ratio"
+      for (i = 1; i <= nrows[b]; i++) {
+        k = rows[b, i]
+        split(k, a, SUBSEP)
+        s = a[2]; p = a[3]
+        rv = med(k, "rshmem"); ov = med(k, "opencoarrays")
+        if (oc == "yes" && rv > 0 && ov > 0) {
+            printf "%10s %7s %14.3f %14.3f %8.2fx\n", s, p, rv, ov, ov / rv
+            g = goal_of(b, s)
+            if (g > 0) target(b "@" s, p, ov / rv, g, "OpenCoarrays time / rshmem time")
+        } else {
+            printf "%10s %7s %14.3f %14s %9s\n", s, p, rv, (ov > 0 ? sprintf("%.3f", ov) : "-"), "-"
+        }
+        if (b ~ /_naive$/) {
+            base = substr(b, 1, length(b) - 6)
+            sec = med(base SUBSEP s SUBSEP p, "rshmem")
+            if (rv > 0 && sec > 0) target(base "_section_vs_naive@" s, p, rv / sec, 3, "rshmem naive loop time / whole-section time")
+        }
+      }
+    }
+    if (ngoal > 0) printf "\n%d of %d goals met (see the target lines of the JSON file)\n", nmet, ngoal
+}' "$raw"
+
+cat "$raw" "$work/targets.jsonl" > "$json"
+echo "JSON lines: $json" >&2
