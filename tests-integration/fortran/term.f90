@@ -2,11 +2,9 @@
 !   stop       every image prints its ok line, then STOP 3 (the job exits 3)
 !   errorstop  the last image ERROR STOPs 7 while the others wait in SYNC ALL
 !   errorstr   image 1 ERROR STOPs with a message (the job exits 1)
-!   team       FORM TEAM (not supported yet: must fail naming it)
 !   pointer    a coindexed read through a pointer component associated with memory
-!              that is not symmetric (likewise)
+!              that is not symmetric (not supported yet: must fail naming it)
 program term
-  use iso_fortran_env, only: team_type
   implicit none
   type :: box
     integer, pointer :: q(:) => null()
@@ -14,7 +12,6 @@ program term
   character(len=16) :: mode
   integer :: me, np, a(4)[*], v(2)
   integer, allocatable, target :: tgt(:)
-  type(team_type) :: t
   type(box) :: b[*]
   me = this_image()
   np = num_images()
@@ -34,8 +31,6 @@ program term
     sync all
     if (me == 1) error stop 'bad thing'
     sync all
-  case ('team')
-    form team(1, t)
   case ('pointer')
     allocate(tgt(3))
     tgt = me

@@ -181,7 +181,7 @@ fn caf_stop_and_error_stop_end_the_job_with_their_code() {
 )]
 fn caf_unsupported_features_fail_naming_the_feature() {
     let exe = build("term");
-    for (mode, feature) in [("team", "FORM TEAM"), ("pointer", "pointer component")] {
+    for (mode, feature) in [("pointer", "pointer component")] {
         let out = cafrun(2, &exe, &[mode]);
         assert_ne!(out.code(), 0, "{mode}: {out:?}");
         assert!(
@@ -273,4 +273,116 @@ fn caf_vector_subscripts() {
 )]
 fn caf_allocatable_and_pointer_components_through_coindexed_objects() {
     all_ok("components");
+}
+
+/// `cafrun -np <np> exe args` with `env` set, bounded by 60 s.
+fn cafrun_env(np: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
+    let mut cmd = Command::new(prefix().join("bin/cafrun"));
+    cmd.arg("-np").arg(np.to_string()).arg(exe).args(args);
+    cmd.envs(env.iter().copied());
+    run_bounded(cmd, None, Duration::from_secs(60) * time_scale())
+}
+
+/// A copy of `exe` of this test's own, so that `running` sees no other test's job.
+fn own_copy(exe: &Path, tag: &str) -> PathBuf {
+    let name = exe.file_name().expect("file name").to_string_lossy();
+    let copy = exe.with_file_name(format!("{name}.{tag}"));
+    std::fs::copy(exe, &copy).expect("copy the test program");
+    copy
+}
+
+/// The images (sorted) that printed `ok <name> image=<n>`.
+fn ok_images(out: &JobOutput, name: &str) -> Vec<usize> {
+    let mut v: Vec<usize> = out
+        .lines_with(&format!("ok {name} image="))
+        .iter()
+        .map(|s| s.trim().parse().expect("image number"))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_teams_form_change_sync_and_team_relative_images() {
+    all_ok("teams");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_image_status_of_running_images() {
+    let exe = build("status");
+    for np in 1..=4 {
+        let out = cafrun(np, &exe, &["running"]);
+        out.assert_ok();
+        assert_eq!(
+            ok_images(&out, "status"),
+            (1..=np).collect::<Vec<_>>(),
+            "{out:?}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_stopped_image_seen_by_sync_all_and_sync_images_stat() {
+    // The last image stops; the others get STAT_STOPPED_IMAGE from SYNC ALL and SYNC
+    // IMAGES (not a hang: the 60 s bound), and see it in IMAGE_STATUS / STOPPED_IMAGES.
+    let exe = build("status");
+    for np in 2..=4 {
+        let out = cafrun(np, &exe, &["stopped"]);
+        out.assert_ok();
+        assert_eq!(
+            ok_images(&out, "status"),
+            (1..=np).collect::<Vec<_>>(),
+            "{out:?}"
+        );
+        assert!(!out.stdout.contains("FAIL"), "{out:?}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_fail_image_in_a_fault_tolerant_job() {
+    // Image 2 fails; the others see STAT_FAILED_IMAGE, IMAGE_STATUS, FAILED_IMAGES and
+    // NUM_IMAGES(FAILED=), and finish; oshrun reports the failed PE (SIGKILL: 137).
+    let exe = own_copy(&build("status"), "ft");
+    for np in 2..=4 {
+        let out = cafrun_env(np, &exe, &["failed"], &[("SHMEM_FAULT_TOLERANT", "1")]);
+        assert_eq!(out.code(), 137, "fail image at {np} images: {out:?}");
+        let want: Vec<usize> = (1..=np).filter(|&i| i != 2).collect();
+        assert_eq!(ok_images(&out, "status"), want, "{out:?}");
+        assert!(!out.stdout.contains("FAIL"), "{out:?}");
+        assert!(out.stderr.contains("1 PE(s) failed"), "{out:?}");
+        assert!(running(&exe).is_empty(), "images left running: {out:?}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_fail_image_without_fault_tolerance_ends_the_job_saying_why() {
+    let exe = own_copy(&build("status"), "noft");
+    let out = cafrun(3, &exe, &["failnoft"]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    assert!(
+        out.stderr.contains("FAIL IMAGE") && out.stderr.contains("SHMEM_FAULT_TOLERANT=1"),
+        "{out:?}"
+    );
+    assert!(!out.stdout.contains("not reached"), "{out:?}");
+    assert!(running(&exe).is_empty(), "images left running: {out:?}");
 }

@@ -17,6 +17,9 @@ use crate::stat::{unsupported, CafResult};
 
 /// The symmetric scratch buffer, at least `bytes` long.
 fn scratch(routine: &'static str, bytes: usize) -> CafResult<*mut u8> {
+    if let Some(t) = crate::team::current() {
+        return t.scratch(routine, bytes);
+    }
     let (addr, size) = with_local(routine, |l| l.scratch);
     if size >= bytes {
         return Ok(addr as *mut u8);
@@ -30,12 +33,9 @@ fn scratch(routine: &'static str, bytes: usize) -> CafResult<*mut u8> {
     Ok(p)
 }
 
-/// The world team.
+/// The current team's core team (WORLD for the initial team).
 fn world(routine: &'static str) -> CafResult<&'static rshmem_core::team::Team> {
-    match rshmem_core::runtime::try_runtime() {
-        Some(rt) => Ok(rt.world()),
-        None => Err(rshmem_core::Error::NotInitialized { routine }.into()),
-    }
+    crate::team::core_team(routine)
 }
 
 /// Copies the elements of `a` into `buf` (`to_buf`) or back.
@@ -86,7 +86,8 @@ pub(crate) unsafe fn co_broadcast(routine: &'static str, a: DescPtr, source: i32
         if s.me == root {
             copy(a, buf, true);
         }
-        coll::broadcast(routine, world(routine)?, buf, buf, bytes, root as i64)?;
+        // The root is a rank of the current team: the source image's number minus one.
+        coll::broadcast(routine, world(routine)?, buf, buf, bytes, source as i64 - 1)?;
         copy(a, buf, false);
     }
     Ok(())
@@ -175,18 +176,18 @@ unsafe fn gather_fold(
     a: DescPtr,
     f: &mut dyn FnMut(*mut u8, *const u8),
 ) -> CafResult {
-    let s = state(routine);
+    let images = crate::team::num_images(routine);
     // SAFETY: contract.
     let (n, len) = unsafe { (Shape::of(a).count(), (*a).elem_len) };
     let bytes = n * len;
-    let buf = scratch(routine, bytes * (s.n + 1))?;
+    let buf = scratch(routine, bytes * (images + 1))?;
     // SAFETY: `buf` holds our part and every image's copy after it; `a` is valid.
     unsafe {
         copy(a, buf, true);
         coll::fcollect(routine, world(routine)?, buf.add(bytes), buf, bytes)?;
         let acc = buf; // Image 1's values become the accumulator.
         std::ptr::copy_nonoverlapping(buf.add(bytes), acc, bytes);
-        for img in 1..s.n {
+        for img in 1..images {
             let part = buf.add(bytes * (img + 1));
             for i in 0..n {
                 f(acc.add(i * len), part.add(i * len));

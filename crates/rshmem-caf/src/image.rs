@@ -21,7 +21,14 @@ pub(crate) struct State {
     pub sync_counts: usize,
     /// [`QNODES`] MCS queue nodes of 16 bytes: `locked` word, then `next` word.
     pub qnodes: usize,
+    /// The collectives' first scratch buffer ([`SCRATCH`] bytes).
+    pub scratch: usize,
 }
+
+/// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
+/// allocate (a collective allocation ends the job once an image has stopped, where the
+/// collective itself reports `STAT_STOPPED_IMAGE`).
+pub(crate) const SCRATCH: usize = 4096;
 
 /// What only this image reads and writes (not on the put/get paths).
 #[derive(Debug, Default)]
@@ -58,11 +65,13 @@ pub(crate) fn init() {
         let sync_counts = memory::calloc("_gfortran_caf_init", n, 8)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
         crate::byref::init(n)?;
+        let scratch = memory::malloc("_gfortran_caf_init", SCRATCH)? as usize;
         Ok(State {
             me,
             n,
             sync_counts,
             qnodes,
+            scratch,
         })
     })();
     match r {
@@ -71,7 +80,7 @@ pub(crate) fn init() {
                 sync_seen: vec![0; s.n],
                 held: Vec::new(),
                 free_qnodes: (0..QNODES).rev().collect(),
-                scratch: (0, 0),
+                scratch: (s.scratch, SCRATCH),
             });
             let _ = STATE.set(s);
         }
@@ -106,8 +115,12 @@ pub(crate) fn with_local<T>(routine: &str, f: impl FnOnce(&mut Local) -> T) -> T
     }
 }
 
-/// The PE of 1-based image `image`, checked.
+/// The PE of 1-based image `image` of the current team, checked.
+#[inline]
 pub(crate) fn pe_of(s: &State, image: i32) -> CafResult<usize> {
+    if let Some(t) = crate::team::current() {
+        return t.pe_of(image);
+    }
     if image < 1 || image as usize > s.n {
         return Err(CafError::new(
             crate::stat::STAT_ERROR,

@@ -17,7 +17,9 @@ mod convert;
 mod desc;
 mod image;
 mod stat;
+mod status;
 mod sync;
+mod team;
 mod token;
 mod vector;
 mod xfer;
@@ -31,6 +33,15 @@ use image::{pe_of, state};
 use stat::{report, unsupported, CafResult};
 use sync::AtomicKind;
 use xfer::View;
+
+pub use status::{
+    _gfortran_caf_fail_image, _gfortran_caf_failed_images, _gfortran_caf_image_status,
+    _gfortran_caf_stopped_images,
+};
+pub use team::{
+    _gfortran_caf_change_team, _gfortran_caf_end_team, _gfortran_caf_form_team,
+    _gfortran_caf_get_team, _gfortran_caf_sync_team, _gfortran_caf_team_number,
+};
 
 /// `caf_token_t`.
 type TokenPtr = *mut c_void;
@@ -78,21 +89,17 @@ pub extern "C" fn _gfortran_caf_finalize() {
     image::finalize();
 }
 
-/// `this_image()`: this image's number, from 1.
+/// `this_image()`: this image's number in the current team, from 1.
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_this_image(_distance: c_int) -> c_int {
-    state("_gfortran_caf_this_image").me as c_int + 1
+    team::this_image("_gfortran_caf_this_image")
 }
 
-/// `num_images()`; with `failed=.true.` the failed images, of which there are none.
+/// `num_images()` of the current team; `failed` (-1: absent) counts the failed images
+/// (true) or the others (false).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_num_images(_distance: c_int, failed: c_int) -> c_int {
-    let s = state("_gfortran_caf_num_images");
-    if failed > 0 {
-        0
-    } else {
-        s.n as c_int
-    }
+    status::num_images("_gfortran_caf_num_images", failed)
 }
 
 /// Reads a Fortran string argument (null: none).
@@ -143,12 +150,6 @@ pub unsafe extern "C" fn _gfortran_caf_error_stop_str(
     // SAFETY: forwarded contract.
     let msg = unsafe { fstr(s, len) }.or(Some(String::new()));
     image::stop(msg, 1, true, quiet)
-}
-
-/// `fail image`: not supported (no failed-image recovery yet).
-#[no_mangle]
-pub extern "C" fn _gfortran_caf_fail_image() -> ! {
-    unsupported("_gfortran_caf_fail_image", "FAIL IMAGE")
 }
 
 // ------------------------------------------------------------------ memory
@@ -217,7 +218,7 @@ pub unsafe extern "C" fn _gfortran_caf_send(
     src_kind: c_int,
     may_require_tmp: bool,
     stat: *mut c_int,
-    _team: *mut c_void,
+    team: *mut c_void,
 ) {
     let dest: DescPtr = dest.cast();
     let src: DescPtr = src.cast();
@@ -241,7 +242,8 @@ pub unsafe extern "C" fn _gfortran_caf_send(
         }
         let r = (|| {
             let s = state(R);
-            let pe = pe_of(s, image_index)?;
+            // gfortran 12 passes `team=` of a coindexed write (not of a read).
+            let pe = team::pe_in(R, team, image_index)?;
             let src = view(src, src_kind);
             xfer::put_from(
                 R,
@@ -298,6 +300,10 @@ pub unsafe extern "C" fn _gfortran_caf_get(
         let r = (|| {
             let s = state(R);
             let pe = pe_of(s, image_index)?;
+            if !stat.is_null() {
+                // STAT= on the image selector: a stopped or failed image is reported.
+                status::check_image(R, pe)?;
+            }
             let dst = view(dest, dst_kind);
             xfer::get_into(
                 R,
@@ -1003,27 +1009,4 @@ pub extern "C" fn _gfortran_caf_random_init(repeatable: bool, image_distinct: bo
         let f = std::mem::transmute::<*mut c_void, RandomInit>(p);
         f(repeatable, image_distinct, me);
     }
-}
-
-/// Entry points of features not supported yet: each ends the job naming its feature.
-macro_rules! not_yet {
-    ($($name:ident => $feature:literal),* $(,)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`: not supported yet (", $feature, ").")]
-        #[no_mangle]
-        pub extern "C" fn $name() {
-            unsupported(stringify!($name), $feature)
-        }
-    )*};
-}
-
-not_yet! {
-    _gfortran_caf_image_status => "IMAGE_STATUS",
-    _gfortran_caf_failed_images => "FAILED_IMAGES",
-    _gfortran_caf_stopped_images => "STOPPED_IMAGES",
-    _gfortran_caf_form_team => "FORM TEAM",
-    _gfortran_caf_change_team => "CHANGE TEAM",
-    _gfortran_caf_end_team => "END TEAM",
-    _gfortran_caf_sync_team => "SYNC TEAM",
-    _gfortran_caf_team_number => "TEAM_NUMBER",
-    _gfortran_caf_get_team => "GET_TEAM",
 }

@@ -26,10 +26,10 @@ fn target(s: &State, image: i32) -> CafResult<usize> {
     }
 }
 
-/// `sync all`: completes this image's transfers and waits for every image.
+/// `sync all`: completes this image's transfers and waits for every image of the
+/// current team.
 pub(crate) fn sync_all() -> CafResult {
-    rshmem_core::sync::barrier_all()?;
-    Ok(())
+    crate::team::sync_all("_gfortran_caf_sync_all")
 }
 
 /// `sync memory`: completes this image's transfers (puts visible at their targets).
@@ -43,7 +43,10 @@ pub(crate) fn sync_memory() -> CafResult {
 pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafResult {
     let s = state(routine);
     let list: Vec<usize> = match images {
-        None => (0..s.n).filter(|&p| p != s.me).collect(),
+        None => crate::team::members(routine)
+            .into_iter()
+            .filter(|&p| p != s.me)
+            .collect(),
         Some(l) => {
             let mut pes = Vec::with_capacity(l.len());
             for &i in l {

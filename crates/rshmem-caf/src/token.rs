@@ -8,8 +8,6 @@
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-use rshmem_core::memory;
-
 use crate::desc::DescPtr;
 use crate::stat::{unsupported, CafError, CafResult, STAT_ERROR};
 
@@ -128,7 +126,8 @@ pub(crate) unsafe fn register(
         _ => unsupported(routine, &format!("coarray registration of kind {ty}")),
     };
     // Zero-sized coarrays still need an address that is not null (ALLOCATED() reads it).
-    let p = memory::calloc(routine, bytes.max(1), 1)?;
+    // Over the current team (symmetric within it).
+    let p = crate::team::sym_calloc(routine, bytes.max(1))?;
     let t = new_token(Token {
         base: p as usize,
         size: bytes,
@@ -174,7 +173,7 @@ pub(crate) unsafe fn deregister(
             "deallocating only the memory of a coarray that is not a component",
         );
     } else if t.base != 0 {
-        memory::free(routine, t.base as *mut u8)?;
+        crate::team::sym_free(routine, t.base as *mut u8)?;
     }
     // SAFETY: as above; nothing uses the token after this (the compiler clears it).
     unsafe {

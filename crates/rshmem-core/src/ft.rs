@@ -107,3 +107,11 @@ pub fn pe_failed(pe: usize) -> Result<bool> {
     let rt = rt("shmemx_pe_failed")?;
     Ok(pe < rt.npes && rt.probe_failed(pe))
 }
+
+/// Whether `pe` (world number) has entered `shmem_finalize` (normal termination; it stays
+/// finalized after its process is gone). Out-of-range PEs have not. Reads the peer's state
+/// word: not for hot paths.
+pub fn pe_finalized(pe: usize) -> Result<bool> {
+    let rt = rt("shmemx_pe_finalized")?;
+    Ok(pe < rt.npes && rt.is_finalizing(pe))
+}

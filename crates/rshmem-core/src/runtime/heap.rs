@@ -10,10 +10,13 @@ pub const MIN_ALIGN: usize = 64;
 
 /// Why an allocation failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Exhausted {
-    pub(crate) requested: usize,
-    pub(crate) free: usize,
-    pub(crate) largest: usize,
+pub struct Exhausted {
+    /// Bytes asked for (rounded up to [`MIN_ALIGN`]).
+    pub requested: usize,
+    /// Bytes free in all.
+    pub free: usize,
+    /// The largest free range.
+    pub largest: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -24,9 +27,10 @@ struct Block {
     end: usize,
 }
 
-/// A first-fit allocator with coalescing over `[0, size)`.
+/// A first-fit allocator with coalescing over `[0, size)`. Public for faces that carve
+/// symmetric sub-heaps of their own out of a block (the coarray runtime's teams).
 #[derive(Debug)]
-pub(crate) struct Heap {
+pub struct Heap {
     size: usize,
     /// Free ranges: start -> end.
     free: BTreeMap<usize, usize>,
@@ -39,7 +43,8 @@ fn align_up(v: usize, a: usize) -> Option<usize> {
 }
 
 impl Heap {
-    pub(crate) fn new(size: usize) -> Heap {
+    /// An empty heap over offsets `[0, size)`.
+    pub fn new(size: usize) -> Heap {
         let mut free = BTreeMap::new();
         if size > 0 {
             free.insert(0, size);
@@ -52,7 +57,7 @@ impl Heap {
     }
 
     /// Bytes not allocated.
-    pub(crate) fn free_bytes(&self) -> usize {
+    pub fn free_bytes(&self) -> usize {
         self.free.iter().map(|(s, e)| e - s).sum()
     }
 
@@ -69,7 +74,7 @@ impl Heap {
     }
 
     /// Allocates `size` bytes aligned to `align` (a power of two). Returns the offset.
-    pub(crate) fn alloc(&mut self, size: usize, align: usize) -> Result<usize, Exhausted> {
+    pub fn alloc(&mut self, size: usize, align: usize) -> Result<usize, Exhausted> {
         debug_assert!(align.is_power_of_two());
         let align = align.max(MIN_ALIGN);
         let size = align_up(size.max(1), MIN_ALIGN).ok_or(self.exhausted(size))?;
@@ -102,7 +107,7 @@ impl Heap {
     }
 
     /// Frees the allocation at `off`; `None` if it is not live.
-    pub(crate) fn free(&mut self, off: usize) -> Option<()> {
+    pub fn free(&mut self, off: usize) -> Option<()> {
         let b = self.used.remove(&off)?;
         self.insert_free(b.start, b.end);
         Some(())

@@ -1,0 +1,474 @@
+//! Teams: FORM TEAM, CHANGE TEAM, END TEAM, SYNC TEAM, TEAM_NUMBER over the core's teams,
+//! and what the current team changes everywhere else: image numbers (`this_image`,
+//! `num_images`, the image index of every coindexed access, lock, event and atomic), the
+//! images of SYNC ALL, SYNC IMAGES(*) and the collectives, and where coarrays allocated
+//! inside the team live.
+//!
+//! A team value (`type(team_type)`, a `void *` to gfortran 12) points at a [`CafTeam`] that
+//! lives until the program ends (gfortran 12 never says when a team value dies). The
+//! current team is one atomic pointer (null: the initial team), read without a lock by
+//! every image-index translation.
+//!
+//! FORM TEAM is a color split of the current team (`split_color`, color = team number,
+//! key = NEW_INDEX - 1 or the rank in the parent). It also reserves, collectively over the
+//! parent, one *arena* of symmetric memory for the teams it forms: from the world heap when
+//! the parent is the initial team, else from the parent's arena. The new teams are
+//! disjoint, so they all use the same address range, each on its own members. Inside a
+//! team, coarray allocation and the collectives' scratch buffer come from its arena with
+//! the core's allocator ([`Heap`]), whose offsets are the same on every member because
+//! every member makes the same calls; the team's sync is the synchronization ALLOCATE and
+//! DEALLOCATE imply.
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rshmem_core::team::{Team, TeamConfig};
+use rshmem_core::{memory, Heap};
+
+use crate::stat::{fatal, unsupported, CafError, CafResult, STAT_ERROR};
+
+/// Environment variable: bytes of symmetric memory FORM TEAM reserves for the coarrays and
+/// collectives of the teams it forms (suffixes K, M, G). Default: 1/16 of
+/// `SHMEM_SYMMETRIC_SIZE` when the parent is the initial team; inside a team at most half
+/// of what the parent's arena has free.
+pub(crate) const TEAM_HEAP_VAR: &str = "RSHMEM_CAF_TEAM_HEAP";
+
+/// The symmetric memory of a team: `[base, base + size)` on each member.
+#[derive(Debug)]
+struct Arena {
+    base: usize,
+    heap: Mutex<Heap>,
+}
+
+/// A team as this image sees it.
+#[derive(Debug)]
+pub(crate) struct CafTeam {
+    /// TEAM_NUMBER (-1: the initial team).
+    pub number: i32,
+    /// The core team: members in team-image order (world PEs), sync, collectives.
+    pub team: Arc<Team>,
+    /// The parent team (`None`: the initial team is the parent, or this is it).
+    parent: Option<&'static CafTeam>,
+    /// The team's symmetric memory (`None`: the initial team, which uses the world heap).
+    arena: Option<Arena>,
+    /// The collectives' scratch buffer in the arena (address, bytes).
+    scratch: Mutex<(usize, usize)>,
+}
+
+/// The current team; null while the initial team is current.
+static CURRENT: AtomicPtr<CafTeam> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Every team value FORM TEAM made on this image, to tell them from garbage.
+static FORMED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// The current team, `None` for the initial team. One atomic load: for hot paths.
+#[inline]
+pub(crate) fn current() -> Option<&'static CafTeam> {
+    let p = CURRENT.load(Ordering::Acquire);
+    // SAFETY: CURRENT holds null or a leaked (never freed) CafTeam.
+    unsafe { p.as_ref() }
+}
+
+impl CafTeam {
+    /// World PE of 1-based image `image` of this team, checked.
+    #[inline]
+    pub(crate) fn pe_of(&self, image: i32) -> CafResult<usize> {
+        let n = self.team.n_pes();
+        if image < 1 || image as usize > n {
+            return Err(CafError::new(
+                STAT_ERROR,
+                format!(
+                    "image index {image} is out of range (valid images of team {} are 1..{n})",
+                    self.number
+                ),
+            ));
+        }
+        Ok(self.team.members().pe(image as usize - 1))
+    }
+
+    /// Allocates `bytes` in the arena (same offset on every member making the same calls).
+    fn alloc(&self, routine: &'static str, bytes: usize) -> CafResult<usize> {
+        let Some(a) = &self.arena else {
+            fatal(routine, "the initial team has no arena");
+        };
+        let mut h = a.heap.lock().unwrap_or_else(|e| e.into_inner());
+        match h.alloc(bytes, 64) {
+            Ok(off) => Ok(a.base + off),
+            Err(e) => Err(CafError::new(
+                STAT_ERROR,
+                format!(
+                    "the symmetric memory of team {} is exhausted: {} bytes requested, {} free, largest free block {} (raise {TEAM_HEAP_VAR})",
+                    self.number, e.requested, e.free, e.largest
+                ),
+            )),
+        }
+    }
+
+    /// Frees a block [`CafTeam::alloc`] returned; an error if `addr` is not one.
+    fn free(&self, addr: usize) -> CafResult {
+        let Some(a) = &self.arena else {
+            return Err(CafError::new(STAT_ERROR, "not in a team's memory"));
+        };
+        let mut h = a.heap.lock().unwrap_or_else(|e| e.into_inner());
+        addr.checked_sub(a.base)
+            .and_then(|off| h.free(off))
+            .ok_or_else(|| {
+                CafError::new(
+                    STAT_ERROR,
+                    format!(
+                        "the coarray was not allocated in the current team (team {})",
+                        self.number
+                    ),
+                )
+            })
+    }
+
+    /// Completes this image's transfers, then waits for every image of the team.
+    fn sync(&self, routine: &'static str) -> CafResult {
+        rshmem_core::order::quiet()?;
+        rshmem_core::team::sync_in(routine, &self.team)?;
+        Ok(())
+    }
+
+    /// The collectives' symmetric scratch buffer of this team, at least `bytes` long
+    /// (grown collectively over the team: every member passes the same shape).
+    pub(crate) fn scratch(&self, routine: &'static str, bytes: usize) -> CafResult<*mut u8> {
+        let mut s = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if s.1 >= bytes {
+            return Ok(s.0 as *mut u8);
+        }
+        // Nobody may still be reading the old buffer, nor write the new one before its
+        // owner is in the collective.
+        self.sync(routine)?;
+        if s.0 != 0 {
+            self.free(s.0)?;
+            *s = (0, 0);
+        }
+        let size = bytes.max(2 * s.1).max(4096);
+        let p = self.alloc(routine, size)?;
+        *s = (p, size);
+        self.sync(routine)?;
+        Ok(p as *mut u8)
+    }
+}
+
+/// The core team of the current team (WORLD for the initial team).
+pub(crate) fn core_team(routine: &'static str) -> CafResult<&'static Team> {
+    if let Some(t) = current() {
+        return Ok(&t.team);
+    }
+    match rshmem_core::runtime::try_runtime() {
+        Some(rt) => Ok(rt.world()),
+        None => Err(rshmem_core::Error::NotInitialized { routine }.into()),
+    }
+}
+
+/// `this_image()` in the current team (from 1).
+pub(crate) fn this_image(routine: &'static str) -> i32 {
+    match current() {
+        Some(t) => t.team.my_pe() as i32 + 1,
+        None => crate::image::state(routine).me as i32 + 1,
+    }
+}
+
+/// `num_images()` of the current team.
+pub(crate) fn num_images(routine: &'static str) -> usize {
+    match current() {
+        Some(t) => t.team.n_pes(),
+        None => crate::image::state(routine).n,
+    }
+}
+
+/// World PEs of the current team's images, in image order.
+pub(crate) fn members(routine: &'static str) -> Vec<usize> {
+    match current() {
+        Some(t) => (0..t.team.n_pes())
+            .map(|r| t.team.members().pe(r))
+            .collect(),
+        None => (0..crate::image::state(routine).n).collect(),
+    }
+}
+
+/// SYNC ALL: completes this image's transfers and waits for every image of the current
+/// team.
+pub(crate) fn sync_all(routine: &'static str) -> CafResult {
+    match current() {
+        Some(t) => t.sync(routine),
+        None => {
+            rshmem_core::sync::barrier_all()?;
+            Ok(())
+        }
+    }
+}
+
+/// Zeroed symmetric memory for a coarray registered in the current team (collective
+/// over it, synchronizing like ALLOCATE).
+pub(crate) fn sym_calloc(routine: &'static str, bytes: usize) -> CafResult<*mut u8> {
+    let Some(t) = current() else {
+        return Ok(memory::calloc(routine, bytes, 1)?);
+    };
+    let p = t.alloc(routine, bytes)?;
+    // SAFETY: a fresh block of `bytes` in this image's part of the team's arena, which no
+    // member writes before the sync below.
+    unsafe { std::ptr::write_bytes(p as *mut u8, 0, bytes) };
+    t.sync(routine)?;
+    Ok(p as *mut u8)
+}
+
+/// Frees a coarray's memory (collective over the current team, synchronizing like
+/// DEALLOCATE).
+pub(crate) fn sym_free(routine: &'static str, p: *mut u8) -> CafResult {
+    let Some(t) = current() else {
+        return Ok(memory::free(routine, p)?);
+    };
+    t.sync(routine)?;
+    t.free(p as usize)
+}
+
+/// The team value gfortran passes (`caf_team_t`, our pointer), checked.
+fn team_value(routine: &'static str, v: *mut c_void) -> &'static CafTeam {
+    let ok = FORMED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&(v as usize));
+    if !ok {
+        fatal(
+            routine,
+            "the team value was not formed by FORM TEAM on this image",
+        );
+    }
+    // SAFETY: `v` is one of the leaked teams FORMED lists.
+    unsafe { &*(v as *const CafTeam) }
+}
+
+/// The team value a `caf_team_t *` points at.
+///
+/// # Safety
+/// `p` is null or readable.
+unsafe fn team_at(routine: &'static str, p: *mut *mut c_void) -> &'static CafTeam {
+    if p.is_null() {
+        fatal(routine, "no team value");
+    }
+    // SAFETY: contract.
+    team_value(routine, unsafe { p.read() })
+}
+
+/// World PE of image `image` of the team `*team` (the `team=` selector of a coindexed
+/// object), or of the current team when `team` is null.
+///
+/// # Safety
+/// `team` is null or points at a team value.
+pub(crate) unsafe fn pe_in(
+    routine: &'static str,
+    team: *mut c_void,
+    image: i32,
+) -> CafResult<usize> {
+    if team.is_null() {
+        return crate::image::pe_of(crate::image::state(routine), image);
+    }
+    // SAFETY: contract.
+    unsafe { team_at(routine, team.cast()) }.pe_of(image)
+}
+
+/// Bytes of the arena FORM TEAM reserves under `parent` (`None`: the initial team).
+fn arena_size(parent: Option<&CafTeam>) -> usize {
+    static WANT: OnceLock<usize> = OnceLock::new();
+    let want = *WANT.get_or_init(|| {
+        let default = rshmem_core::runtime::try_runtime()
+            .map_or(64 << 20, |rt| rt.config().symmetric_size / 16);
+        match std::env::var(TEAM_HEAP_VAR) {
+            Ok(v) => parse_size(&v).unwrap_or_else(|| {
+                fatal(
+                    "_gfortran_caf_form_team",
+                    &format!("{TEAM_HEAP_VAR}={v:?} is not a size (bytes, or with K, M, G)"),
+                )
+            }),
+            Err(_) => default,
+        }
+    });
+    match parent.and_then(|p| p.arena.as_ref()) {
+        Some(a) => {
+            let free = a
+                .heap
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .free_bytes();
+            want.min(free / 2)
+        }
+        None => want,
+    }
+}
+
+/// `123`, `64K`, `16M`, `1G` (powers of 1024).
+fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (num, mul) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 1usize << 10),
+        (i, 'm' | 'M') => (&s[..i], 1 << 20),
+        (i, 'g' | 'G') => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    num.trim().parse::<usize>().ok()?.checked_mul(mul)
+}
+
+/// `form team(team_number, team [, new_index=])`: collective over the current team.
+///
+/// # Safety
+/// `team` is writable (gfortran passes the address of the team variable).
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_form_team(
+    team_number: c_int,
+    team: *mut *mut c_void,
+    new_index: c_int,
+) {
+    const R: &str = "_gfortran_caf_form_team";
+    crate::image::state(R);
+    if team_number <= 0 {
+        fatal(
+            R,
+            &format!("FORM TEAM: the team number must be positive, not {team_number}"),
+        );
+    }
+    if team.is_null() {
+        fatal(R, "FORM TEAM: no team variable");
+    }
+    let parent = current();
+    let r = (|| -> CafResult<&'static CafTeam> {
+        let pteam = core_team(R)?;
+        let key = if new_index > 0 {
+            new_index - 1
+        } else {
+            pteam.my_pe() as i32
+        };
+        let core = rshmem_core::team::split_color(pteam, team_number, key, TeamConfig::default())?
+            .ok_or_else(|| CafError::new(STAT_ERROR, "this image is in no team of the split"))?;
+        if new_index > core.n_pes() as i32 {
+            return Err(CafError::new(
+                STAT_ERROR,
+                format!(
+                    "NEW_INDEX={new_index} exceeds the {} images of team {team_number}",
+                    core.n_pes()
+                ),
+            ));
+        }
+        // The arena: collective over the parent, like the split.
+        let size = arena_size(parent);
+        let base = match parent {
+            None => memory::malloc(R, size)? as usize,
+            Some(p) => p.alloc(R, size)?,
+        };
+        let t = Box::leak(Box::new(CafTeam {
+            number: team_number,
+            team: core,
+            parent,
+            arena: Some(Arena {
+                base,
+                heap: Mutex::new(Heap::new(size)),
+            }),
+            scratch: Mutex::new((0, 0)),
+        }));
+        Ok(t)
+    })();
+    match r {
+        Ok(t) => {
+            FORMED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(t as *const CafTeam as usize);
+            // SAFETY: contract.
+            unsafe { team.write((t as *const CafTeam).cast_mut().cast()) };
+        }
+        Err(e) => fatal(R, &format!("FORM TEAM: {}", e.msg)),
+    }
+}
+
+/// `change team(team)`: the team (formed from the current team) becomes current, after
+/// its images synchronize.
+///
+/// # Safety
+/// `team` points at a team value.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_change_team(team: *mut *mut c_void, _coselector: c_int) {
+    const R: &str = "_gfortran_caf_change_team";
+    // SAFETY: contract.
+    let t = unsafe { team_at(R, team) };
+    let parent_is_current = match (t.parent, current()) {
+        (None, None) => true,
+        (Some(a), Some(b)) => std::ptr::eq(a, b),
+        _ => false,
+    };
+    if !parent_is_current {
+        fatal(
+            R,
+            &format!(
+                "CHANGE TEAM: team {} was not formed from the current team",
+                t.number
+            ),
+        );
+    }
+    // Whatever this image wrote before is complete before the team's images go on.
+    if let Err(e) = rshmem_core::order::quiet() {
+        fatal(R, &e.to_string());
+    }
+    CURRENT.store((t as *const CafTeam).cast_mut(), Ordering::Release);
+    if let Err(e) = t.sync(R) {
+        fatal(R, &format!("CHANGE TEAM: {}", e.msg));
+    }
+}
+
+/// `end team`: the images of the current team synchronize, then its parent becomes
+/// current. (Coarrays allocated in the team and still allocated stay where they are:
+/// gfortran 12 does not deallocate them, and the runtime cannot clear its descriptors.)
+#[no_mangle]
+pub extern "C" fn _gfortran_caf_end_team(_team: *mut *mut c_void) {
+    const R: &str = "_gfortran_caf_end_team";
+    let Some(t) = current() else {
+        fatal(R, "END TEAM while the initial team is current");
+    };
+    if let Err(e) = t.sync(R) {
+        fatal(R, &format!("END TEAM: {}", e.msg));
+    }
+    let parent = t
+        .parent
+        .map_or(std::ptr::null_mut(), |p| (p as *const CafTeam).cast_mut());
+    CURRENT.store(parent, Ordering::Release);
+}
+
+/// `sync team(team)`: waits for every image of `team` (the current team, an ancestor, or
+/// a team formed from the current one).
+///
+/// # Safety
+/// `team` points at a team value.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_sync_team(team: *mut *mut c_void, _unused: c_int) {
+    const R: &str = "_gfortran_caf_sync_team";
+    // SAFETY: contract.
+    let t = unsafe { team_at(R, team) };
+    if let Err(e) = t.sync(R) {
+        fatal(R, &format!("SYNC TEAM: {}", e.msg));
+    }
+}
+
+/// `team_number([team])`: gfortran 12 passes the team value itself, or null for the
+/// current team. The initial team's number is -1.
+#[no_mangle]
+pub extern "C" fn _gfortran_caf_team_number(team: *mut c_void) -> c_int {
+    const R: &str = "_gfortran_caf_team_number";
+    if team.is_null() {
+        return current().map_or(-1, |t| t.number);
+    }
+    team_value(R, team).number
+}
+
+/// `get_team([level])`: gfortran 12 cannot compile GET_TEAM (its front end stops with an
+/// internal compiler error, and `iso_fortran_env` lacks INITIAL_TEAM, PARENT_TEAM and
+/// CURRENT_TEAM), and the entry point it declares returns nothing; kept so that a call
+/// fails naming the feature.
+#[no_mangle]
+pub extern "C" fn _gfortran_caf_get_team(_level: c_int) {
+    unsupported(
+        "_gfortran_caf_get_team",
+        "GET_TEAM (gfortran 12 cannot compile it: internal compiler error)",
+    )
+}
