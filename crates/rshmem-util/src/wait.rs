@@ -44,7 +44,7 @@ impl Policy {
         spin: Duration::from_micros(5),
         yield_for: Duration::from_millis(2),
     };
-    /// The default with more PEs of the job than cores on the host: a PE that spins only
+    /// The default with more PEs of the job than cores on the machine: a PE that spins only
     /// delays the one that would answer, so yield at once, and sleep after a while.
     pub const OVERSUBSCRIBED: Policy = Policy {
         spin: Duration::ZERO,
