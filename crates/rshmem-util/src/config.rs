@@ -390,9 +390,9 @@ env_table! {
     ucx_library "UCX_LIBRARY": PathText(String) = "libucp.so.0", "transport",
         "The UCX library loaded at init when a PE is reached through UCX (a file name the dynamic loader finds, or a path).";
     wait_spin "WAIT_SPIN": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
-        "How long a wait (wait_until, barrier, quiet, lock, request) spins before it yields the core; auto = 5us, or 0 when the host has more PEs of the job than cores (`rshmem-bench wait` measures the choice).";
+        "How long a wait (wait_until, barrier, quiet, lock, request) spins before it yields the core; auto = 5us, or 0 when the machine has more PEs of the job than cores (simulated hosts included) (`rshmem-bench wait` measures the choice).";
     wait_yield "WAIT_YIELD": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
-        "How long a wait then yields (sched_yield) before it sleeps in naps of 1/16 of the time waited (20us to 2ms); auto = 2ms.";
+        "How long a wait then yields (sched_yield) before it sleeps in naps of 1/16 of the time waited (20us to 2ms); auto = 2ms. With PEs on cores of their own, a yield slower than 50us while no other thread of the PE is runnable makes this phase spin instead for 100ms.";
     copy_engine_threshold "COPY_ENGINE_THRESHOLD": Size(usize) = "128K", "contexts",
         "Non-blocking (_nbi, _nbe) transfers on the node of at least this size go to the background copy engine; smaller ones complete at once. The default is where post+wait with nothing to overlap costs no more than a plain copy; programs that compute between post and wait gain from about 8K (`rshmem-bench threshold`).";
     copy_engine_piece "COPY_ENGINE_PIECE": Size(usize) = "64K", "contexts",

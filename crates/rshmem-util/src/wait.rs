@@ -5,7 +5,10 @@
 //!    from a PE running on another core within a few microseconds, and giving the core
 //!    away costs a time slice on a busy machine;
 //! 2. **yield** (`sched_yield`) until [`Policy::spin`] + [`Policy::yield_for`]: PEs of
-//!    this job that share a core (more PEs than cores) get to run;
+//!    this job that share a core (more PEs than cores) get to run. With PEs on cores of
+//!    their own, a yield that took longer than [`SLOW_YIELD`] (other programs in this
+//!    PE's scheduling group: the yield gave one of them a whole time slice) makes the
+//!    yield phase of every wait spin instead for [`SPIN_INSTEAD_FOR`];
 //! 3. **sleep** in naps of a sixteenth of the time waited so far (at least
 //!    [`NAP_MIN`], at most [`NAP_MAX`]): a long wait gives its core to whoever can use it
 //!    (the copy engine, a PE that computes, another process) and adds at most about 6%
@@ -21,6 +24,7 @@
 
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How long a wait spins, then yields, before it sleeps.
@@ -40,7 +44,7 @@ impl Policy {
         spin: Duration::from_micros(5),
         yield_for: Duration::from_millis(2),
     };
-    /// The default with more PEs of the job than cores on the host: a PE that spins only
+    /// The default with more PEs of the job than cores on the machine: a PE that spins only
     /// delays the one that would answer, so yield at once, and sleep after a while.
     pub const OVERSUBSCRIBED: Policy = Policy {
         spin: Duration::ZERO,
@@ -63,7 +67,72 @@ pub const OVERDUE_AFTER: Duration = Duration::from_millis(100);
 /// Clocked checks between two overdue reports.
 const OVERDUE_EVERY: u32 = 32;
 
+/// A yield that took longer than this gave the core to another program for a whole
+/// time slice: other runnable tasks share this PE's scheduling group (on Linux's EEVDF a
+/// yield then costs about 4 ms under a load of 5 on 2 cores, against 0.5 us idle or with
+/// the load in other sessions).
+pub const SLOW_YIELD: Duration = Duration::from_micros(50);
+/// After a slow yield, the yield phase of every wait spins instead for this long; then
+/// one wait tries a yield again (at most one slice lost per period).
+pub const SPIN_INSTEAD_FOR: Duration = Duration::from_millis(100);
+
 static SPIN_NS: AtomicU64 = AtomicU64::new(5_000);
+/// Until when (nanoseconds since [`epoch`]) yields are known to be slow.
+static SPIN_INSTEAD_UNTIL: AtomicU64 = AtomicU64::new(0);
+
+/// The process's reference instant for [`SPIN_INSTEAD_UNTIL`].
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Nanoseconds from [`epoch`] to `t`.
+fn since_epoch(t: Instant) -> u64 {
+    as_ns(t.saturating_duration_since(epoch()))
+}
+
+/// Whether, at `now`, the yield phase spins instead (a slow yield was seen lately).
+fn spin_instead(now: Instant) -> bool {
+    since_epoch(now) < SPIN_INSTEAD_UNTIL.load(Ordering::Relaxed)
+}
+
+/// Records a yield made at `at` that took `took`. A slow yield counts only when no other
+/// thread of this process is runnable: then the slice went to another program, and
+/// spinning keeps the core from it; a thread of ours (a user thread, the copy engine)
+/// may be what the wait is for.
+fn note_yield(at: Instant, took: Duration) {
+    if took > SLOW_YIELD && !other_threads_runnable() {
+        spin_instead_from(at);
+    }
+}
+
+/// Makes yield phases spin for [`SPIN_INSTEAD_FOR`] from `at`.
+fn spin_instead_from(at: Instant) {
+    SPIN_INSTEAD_UNTIL.store(
+        since_epoch(at).saturating_add(as_ns(SPIN_INSTEAD_FOR)),
+        Ordering::Relaxed,
+    );
+}
+/// Whether another thread of this process is running or runnable (state `R` in
+/// `/proc/self/task/*/stat`). Read only after a slow yield, which has already cost
+/// milliseconds; without /proc the answer is yes, which keeps yielding.
+fn other_threads_runnable() -> bool {
+    let me = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_os_string()));
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return true;
+    };
+    tasks.flatten().any(|t| {
+        Some(t.file_name()) != me
+            && std::fs::read_to_string(t.path().join("stat")).is_ok_and(|stat| {
+                // The state follows the command name, which may hold ") ".
+                stat.rsplit_once(") ")
+                    .is_some_and(|(_, rest)| rest.starts_with('R'))
+            })
+    })
+}
+
 static YIELD_NS: AtomicU64 = AtomicU64::new(2_000_000);
 
 /// Sets the policy of every wait started afterwards in this process.
@@ -148,7 +217,16 @@ impl Waiter {
         if waited < spin_ns {
             spin(HINTS_PER_SPIN);
         } else if waited < spin_ns.saturating_add(YIELD_NS.load(Ordering::Relaxed)) {
-            std::thread::yield_now();
+            // Only PEs on cores of their own (spin > 0) spin instead: with more PEs than
+            // cores a yield is how the PE that would answer gets to run.
+            if spin_ns != 0 && spin_instead(now) {
+                spin(HINTS_PER_SPIN);
+            } else {
+                std::thread::yield_now();
+                if spin_ns != 0 {
+                    note_yield(now, now.elapsed());
+                }
+            }
         } else {
             std::thread::sleep((self.waited / 16).clamp(NAP_MIN, NAP_MAX));
         }
@@ -193,6 +271,37 @@ fn spin(hints: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runnable_thread_of_ours_is_seen() {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let busy = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                spin_loop();
+            }
+        });
+        let seen = (0..1000).any(|_| other_threads_runnable());
+        stop.store(true, Ordering::Relaxed);
+        busy.join().unwrap();
+        assert!(seen, "a spinning thread is runnable");
+    }
+
+    #[test]
+    fn a_slow_yield_makes_yield_phases_spin_for_a_while() {
+        let t = Instant::now();
+        note_yield(t, Duration::from_micros(1));
+        assert!(!spin_instead(t), "a fast yield changes nothing");
+        spin_instead_from(t);
+        assert!(spin_instead(t + Duration::from_millis(1)));
+        assert!(spin_instead(
+            t + SPIN_INSTEAD_FOR - Duration::from_millis(1)
+        ));
+        assert!(!spin_instead(
+            t + SPIN_INSTEAD_FOR + Duration::from_millis(1)
+        ));
+        SPIN_INSTEAD_UNTIL.store(0, Ordering::Relaxed);
+    }
 
     #[test]
     fn waits_until_ready() {

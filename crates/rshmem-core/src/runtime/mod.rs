@@ -599,15 +599,17 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     // their host keys match: the key alone would take two nodes with one hostname for
     // one, and the node alone would take containers that share no /dev/shm for one.
     let nodes = boot.nodes().filter(|n| n.len() == npes);
-    let hosts = (0..npes)
-        .map(|pe| {
-            let key = boot.get(pe, "host")?;
-            Ok(match nodes {
-                Some(n) => format!("{}#{key}", n[pe]),
-                None => key,
-            })
-        })
+    let keys = (0..npes)
+        .map(|pe| boot.get(pe, "host"))
         .collect::<std::result::Result<Vec<_>, rshmem_boot::BootError>>()?;
+    let hosts: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(pe, key)| match nodes {
+            Some(n) => format!("{}#{key}", n[pe]),
+            None => key.clone(),
+        })
+        .collect();
     let real_host = host_numbers(&hosts, 0);
     let host_of = host_numbers(&hosts, cfg.virtual_hosts);
     let group = shm_groups(cfg.transport, &real_host, &host_of);
@@ -712,9 +714,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     drop(file);
     drop(data_file);
 
-    let local_pes = real_host.iter().filter(|&&h| h == real_host[me]).count();
+    // PEs that share this machine's cores, simulated hosts (network namespaces, other
+    // host names) included: they compete for the cores whatever host they say they are.
+    let machine_pes = keys
+        .iter()
+        .filter(|k| sys::machine_of(k) == sys::machine_of(&keys[me]))
+        .count();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let mut policy = if local_pes > cores {
+    let mut policy = if machine_pes > cores {
         wait::Policy::OVERSUBSCRIBED
     } else {
         wait::Policy::DEDICATED

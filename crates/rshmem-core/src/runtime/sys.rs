@@ -141,6 +141,12 @@ pub(crate) fn host_key() -> String {
     format!("{}#{}#{}", clean(&hostname()), clean(&boot), clean(&pidns))
 }
 
+/// The machine part of a [`host_key`]: the kernel's boot id, shared by every PE on the
+/// machine's cores whatever its host name or namespaces.
+pub(crate) fn machine_of(key: &str) -> &str {
+    key.split('#').nth(1).unwrap_or(key)
+}
+
 /// The executable's writable data (`.data`, `.bss`) as `(start, len, offset from the
 /// executable's first mapping)`, read from `/proc/self/maps`.
 ///
