@@ -336,9 +336,11 @@ fn caf_image_status_of_running_images() {
 fn caf_stopped_image_seen_by_sync_all_and_sync_images_stat() {
     // The last image stops; the others get STAT_STOPPED_IMAGE from SYNC ALL and SYNC
     // IMAGES (not a hang: the 60 s bound), and see it in IMAGE_STATUS / STOPPED_IMAGES.
+    // On shared memory: through UCX the stopped image's process may leave the job, and a
+    // later quiet ends the job on the lost connection (architecture.md, Image status).
     let exe = build("status");
     for np in 2..=4 {
-        let out = cafrun(np, &exe, &["stopped"]);
+        let out = cafrun_env(np, &exe, &["stopped"], &[("SHMEM_TRANSPORT", "shm")]);
         out.assert_ok();
         assert_eq!(
             ok_images(&out, "status"),
@@ -359,7 +361,13 @@ fn caf_fail_image_in_a_fault_tolerant_job() {
     // NUM_IMAGES(FAILED=), and finish; oshrun reports the failed PE (SIGKILL: 137).
     let exe = own_copy(&build("status"), "ft");
     for np in 2..=4 {
-        let out = cafrun_env(np, &exe, &["failed"], &[("SHMEM_FAULT_TOLERANT", "1")]);
+        // Fault-tolerant mode is built on shared memory only (refused through UCX).
+        let out = cafrun_env(
+            np,
+            &exe,
+            &["failed"],
+            &[("SHMEM_FAULT_TOLERANT", "1"), ("SHMEM_TRANSPORT", "shm")],
+        );
         assert_eq!(out.code(), 137, "fail image at {np} images: {out:?}");
         let want: Vec<usize> = (1..=np).filter(|&i| i != 2).collect();
         assert_eq!(ok_images(&out, "status"), want, "{out:?}");

@@ -6,7 +6,7 @@ use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
 use crate::image::{pe_of, state, with_local, State, QNODES};
 use crate::stat::{
     unsupported, CafError, CafResult, STAT_DUP_SYNC_IMAGES, STAT_ERROR, STAT_LOCKED,
-    STAT_LOCKED_OTHER_IMAGE, STAT_NOT_LOCKED,
+    STAT_LOCKED_OTHER_IMAGE, STAT_NOT_LOCKED, STAT_STOPPED_IMAGE,
 };
 use crate::token::{Token, WORD};
 
@@ -65,8 +65,15 @@ pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafR
     };
     // Release: this image's earlier puts are complete before the partners go on.
     rshmem_core::order::quiet()?;
+    // A partner that stopped is reported before anything is sent to it: through UCX
+    // its process may have left, and an add to it would be lost (and reported again by
+    // every later quiet).
     for &p in &list {
-        atomic::<i64>(routine, s.sync_counts + s.me * 8, AmoOp::Add(1), p)?;
+        stopped_partner(p)?;
+    }
+    for &p in &list {
+        atomic::<i64>(routine, s.sync_counts + s.me * 8, AmoOp::Add(1), p)
+            .map_err(|e| stopped_partner(p).err().unwrap_or(e))?;
     }
     for &p in &list {
         let want = with_local(routine, |l| {
@@ -81,8 +88,21 @@ pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafR
                 Cmp::Ge,
                 want,
                 p,
-            )?
-        };
+            )
+        }
+        .map_err(|e| stopped_partner(p).err().unwrap_or(e.into()))?;
+    }
+    Ok(())
+}
+
+/// `Err(STAT_STOPPED_IMAGE)` when image `pe + 1` has stopped (entered finalize, or left
+/// the job through UCX).
+fn stopped_partner(pe: usize) -> CafResult {
+    if rshmem_core::ft::pe_finalized(pe)? {
+        return Err(CafError::new(
+            STAT_STOPPED_IMAGE,
+            format!("image {} has stopped", pe + 1),
+        ));
     }
     Ok(())
 }
