@@ -84,7 +84,13 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
              dimension 1 (seed 003's 2-D strided test): whole section, one statement ({stmt}; \
              in rshmem the seed's 2dim_strided algorithm, strided calls along the base \
              dimension), against the naive loop of one coindexed statement per element. \
-             Median over batches of the time per section; a put batch ends with sync memory."
+             Median over batches of the time per section{}. The reference is the contiguous \
+             {op} of 64 KiB from the same run (log-interpolated between the measured sizes).",
+            if op == "put" {
+                " (a batch ends with sync memory)"
+            } else {
+                ""
+            }
         ));
         f.caf = true;
         f.legend_low = true;
@@ -129,6 +135,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
          seed's reference. Beyond the machine's cores the images are oversubscribed.",
     );
     f.caf = true;
+    f.legend_low = true;
     for (rt, name, kind) in RUNTIMES {
         f.add(&format!("{name} LOCK/UNLOCK"), kind, by_rt("lock_mcs", rt));
         f.add(
@@ -150,8 +157,9 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "bench/fortran/caf_sync.f90 (dht) under cafrun -n N: every image inserts or counts \
          random keys in a table spread over all images (1024 buckets per image, linear \
          probing), each bucket guarded by a lock on its image (seed 003's hash table); time \
-         per update over all images together. The dashed line is rshmem's uncontended cost \
-         floor shown beside it: one LOCK/UNLOCK pair from the lock figure.",
+         per update over all images together. Each update takes at least one lock and \
+         unlock: the reference is rshmem's LOCK/UNLOCK pair of the lock figure at the same \
+         image count.",
     );
     f.caf = true;
     for (rt, name, kind) in RUNTIMES {
@@ -195,9 +203,14 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         .caption(&format!(
             "bench/fortran/caf_rma.f90 under cafrun -n {n}: image 1 {op}s a contiguous real(8) \
              array section {dir} image 2 ({what}); median over batches of the time per \
-             statement (a put batch ends with sync memory). References from the same run: \
-             rshmem's shmem_{op}mem through the C library (bench/c/shmem_bench.c), the cost \
-             of the coarray layer being the gap, and memcpy."
+             statement{}. References, when the run measured them: rshmem's shmem_{op}mem \
+             through the C library (bench/c/shmem_bench.c; the gap is the cost of the \
+             coarray layer) and memcpy.",
+            if op == "put" {
+                " (a batch ends with sync memory)"
+            } else {
+                ""
+            }
         ));
         f.caf = true;
         for (rt, name, kind) in RUNTIMES {
@@ -221,8 +234,8 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         )
         .caption(&format!(
             "bench/fortran/caf_rma.f90 under cafrun -n {n}: bytes over the median time per \
-             contiguous coindexed {op} ({what}). References from the same run: rshmem's \
-             shmem_{op}mem through the C library and memcpy."
+             contiguous coindexed {op} ({what}). References, when the run measured them: \
+             rshmem's shmem_{op}mem through the C library and memcpy."
         ));
         f.caf = true;
         f.legend_low = true;
