@@ -251,7 +251,7 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     let oshrun = bin.join("oshrun");
     if !oshrun.exists() {
         return Err(format!(
-            "{} is missing: cargo build --release -p oshrun -p rshmem-bench -p rshmem-capi",
+            "{} is missing: cargo build --release -p oshrun -p rshmem-bench -p rshmem-capi -p rshmem-caf",
             oshrun.display()
         ));
     }
