@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
         --quick) args="$args --quick" ;;
         --from) shift; args="$args --from $1" ;;
         --keep) shift; keep=$1 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "results.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
