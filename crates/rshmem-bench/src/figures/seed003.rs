@@ -157,9 +157,9 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "bench/fortran/caf_sync.f90 (dht) under cafrun -n N: every image inserts or counts \
          random keys in a table spread over all images (1024 buckets per image, linear \
          probing), each bucket guarded by a lock on its image (seed 003's hash table); time \
-         per update over all images together. Each update takes at least one lock and \
-         unlock: the reference is rshmem's LOCK/UNLOCK pair of the lock figure at the same \
-         image count.",
+         per update over all images together. The reference is rshmem's LOCK/UNLOCK pair of \
+         the lock figure at the same image count: every image on one lock, where the table \
+         spreads its locks over the images.",
     );
     f.caf = true;
     for (rt, name, kind) in RUNTIMES {
