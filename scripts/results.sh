@@ -1,13 +1,15 @@
 #!/bin/sh
 # results.sh: regenerates docs/results.md and its figures (docs/results/*.svg) from one run of
 # `rshmem-bench report` on this machine (every experiment, rshmem beside Open MPI's OSHMEM
-# where /usr/bin/oshcc and oshrun are installed).
+# where /usr/bin/oshcc and oshrun are installed, and OpenCoarrays where /usr/bin/caf and
+# cafrun are).
 #
 #   scripts/results.sh [--quick] [--from FILE.jsonl] [--keep DIR]
 #
-# Builds oshrun, rshmem-bench and the C library in release mode (honours CARGO_TARGET_DIR),
-# runs `rshmem-bench report` into a temporary directory, copies the SVGs to docs/results/
-# and writes docs/results.md (the command, the machine, every figure with its caption).
+# Builds oshrun, rshmem-bench, the C library and libcaf_rshmem in release mode (honours
+# CARGO_TARGET_DIR), runs `rshmem-bench report` into a temporary directory, copies the
+# SVGs to docs/results/ and writes docs/results.md (the command, the machine, every figure
+# with its caption).
 # --from draws an earlier run's records instead of measuring; --keep keeps the whole report
 # (PNGs, index.html, results.jsonl, logs) in DIR.
 set -eu
@@ -21,12 +23,12 @@ while [ $# -gt 0 ]; do
         --quick) args="$args --quick" ;;
         --from) shift; args="$args --from $1" ;;
         --keep) shift; keep=$1 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "results.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p oshrun -p rshmem-bench -p rshmem-capi)
+(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p oshrun -p rshmem-bench -p rshmem-capi -p rshmem-caf)
 out=${keep:-$(mktemp -d "${TMPDIR:-/tmp}/rshmem-results.XXXXXX")}
 [ -n "$keep" ] || trap 'rm -rf "$out"' EXIT
 start=$(date +%s)

@@ -1,6 +1,7 @@
 //! `report`: runs the experiments behind the figures as child jobs (the existing
 //! subcommands under rshmem's `oshrun`, the C programs of `bench/c` on rshmem and on Open
-//! MPI's OSHMEM), tags their JSON lines with the experiment (`"exp"`), and hands the
+//! MPI's OSHMEM, the Coarray Fortran programs of `bench/fortran` through
+//! `scripts/bench-caf.sh` on rshmem and on OpenCoarrays), tags their JSON lines with the experiment (`"exp"`), and hands the
 //! records to [`crate::figures`]. Nothing here is timed twice: every figure comes from a
 //! benchmark's own JSON line.
 
@@ -26,6 +27,14 @@ pub(crate) struct Opts {
     /// Do not run Open MPI's OSHMEM even when it is installed.
     #[arg(long)]
     no_oshmem: bool,
+    /// Do not run the Coarray Fortran benchmarks (scripts/bench-caf.sh, seed 003).
+    #[arg(long)]
+    no_caf: bool,
+    /// Run only these experiments (comma-separated tags: pe, cbench, ccoll, cbarrier,
+    /// seed004, coll, coll_hosts, threads, apps, nbe, caf); the other figures say they
+    /// have no records.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// The source tree (for `bench/c` and rshmem's install script); default: the one this
     /// binary was built from.
     #[arg(long)]
@@ -33,6 +42,28 @@ pub(crate) struct Opts {
     /// Seconds before a job is killed.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
+}
+
+/// The experiments' tags (`"exp"` of their records), for `--only`.
+const EXPS: &[&str] = &[
+    "pe",
+    "cbench",
+    "ccoll",
+    "cbarrier",
+    "seed004",
+    "coll",
+    "coll_hosts",
+    "threads",
+    "apps",
+    "nbe",
+    "caf",
+];
+
+impl Opts {
+    /// Whether experiment `exp` runs (`--only`).
+    fn wants(&self, exp: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|x| x == exp)
+    }
 }
 
 /// `rshmem-bench report`.
@@ -44,6 +75,12 @@ pub(crate) fn run(o: Opts) {
 }
 
 fn go(o: &Opts) -> Result<(), String> {
+    if let Some(bad) = o.only.iter().find(|x| !EXPS.contains(&x.as_str())) {
+        return Err(format!(
+            "--only: no experiment {bad:?} (the experiments: {})",
+            EXPS.join(", ")
+        ));
+    }
     let from = match &o.from {
         Some(f) => f.clone(),
         None => measure(o)?,
@@ -58,8 +95,9 @@ fn go(o: &Opts) -> Result<(), String> {
     Ok(())
 }
 
-/// The `machine` record: CPU model, cores, kernel, OSHMEM version.
-fn machine(quick: bool, oshmem: Option<&str>) -> String {
+/// The `machine` record: CPU model, cores, kernel, OSHMEM version, and when the Coarray
+/// Fortran benchmarks are tried, gfortran's and OpenCoarrays' versions (empty: missing).
+fn machine(quick: bool, oshmem: Option<&str>, caf: Option<&Caf>) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| {
@@ -73,10 +111,67 @@ fn machine(quick: bool, oshmem: Option<&str>) -> String {
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    json!({"bench": "machine", "size": null, "pes": 0, "metric": "cores", "value": cores,
-           "unit": "", "cpu": cpu, "cores": cores, "kernel": kernel,
-           "oshmem": oshmem.unwrap_or(""), "quick": quick})
-    .to_string()
+    let mut m = json!({"bench": "machine", "size": null, "pes": 0, "metric": "cores",
+           "value": cores, "unit": "", "cpu": cpu, "cores": cores, "kernel": kernel,
+           "oshmem": oshmem.unwrap_or(""), "quick": quick});
+    if let (Some(c), Some(o)) = (caf, m.as_object_mut()) {
+        o.insert("gfortran".into(), json!(c.gfortran));
+        o.insert("opencoarrays".into(), json!(c.opencoarrays));
+    }
+    m.to_string()
+}
+
+/// The Coarray Fortran tools found: version lines, empty when missing.
+#[derive(Debug)]
+struct Caf {
+    gfortran: String,
+    opencoarrays: String,
+}
+
+/// The first line of `cmd --version` that is not blank, when it runs and succeeds.
+fn version(cmd: &std::ffi::OsStr) -> Option<String> {
+    let out = Command::new(cmd)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+/// gfortran (`RSHMEM_FC`, as rshmem's `caf` uses) and OpenCoarrays (`OPENCOARRAYS_CAF`,
+/// `OPENCOARRAYS_CAFRUN`, as `scripts/bench-caf.sh` looks for them); `None` with `--no-caf`.
+fn caf_tools(o: &Opts) -> Option<Caf> {
+    if o.no_caf || !o.wants("caf") {
+        return None;
+    }
+    let fc = std::env::var_os("RSHMEM_FC").unwrap_or("gfortran".into());
+    // RSHMEM_FC may carry arguments ("gfortran-12 -g"): ask its first word.
+    let fc_cmd = fc
+        .to_string_lossy()
+        .split_whitespace()
+        .next()
+        .unwrap_or("gfortran")
+        .to_string();
+    let gfortran = version(fc_cmd.as_ref()).unwrap_or_default();
+    let oc_caf = std::env::var_os("OPENCOARRAYS_CAF").unwrap_or("/usr/bin/caf".into());
+    let oc_run = std::env::var_os("OPENCOARRAYS_CAFRUN").unwrap_or("/usr/bin/cafrun".into());
+    let opencoarrays = if Path::new(&oc_run).exists() {
+        version(&oc_caf)
+            .filter(|v| v.to_lowercase().contains("opencoarrays"))
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    Some(Caf {
+        gfortran,
+        opencoarrays,
+    })
 }
 
 /// One child job.
@@ -86,6 +181,10 @@ struct Job {
     /// What the progress line says.
     what: String,
     cmd: Command,
+    /// Where the job writes its JSON lines, when not on stdout.
+    json: Option<PathBuf>,
+    /// Its own time limit, when longer than `--timeout`.
+    limit: Option<Duration>,
 }
 
 /// Open MPI's oshcc/oshrun and version, when installed and wanted.
@@ -136,19 +235,23 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     for d in [&build, &logs] {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
     }
+    let c_wanted = ["cbench", "ccoll", "cbarrier", "seed004"]
+        .iter()
+        .any(|e| o.wants(e));
     let osh = oshmem(o);
+    let caf = caf_tools(o);
     let results = o.out.join("results.jsonl");
     let mut file = std::fs::File::create(&results)
         .map_err(|e| format!("cannot create {}: {e}", results.display()))?;
     let _ = writeln!(
         file,
         "{}",
-        machine(o.quick, osh.as_ref().map(|x| x.2.as_str()))
+        machine(o.quick, osh.as_ref().map(|x| x.2.as_str()), caf.as_ref())
     );
     let oshrun = bin.join("oshrun");
     if !oshrun.exists() {
         return Err(format!(
-            "{} is missing: cargo build --release -p oshrun -p rshmem-bench -p rshmem-capi",
+            "{} is missing: cargo build --release -p oshrun -p rshmem-bench -p rshmem-capi -p rshmem-caf",
             oshrun.display()
         ));
     }
@@ -156,7 +259,9 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     // The C programs: rshmem's oshcc from a private install, OSHMEM's from the system.
     let prefix = build.join("rshmem");
     let mut c_rs = None;
-    if bin.join("librshmem_c.so").exists() || bin.join("deps/librshmem_c.so").exists() {
+    if !c_wanted {
+        // --only without a C experiment: nothing to compile.
+    } else if bin.join("librshmem_c.so").exists() || bin.join("deps/librshmem_c.so").exists() {
         eprintln!("rshmem-bench report: compiling bench/c on rshmem");
         let r = check(
             Command::new("sh")
@@ -179,17 +284,17 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
         );
     }
     let mut osh_run = None;
-    if let Some((cc, run, v)) = &osh {
+    if let Some((cc, run, v)) = osh.as_ref().filter(|_| c_wanted) {
         eprintln!("rshmem-bench report: compiling bench/c on OSHMEM ({v})");
         match compile(cc, &src, &build, "oshmem", false) {
             Ok(()) => osh_run = Some(run.clone()),
             Err(e) => eprintln!("rshmem-bench report: OSHMEM skipped: {e}"),
         }
-    } else if !o.no_oshmem {
+    } else if !o.no_oshmem && c_wanted {
         eprintln!("rshmem-bench report: Open MPI's OSHMEM not installed: rshmem only");
     }
 
-    let jobs = plan(
+    let mut jobs = plan(
         o,
         &exe,
         &oshrun,
@@ -197,6 +302,14 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
         osh_run.as_deref(),
         &build,
     );
+    jobs.retain(|j| o.wants(j.exp));
+    match &caf {
+        Some(c) if !c.gfortran.is_empty() => jobs.push(caf_job(o, &bin, &src, &build, c)),
+        Some(_) => eprintln!(
+            "rshmem-bench report: gfortran not installed: Coarray Fortran benchmarks skipped"
+        ),
+        None => {}
+    }
     let t0 = Instant::now();
     let n = jobs.len();
     for (i, mut job) in jobs.into_iter().enumerate() {
@@ -207,8 +320,16 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
             job.what
         );
         let log = logs.join(format!("{:02}-{}", i + 1, job.exp));
-        match run_job(&mut job.cmd, Duration::from_secs(o.timeout), &log) {
+        if let Some(j) = &job.json {
+            let _ = std::fs::remove_file(j);
+        }
+        let limit = job.limit.unwrap_or(Duration::from_secs(o.timeout));
+        match run_job(&mut job.cmd, limit, &log) {
             Ok(out) => {
+                let out = match &job.json {
+                    Some(j) => std::fs::read_to_string(j).unwrap_or_default(),
+                    None => out,
+                };
                 let mut kept = 0;
                 for line in out.lines() {
                     if let Some(tagged) = tag(line, job.exp) {
@@ -225,6 +346,43 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     }
     eprintln!("[{n}/{n}] {:>4}s  done", t0.elapsed().as_secs());
     Ok(results)
+}
+
+/// Seed 003: `scripts/bench-caf.sh` (2 and 4 images, rshmem and OpenCoarrays when
+/// installed), its JSON lines written to `build/caf.jsonl`.
+fn caf_job(o: &Opts, bin: &Path, src: &Path, build: &Path, c: &Caf) -> Job {
+    let json = build.join("caf.jsonl");
+    let mut cmd = Command::new("sh");
+    cmd.arg(src.join("scripts/bench-caf.sh"))
+        .args(["--images", "2 4", "--json"])
+        .arg(&json);
+    if o.quick {
+        cmd.arg("--quick");
+    }
+    // The script installs rshmem from TARGET/release: this binary's own when it is a
+    // release build (with libcaf_rshmem already there, nothing to build); otherwise it
+    // builds one under CARGO_TARGET_DIR.
+    if bin.file_name() == Some("release".as_ref()) {
+        if let Some(target) = bin.parent() {
+            cmd.env("CARGO_TARGET_DIR", target);
+        }
+        if bin.join("libcaf_rshmem.so").exists() || bin.join("deps/libcaf_rshmem.so").exists() {
+            cmd.arg("--no-build");
+        }
+    }
+    let peer = if c.opencoarrays.is_empty() {
+        "rshmem only: OpenCoarrays not installed"
+    } else {
+        "rshmem and OpenCoarrays"
+    };
+    Job {
+        exp: "caf",
+        what: format!("2, 4 images: scripts/bench-caf.sh (bench/fortran, {peer})"),
+        cmd,
+        json: Some(json),
+        // Six programs per image count; the script bounds each run itself.
+        limit: Some(Duration::from_secs(o.timeout.saturating_mul(3))),
+    }
 }
 
 /// Adds `"exp"` to a JSON record line.
@@ -320,6 +478,8 @@ fn plan(
         exp: "pe",
         what: "2 PEs: rshmem-bench pe (limits, put/get, AMOs, barrier)".into(),
         cmd: rs(2, &["pe"], &[]),
+        json: None,
+        limit: None,
     });
     let osh_cmd = |np: usize, prog: &str, extra: &[&str]| {
         let mut c = Command::new(osh.unwrap_or(Path::new("oshrun")));
@@ -350,6 +510,8 @@ fn plan(
             exp: "cbench",
             what: "2 PEs: bench/c/shmem_bench.c on rshmem".into(),
             cmd: crs_cmd(2, "shmem_bench", &[]),
+            json: None,
+            limit: None,
         });
     }
     if osh.is_some() {
@@ -357,6 +519,8 @@ fn plan(
             exp: "cbench",
             what: "2 PEs: bench/c/shmem_bench.c on OSHMEM".into(),
             cmd: osh_cmd(2, "shmem_bench", &[]),
+            json: None,
+            limit: None,
         });
     }
     for &n in c_pes {
@@ -365,6 +529,8 @@ fn plan(
                 exp: "ccoll",
                 what: format!("{n} PEs: bench/c/shmem_coll.c --sweep on rshmem"),
                 cmd: crs_cmd(n, "shmem_coll", &["--sweep"]),
+                json: None,
+                limit: None,
             });
         }
         if osh.is_some() {
@@ -372,6 +538,8 @@ fn plan(
                 exp: "ccoll",
                 what: format!("{n} PEs: bench/c/shmem_coll.c --sweep on OSHMEM"),
                 cmd: osh_cmd(n, "shmem_coll", &["--sweep"]),
+                json: None,
+                limit: None,
             });
         }
         if c_rs.is_some() {
@@ -379,6 +547,8 @@ fn plan(
                 exp: "cbarrier",
                 what: format!("{n} PEs: bench/c/shmem_coll.c (barrier) on rshmem"),
                 cmd: crs_cmd(n, "shmem_coll", &[]),
+                json: None,
+                limit: None,
             });
         }
         if osh.is_some() {
@@ -386,6 +556,8 @@ fn plan(
                 exp: "cbarrier",
                 what: format!("{n} PEs: bench/c/shmem_coll.c (barrier) on OSHMEM"),
                 cmd: osh_cmd(n, "shmem_coll", &[]),
+                json: None,
+                limit: None,
             });
         }
         if c_rs.is_some() {
@@ -393,6 +565,8 @@ fn plan(
                 exp: "seed004",
                 what: format!("{n} PEs: bench/c/shmem_seed004.c on rshmem"),
                 cmd: crs_cmd(n, "shmem_seed004", &[]),
+                json: None,
+                limit: None,
             });
         }
     }
@@ -402,6 +576,8 @@ fn plan(
             exp: "coll",
             what: format!("{n} PEs: rshmem-bench coll --max-size 64K"),
             cmd: rs(n, &["coll", "--max-size", "65536"], &[]),
+            json: None,
+            limit: None,
         });
     }
     jobs.push(Job {
@@ -412,6 +588,8 @@ fn plan(
             &["coll"],
             &[("SHMEM_TRANSPORT", "mixed"), ("SHMEM_VIRTUAL_HOSTS", "2")],
         ),
+        json: None,
+        limit: None,
     });
     // Seed 001: threads against PEs; the application kernels.
     for &t in threads {
@@ -424,6 +602,8 @@ fn plan(
                 &["threads", "--threads", &ts, "--max-size", "8"],
                 &[],
             ),
+            json: None,
+            limit: None,
         });
     }
     for &t in threads {
@@ -432,6 +612,8 @@ fn plan(
             exp: "apps",
             what: format!("1 PE: rshmem-bench apps --threads {t}"),
             cmd: rs(1, &["apps", "--threads", &ts], &[]),
+            json: None,
+            limit: None,
         });
     }
     // Seed 002.
@@ -453,6 +635,8 @@ fn plan(
             ],
             &[],
         ),
+        json: None,
+        limit: None,
     });
     jobs
 }

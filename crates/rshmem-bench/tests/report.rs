@@ -1,6 +1,7 @@
 //! `rshmem-bench report --from`: renders every figure from a recorded quick run
 //! (`tests/data/report-quick.jsonl`, JSON lines of `rshmem-bench report --quick`) without
-//! measuring anything, and checks that each SVG, PNG and `index.html` exists, is not empty
+//! measuring anything (the Coarray Fortran records, `"exp":"caf"`, are a quick
+//! `scripts/bench-caf.sh` run), and checks that each SVG, PNG and `index.html` exists, is not empty
 //! and names each of its series.
 
 use std::path::PathBuf;
@@ -29,6 +30,14 @@ const FIGURES: &[&str] = &[
     "seed002_nbe_rate",
     "seed002_overlap",
     "seed002_bcast",
+    "seed003_strided_put",
+    "seed003_strided_get",
+    "seed003_locks",
+    "seed003_dht",
+    "seed003_put_latency",
+    "seed003_put_bandwidth",
+    "seed003_get_latency",
+    "seed003_get_bandwidth",
     "seed004_aset_create",
     "seed004_overlap",
 ];
@@ -43,6 +52,18 @@ const WITH_OSHMEM: &[&str] = &[
     "osu_barrier",
     "osu_broadcast",
     "osu_reduce",
+];
+
+/// Figures whose fixture records (a quick `scripts/bench-caf.sh` run) include OpenCoarrays.
+const WITH_OPENCOARRAYS: &[&str] = &[
+    "seed003_strided_put",
+    "seed003_strided_get",
+    "seed003_locks",
+    "seed003_dht",
+    "seed003_put_latency",
+    "seed003_put_bandwidth",
+    "seed003_get_latency",
+    "seed003_get_bandwidth",
 ];
 
 #[test]
@@ -82,6 +103,10 @@ fn quick_report_renders_every_figure_from_the_fixture() {
         "the caption names the machine"
     );
     assert!(html.contains("Seed 003"), "seed 003 keeps its place");
+    assert!(
+        !html.contains("Not drawn yet"),
+        "every group is drawn (none pending)"
+    );
     for id in FIGURES {
         for ext in ["svg", "png"] {
             let p = out.join(format!("{id}.{ext}"));
@@ -108,6 +133,16 @@ fn quick_report_renders_every_figure_from_the_fixture() {
         let svg = std::fs::read_to_string(out.join(format!("{id}.svg"))).unwrap();
         for n in &names {
             assert!(svg.contains(n), "{id}.svg does not name series {n:?}");
+        }
+        if WITH_OPENCOARRAYS.contains(id) {
+            assert!(
+                names.iter().any(|n| n.contains("OpenCoarrays")),
+                "{id}: no OpenCoarrays series in {names:?}"
+            );
+            assert!(
+                entry.contains("OpenCoarrays: ") && entry.contains("Compiler: "),
+                "{id}: the caption names neither the compiler nor OpenCoarrays"
+            );
         }
         if WITH_OSHMEM.contains(id) {
             assert!(

@@ -10,6 +10,7 @@ mod render;
 mod seed000;
 mod seed001;
 mod seed002;
+mod seed003;
 mod seed004;
 
 use std::collections::BTreeMap;
@@ -91,6 +92,42 @@ impl Records {
             .filter(move |r| r.bench != "machine" && (exp.is_empty() || r.tag("exp") == exp))
     }
 
+    /// Like [`Records::points`], but a repeated x (a run made with `--repeat`, or several
+    /// runs appended) keeps the median of its values.
+    pub(crate) fn medians(
+        &self,
+        exp: &str,
+        pick: impl Fn(&Record) -> bool,
+        x: impl Fn(&Record) -> Option<f64>,
+    ) -> Vec<(f64, f64)> {
+        let mut m: BTreeMap<u64, (f64, Vec<f64>)> = BTreeMap::new();
+        for r in self.of(exp).filter(|r| pick(r)) {
+            if let Some(xv) = x(r).filter(|x| x.is_finite()) {
+                if r.value.is_finite() {
+                    m.entry(xv.to_bits())
+                        .or_insert((xv, Vec::new()))
+                        .1
+                        .push(r.value);
+                }
+            }
+        }
+        let mut v: Vec<(f64, f64)> = m
+            .into_values()
+            .map(|(x, mut ys)| {
+                ys.sort_by(f64::total_cmp);
+                let n = ys.len();
+                let mid = if n % 2 == 1 {
+                    ys[n / 2]
+                } else {
+                    (ys[n / 2 - 1] + ys[n / 2]) / 2.0
+                };
+                (x, mid)
+            })
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    }
+
     /// `(x, value)` of the records of `exp` that `pick` accepts, x given by `x`, sorted by
     /// x; a repeated x keeps its last value; non-finite values are dropped.
     pub(crate) fn points(
@@ -131,11 +168,18 @@ impl Records {
     pub(crate) fn machine(&self) -> Machine {
         let m = self.all.iter().find(|r| r.bench == "machine");
         let s = |k: &str| m.map(|r| r.tag(k).to_string()).unwrap_or_default();
+        let o = |k: &str| {
+            m.and_then(|r| r.extra.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
         Machine {
             cpu: s("cpu"),
             cores: m.and_then(|r| r.num("cores")).unwrap_or(0.0) as usize,
             kernel: s("kernel"),
             oshmem: s("oshmem"),
+            gfortran: o("gfortran"),
+            opencoarrays: o("opencoarrays"),
             quick: m.is_some_and(|r| r.extra.get("quick") == Some(&Value::Bool(true))),
         }
     }
@@ -151,6 +195,11 @@ pub(crate) struct Machine {
     pub(crate) oshmem: String,
     /// Whether the run was `--quick`.
     pub(crate) quick: bool,
+    /// gfortran's version line: `None` when the run did not try the Coarray Fortran
+    /// benchmarks, empty when gfortran is not installed.
+    pub(crate) gfortran: Option<String>,
+    /// OpenCoarrays' version line, as `gfortran` (empty: not installed).
+    pub(crate) opencoarrays: Option<String>,
 }
 
 impl Machine {
@@ -171,6 +220,23 @@ impl Machine {
                 ""
             }
         )
+    }
+
+    /// What the caption says about the Coarray Fortran compiler and the OpenCoarrays peer.
+    pub(crate) fn caf_peer(&self) -> String {
+        match (self.gfortran.as_deref(), self.opencoarrays.as_deref()) {
+            (None, _) => "This run did not include the Coarray Fortran benchmarks \
+                          (scripts/bench-caf.sh): no series."
+                .into(),
+            (Some(""), _) => "gfortran is not installed on this machine: no Coarray Fortran \
+                              series (neither rshmem nor OpenCoarrays)."
+                .into(),
+            (Some(g), None | Some("")) => format!(
+                "Compiler: {g}. OpenCoarrays is not installed on this machine (no /usr/bin/caf, \
+                 cafrun): no OpenCoarrays series."
+            ),
+            (Some(g), Some(o)) => format!("Compiler: {g}. OpenCoarrays: {o}, over Open MPI."),
+        }
     }
 
     /// What the caption says about the OSHMEM peer.
@@ -195,6 +261,8 @@ pub(crate) enum Scale {
     Count,
     /// A plain number, log 10.
     Log,
+    /// A plain number, log 2 (labels at powers of two: strides).
+    Pow2,
     /// Named categories at x = 0, 1, 2...
     Categories(Vec<String>),
 }
@@ -249,6 +317,9 @@ pub(crate) struct Figure {
     pub(crate) series: Vec<Series>,
     /// Whether an OSHMEM series was expected (the caption then says when it is missing).
     pub(crate) wants_peer: bool,
+    /// A Coarray Fortran figure: the caption names the compiler and says whether
+    /// OpenCoarrays ran (instead of OSHMEM).
+    pub(crate) caf: bool,
     /// The legend goes to the lower right (where the curves leave room).
     pub(crate) legend_low: bool,
 }
@@ -264,6 +335,7 @@ impl Figure {
             y,
             series: Vec::new(),
             wants_peer: false,
+            caf: false,
             legend_low: false,
         }
     }
@@ -296,7 +368,7 @@ pub(crate) struct Group {
     pub(crate) pending: &'static str,
 }
 
-/// Every group, in page order. Seed 003 (Coarray Fortran) is drawn once its runtime lands.
+/// Every group, in page order.
 pub(crate) const SEEDS: &[Group] = &[
     Group {
         id: "osu",
@@ -325,9 +397,8 @@ pub(crate) const SEEDS: &[Group] = &[
     Group {
         id: "seed003",
         title: "Seed 003: Coarray Fortran over OpenSHMEM",
-        figures: None,
-        pending: "Not drawn yet: the Coarray Fortran runtime (crates/rshmem-caf) has not landed; \
-                  its figures get a file figures/seed003.rs and an experiment when it does.",
+        figures: Some(seed003::figures),
+        pending: "",
     },
     Group {
         id: "seed004",

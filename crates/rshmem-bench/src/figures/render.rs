@@ -79,7 +79,7 @@ fn colour(kind: Kind, i: usize) -> RGBColor {
 /// An axis value as drawn (log2 for bytes, log10 for log).
 fn fwd(s: &Scale, v: f64) -> f64 {
     match s {
-        Scale::Bytes => v.max(1e-300).log2(),
+        Scale::Bytes | Scale::Pow2 => v.max(1e-300).log2(),
         Scale::Log => v.max(1e-300).log10(),
         Scale::Linear | Scale::Count | Scale::Categories(_) => v,
     }
@@ -96,6 +96,12 @@ fn label(s: &Scale, v: f64) -> String {
             crate::report::size(b as usize)
         }
         Scale::Log => number(10f64.powf(v)),
+        Scale::Pow2 => {
+            if (v - v.round()).abs() > 0.01 {
+                return String::new();
+            }
+            number(2f64.powf(v.round()))
+        }
         Scale::Linear => number(v),
         Scale::Count => {
             if (v - v.round()).abs() > 0.01 {
@@ -146,7 +152,7 @@ fn range(s: &Scale, vals: impl Iterator<Item = f64>) -> (f64, f64, usize) {
         return (0.0, 1.0, 2);
     }
     match s {
-        Scale::Bytes => {
+        Scale::Bytes | Scale::Pow2 => {
             let (lo, hi) = (lo.floor(), hi.ceil().max(lo.floor() + 1.0));
             (lo, hi, ((hi - lo) as usize + 1).min(12))
         }
@@ -278,6 +284,16 @@ fn caption(recs: &Records, fig: &Figure) -> String {
         let _ = write!(s, " Reference lines (dashed): {}.", refs.join("; "));
     }
     let _ = write!(s, " Machine: {}.", m.text());
+    if fig.caf {
+        let has_peer = fig.series.iter().any(|s| s.name.contains("OpenCoarrays"));
+        let oc = m.opencoarrays.as_deref().is_some_and(|o| !o.is_empty());
+        let _ = write!(s, " {}", m.caf_peer());
+        if oc && !has_peer {
+            s.push_str(
+                " OpenCoarrays left no records for this figure (its run failed or was skipped).",
+            );
+        }
+    }
     if fig.wants_peer {
         let has_peer = fig.series.iter().any(|s| s.name.contains("OSHMEM"));
         if has_peer || m.oshmem.is_empty() {
@@ -388,6 +404,8 @@ mod tests {
         assert_eq!(label(&Scale::Bytes, 3.5), "");
         assert_eq!(label(&Scale::Log, 2.0), "100");
         assert_eq!(label(&Scale::Log, -1.0), "0.1");
+        assert_eq!(label(&Scale::Pow2, 5.0), "32");
+        assert_eq!(label(&Scale::Pow2, 4.5), "");
         assert_eq!(number(1500.0), "1500");
         assert_eq!(number(25000.0), "25k");
         assert_eq!(number(2.5e6), "2.5M");
@@ -395,5 +413,38 @@ mod tests {
         assert_eq!(number(1000.0), "1000");
         assert_eq!(number(0.5), "0.5");
         assert_eq!(range(&Scale::Log, [0.5, 2.3].into_iter()), (0.0, 3.0, 4));
+    }
+
+    /// The Coarray Fortran figures say which tool was missing, as the OSHMEM ones do.
+    #[test]
+    fn caf_captions_name_missing_tools() {
+        let fig = |machine: &str| {
+            let recs = Records::from_text(machine);
+            let mut f = Figure::new(
+                "seed003_x",
+                "seed003",
+                "x",
+                super::super::Axis::new("x", Scale::Linear),
+                super::super::Axis::new("y", Scale::Linear),
+            );
+            f.caf = true;
+            f.add("rshmem", Kind::Rshmem, vec![(1.0, 1.0)]);
+            caption(&recs, &f)
+        };
+        let m = |extra: &str| {
+            format!("{{\"bench\":\"machine\",\"metric\":\"cores\",\"value\":2,\"cores\":2{extra}}}")
+        };
+        assert!(fig(&m("")).contains("did not include the Coarray Fortran"));
+        let c = fig(&m(",\"gfortran\":\"\",\"opencoarrays\":\"\""));
+        assert!(c.contains("gfortran is not installed"), "{c}");
+        let c = fig(&m(",\"gfortran\":\"GNU Fortran 12\",\"opencoarrays\":\"\""));
+        assert!(c.contains("GNU Fortran 12") && c.contains("OpenCoarrays is not installed"));
+        let c = fig(&m(
+            ",\"gfortran\":\"GNU Fortran 12\",\"opencoarrays\":\"caf 2.9\"",
+        ));
+        assert!(
+            c.contains("OpenCoarrays: caf 2.9") && c.contains("left no records"),
+            "{c}"
+        );
     }
 }
