@@ -149,6 +149,20 @@ impl Records {
         v
     }
 
+    /// The memcpy reference line (`metric` of rshmem-bench pe's memcpy records) by message
+    /// size, over sizes `lo..=hi`.
+    pub(crate) fn memcpy(&self, metric: &str, lo: f64, hi: f64) -> Vec<(f64, f64)> {
+        self.points(
+            "pe",
+            |x| {
+                x.bench == "memcpy"
+                    && x.metric == metric
+                    && x.size.is_some_and(|s| s >= lo && s <= hi)
+            },
+            by_size,
+        )
+    }
+
     /// One value: the record of `exp` with this bench and metric (and `pick`).
     pub(crate) fn value(
         &self,
@@ -349,6 +363,14 @@ impl Figure {
                 points,
             });
         }
+    }
+
+    /// The smallest and largest x of the series so far.
+    pub(crate) fn x_range(&self) -> (f64, f64) {
+        self.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)))
     }
 
     pub(crate) fn caption(mut self, text: &str) -> Figure {

@@ -46,13 +46,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         let rust = |metric: &'static str| {
             r.points("pe", move |x| x.bench == op && x.metric == metric, by_size)
         };
-        let memcpy = |metric: &'static str| {
-            r.points(
-                "pe",
-                move |x| x.bench == "memcpy" && x.metric == metric && x.size >= Some(8.0),
-                by_size,
-            )
-        };
+        let memcpy = |metric: &str| r.memcpy(metric, 8.0, f64::INFINITY);
         let mut f = Figure::new(
             &format!("osu_{op}_latency"),
             "osu",
@@ -230,25 +224,8 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
                 f.add(&format!("{name}, {n} PEs"), kind, pts);
             }
         }
-        let lo = f
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .fold(f64::INFINITY, f64::min);
-        let hi = f
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .fold(0.0, f64::max);
-        let mc = r.points(
-            "pe",
-            |x| {
-                x.bench == "memcpy"
-                    && x.metric == "latency_median"
-                    && x.size.is_some_and(|s| s >= lo && s <= hi)
-            },
-            by_size,
-        );
+        let (lo, hi) = f.x_range();
+        let mc = r.memcpy("latency_median", lo, hi);
         f.add("memcpy of the message (limit)", Kind::Reference, mc);
         v.push(f);
     }

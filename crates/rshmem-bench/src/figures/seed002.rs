@@ -115,20 +115,8 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         );
         f.add(&format!("{t} thread(s), put_nbe"), Kind::Rshmem, pts);
     }
-    let (lo, hi) = f
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-    let mc = r.points(
-        "pe",
-        |x| {
-            x.bench == "memcpy"
-                && x.metric == "latency_median"
-                && x.size.is_some_and(|s| s >= lo && s <= hi)
-        },
-        by_size,
-    );
+    let (lo, hi) = f.x_range();
+    let mc = r.memcpy("latency_median", lo, hi);
     f.add("memcpy of the message (limit)", Kind::Reference, mc);
     v.push(f);
     v

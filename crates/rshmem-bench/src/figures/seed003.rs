@@ -186,13 +186,7 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
                 by_size,
             )
         };
-        let memcpy = |metric: &'static str| {
-            r.points(
-                "pe",
-                move |x| x.bench == "memcpy" && x.metric == metric && x.size >= Some(8.0),
-                by_size,
-            )
-        };
+        let memcpy = |metric: &str| r.memcpy(metric, 8.0, f64::INFINITY);
         let mut f = Figure::new(
             &format!("seed003_{op}_latency"),
             "seed003",
