@@ -1,5 +1,6 @@
 //! The image: start-up, the runtime's own symmetric words, termination.
 
+use std::sync::atomic::AtomicI64;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use rshmem_core::{memory, ThreadLevel};
@@ -23,6 +24,9 @@ pub(crate) struct State {
     pub qnodes: usize,
     /// The collectives' first scratch buffer ([`SCRATCH`] bytes).
     pub scratch: usize,
+    /// Notifications of each image that SYNC IMAGES has consumed so far (only this
+    /// image's thread touches them: atomics so SYNC IMAGES takes no lock).
+    pub sync_seen: Box<[AtomicI64]>,
 }
 
 /// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
@@ -33,8 +37,6 @@ pub(crate) const SCRATCH: usize = 4096;
 /// What only this image reads and writes (not on the put/get paths).
 #[derive(Debug, Default)]
 pub(crate) struct Local {
-    /// Notifications of each image that SYNC IMAGES has consumed so far.
-    pub sync_seen: Vec<i64>,
     /// Locks this image holds: (lock word address, PE holding the word, queue node).
     pub held: Vec<(usize, usize, usize)>,
     /// Queue nodes not in use.
@@ -72,12 +74,12 @@ pub(crate) fn init() {
             sync_counts,
             qnodes,
             scratch,
+            sync_seen: (0..n).map(|_| AtomicI64::new(0)).collect(),
         })
     })();
     match r {
         Ok(s) => {
             *local() = Some(Local {
-                sync_seen: vec![0; s.n],
                 held: Vec::new(),
                 free_qnodes: (0..QNODES).rev().collect(),
                 scratch: (s.scratch, SCRATCH),

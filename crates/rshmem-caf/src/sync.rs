@@ -1,6 +1,8 @@
 //! Image control and atomics: SYNC ALL / IMAGES / MEMORY, locks (MCS queue locks at the
 //! image that holds the lock variable), CRITICAL, events, atomic subroutines.
 
+use std::sync::atomic::Ordering;
+
 use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
 
 use crate::image::{pe_of, state, with_local, State, QNODES};
@@ -65,21 +67,12 @@ pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafR
     };
     // Release: this image's earlier puts are complete before the partners go on.
     rshmem_core::order::quiet()?;
-    // A partner that stopped is reported before anything is sent to it: through UCX
-    // its process may have left, and an add to it would be lost (and reported again by
-    // every later quiet).
-    for &p in &list {
-        stopped_partner(p)?;
-    }
     for &p in &list {
         atomic::<i64>(routine, s.sync_counts + s.me * 8, AmoOp::Add(1), p)
             .map_err(|e| stopped_partner(p).err().unwrap_or(e))?;
     }
     for &p in &list {
-        let want = with_local(routine, |l| {
-            l.sync_seen[p] += 1;
-            l.sync_seen[p]
-        });
+        let want = s.sync_seen[p].fetch_add(1, Ordering::Relaxed) + 1;
         // SAFETY: our own symmetric counter word of image `p+1`.
         unsafe {
             p2p::wait_until_from(
@@ -96,7 +89,8 @@ pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafR
 }
 
 /// `Err(STAT_STOPPED_IMAGE)` when image `pe + 1` has stopped (entered finalize, or left
-/// the job through UCX).
+/// the job through UCX). Asked only after an add or a wait failed: through UCX the state
+/// read is a round trip, which every SYNC IMAGES would pay.
 fn stopped_partner(pe: usize) -> CafResult {
     if rshmem_core::ft::pe_finalized(pe)? {
         return Err(CafError::new(
