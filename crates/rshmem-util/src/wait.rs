@@ -99,12 +99,28 @@ fn spin_instead(now: Instant) -> bool {
 /// Records a yield made at `at` that took `took`. A slow yield counts only when no other
 /// thread of this process is runnable: then the slice went to another program, and
 /// spinning keeps the core from it; a thread of ours (a user thread, the copy engine)
-/// may be what the wait is for.
+/// may be what the wait is for. The threads are looked at once per [`SPIN_INSTEAD_FOR`]
+/// at most: while a thread of ours keeps every yield slow, each yield would pay the
+/// look again.
 fn note_yield(at: Instant, took: Duration) {
-    if took > SLOW_YIELD && !other_threads_runnable() {
+    if took <= SLOW_YIELD {
+        return;
+    }
+    let now = since_epoch(at);
+    if now < NEXT_THREAD_LOOK.load(Ordering::Relaxed) {
+        return;
+    }
+    NEXT_THREAD_LOOK.store(
+        now.saturating_add(as_ns(SPIN_INSTEAD_FOR)),
+        Ordering::Relaxed,
+    );
+    if !other_threads_runnable() {
         spin_instead_from(at);
     }
 }
+
+/// Before when (nanoseconds since [`epoch`]) a slow yield does not look at the threads.
+static NEXT_THREAD_LOOK: AtomicU64 = AtomicU64::new(0);
 
 /// Makes yield phases spin for [`SPIN_INSTEAD_FOR`] from `at`.
 fn spin_instead_from(at: Instant) {
