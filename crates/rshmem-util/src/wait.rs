@@ -123,12 +123,14 @@ fn note_yield(at: Instant, took: Duration) {
 static NEXT_THREAD_LOOK: AtomicU64 = AtomicU64::new(0);
 
 /// Makes yield phases spin for [`SPIN_INSTEAD_FOR`] from `at`.
+/// (A later period never shortens one already set: threads of one PE may race here.)
 fn spin_instead_from(at: Instant) {
-    SPIN_INSTEAD_UNTIL.store(
+    SPIN_INSTEAD_UNTIL.fetch_max(
         since_epoch(at).saturating_add(as_ns(SPIN_INSTEAD_FOR)),
         Ordering::Relaxed,
     );
 }
+
 /// Whether another thread of this process is running or runnable (state `R` in
 /// `/proc/self/task/*/stat`). Read only after a slow yield, which has already cost
 /// milliseconds; without /proc the answer is yes, which keeps yielding.
@@ -309,7 +311,9 @@ mod tests {
 
     #[test]
     fn a_slow_yield_makes_yield_phases_spin_for_a_while() {
-        let t = Instant::now();
+        // An hour ahead: after the epoch (set on first use, which may come after a plain
+        // `now`, as under Miri's slow clock) and past any period another test's waits set.
+        let t = epoch() + Duration::from_secs(3600);
         note_yield(t, Duration::from_micros(1));
         assert!(!spin_instead(t), "a fast yield changes nothing");
         spin_instead_from(t);
