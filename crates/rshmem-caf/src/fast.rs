@@ -87,6 +87,7 @@ unsafe fn applies(
 /// # Safety
 /// As `_gfortran_caf_send` with no vector and no team.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the entry point's arguments
 pub(crate) unsafe fn send(
     routine: &'static str,
     s: &State,
@@ -122,6 +123,7 @@ pub(crate) unsafe fn send(
 /// # Safety
 /// As `_gfortran_caf_get` with no vector and no STAT=.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the entry point's arguments
 pub(crate) unsafe fn get(
     routine: &'static str,
     s: &State,
