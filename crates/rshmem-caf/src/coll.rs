@@ -20,11 +20,17 @@ fn scratch(routine: &'static str, bytes: usize) -> CafResult<*mut u8> {
     if let Some(t) = crate::team::current() {
         return t.scratch(routine, bytes);
     }
+    // A small collective (co_sum of a scalar) uses the start-up buffer, which is never
+    // freed: no lock on its path.
+    let first = state(routine).scratch;
+    if bytes <= crate::image::SCRATCH {
+        return Ok(first as *mut u8);
+    }
     let (addr, size) = with_local(routine, |l| l.scratch);
     if size >= bytes {
         return Ok(addr as *mut u8);
     }
-    if addr != 0 {
+    if addr != 0 && addr != first {
         memory::free(routine, addr as *mut u8)?;
     }
     let size = bytes.max(2 * size).max(4096);
