@@ -17,7 +17,7 @@ use crate::image::State;
 /// # Safety
 /// `d` points at a descriptor with `rank` dimensions.
 #[inline(always)]
-unsafe fn dense_bytes(d: *const Header) -> Option<usize> {
+pub(crate) unsafe fn dense_bytes(d: *const Header) -> Option<usize> {
     // SAFETY: the header is always present (contract).
     let h = unsafe { &*d };
     let elem = h.elem_len;
