@@ -20,11 +20,17 @@ fn scratch(routine: &'static str, bytes: usize) -> CafResult<*mut u8> {
     if let Some(t) = crate::team::current() {
         return t.scratch(routine, bytes);
     }
+    // A small collective (co_sum of a scalar) uses the start-up buffer, which is never
+    // freed: no lock on its path.
+    let first = state(routine).scratch;
+    if bytes <= crate::image::SCRATCH {
+        return Ok(first as *mut u8);
+    }
     let (addr, size) = with_local(routine, |l| l.scratch);
     if size >= bytes {
         return Ok(addr as *mut u8);
     }
-    if addr != 0 {
+    if addr != 0 && addr != first {
         memory::free(routine, addr as *mut u8)?;
     }
     let size = bytes.max(2 * size).max(4096);
@@ -44,10 +50,11 @@ fn world(routine: &'static str) -> CafResult<&'static rshmem_core::team::Team> {
 /// `a` describes valid memory; `buf` holds `count * elem_len` bytes.
 unsafe fn copy(a: DescPtr, buf: *mut u8, to_buf: bool) {
     // SAFETY: contract.
-    let (shape, base, len) = unsafe { (Shape::of(a), (*a).base_addr, (*a).elem_len) };
-    if shape.is_dense(len) {
-        // One copy for a contiguous array (the usual case) instead of one per element.
-        let bytes = shape.count() * len;
+    let base = unsafe { (*a).base_addr };
+    // SAFETY: contract.
+    if let Some(bytes) = unsafe { crate::fast::dense_bytes(a) } {
+        // One copy for a scalar or a contiguous array (the usual case), the descriptor
+        // read in place, instead of one per element.
         // SAFETY: a dense `a` covers `bytes` from its base; `buf` holds them (contract).
         unsafe {
             if to_buf {
@@ -58,6 +65,8 @@ unsafe fn copy(a: DescPtr, buf: *mut u8, to_buf: bool) {
         }
         return;
     }
+    // SAFETY: contract.
+    let (shape, len) = unsafe { (Shape::of(a), (*a).elem_len) };
     shape.for_each(|i, off| {
         // SAFETY: element `i` of `a` and slot `i` of `buf` (contract).
         unsafe {
@@ -125,7 +134,13 @@ pub(crate) unsafe fn co_op(
         pe_of(s, result_image)?;
     }
     // SAFETY: contract.
-    let (n, bt, len) = unsafe { (Shape::of(a).count(), (*a).ty, (*a).elem_len) };
+    let (bt, len) = unsafe { ((*a).ty, (*a).elem_len) };
+    // SAFETY: contract (a scalar or contiguous array: its bytes, read in place).
+    let n = match unsafe { crate::fast::dense_bytes(a) } {
+        Some(bytes) if len > 0 => bytes / len,
+        // SAFETY: contract.
+        _ => unsafe { Shape::of(a).count() },
+    };
     if bt == BT_CHARACTER && op != ReduceOp::Sum {
         let max = op == ReduceOp::Max;
         // SAFETY: forwarded contract.

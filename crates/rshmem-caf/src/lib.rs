@@ -15,6 +15,7 @@ mod byref;
 mod coll;
 mod convert;
 mod desc;
+mod fast;
 mod image;
 mod stat;
 mod status;
@@ -226,6 +227,22 @@ pub unsafe extern "C" fn _gfortran_caf_send(
     // SAFETY: the compiler passes valid descriptors and a registered token.
     unsafe {
         let t = token::token(R, token);
+        if dst_vector.is_null() && team.is_null() {
+            let s = state(R);
+            if let Some(r) = fast::send(
+                R,
+                s,
+                t.base + offset,
+                image_index,
+                dest,
+                src,
+                dst_kind,
+                src_kind,
+                may_require_tmp,
+            ) {
+                return report_stat(R, r.map_err(Into::into), stat);
+            }
+        }
         if !dst_vector.is_null() {
             let r = vector::send(
                 R,
@@ -283,6 +300,22 @@ pub unsafe extern "C" fn _gfortran_caf_get(
     // SAFETY: the compiler passes valid descriptors and a registered token.
     unsafe {
         let t = token::token(R, token);
+        if src_vector.is_null() && stat.is_null() {
+            let s = state(R);
+            if let Some(r) = fast::get(
+                R,
+                s,
+                t.base + offset,
+                image_index,
+                src,
+                dest,
+                src_kind,
+                dst_kind,
+                may_require_tmp,
+            ) {
+                return report_stat(R, r.map_err(Into::into), stat);
+            }
+        }
         if !src_vector.is_null() {
             let r = vector::get(
                 R,

@@ -285,7 +285,7 @@ pub(crate) unsafe fn put_from(
 /// Whether this image reaches every image's memory by load and store (one host, shared
 /// memory), so that a blocking put is complete when it returns. Found once, from the
 /// first put's symmetric address (the same answer for every symmetric address).
-fn all_load_store(routine: &'static str, remote: usize) -> bool {
+pub(crate) fn all_load_store(routine: &'static str, remote: usize) -> bool {
     static ALL: OnceLock<bool> = OnceLock::new();
     *ALL.get_or_init(|| {
         let n = crate::image::state(routine).n;
