@@ -97,6 +97,17 @@ run() {
     grep '^{' "$log" >> "$raw" || true
 }
 
+# The machine's limits (bench/c/machine_limits.c, no runtime involved): a cache-line round
+# trip between two processes and memcpy at each transfer size, judged against below.
+cc=${CC:-cc}
+if "$cc" -O2 -o "$work/machine_limits" "$root/bench/c/machine_limits.c" 2> "$work/cc.log"; then
+    echo "== machine limits" >&2
+    run "machine_limits" "$work/machine_limits.out" "$work/machine_limits" $quick
+else
+    cat "$work/cc.log" >&2
+    echo "bench-caf.sh: could not build bench/c/machine_limits.c with $cc: no limit column" >&2
+fi
+
 echo "== load before the runs: $(cat /proc/loadavg 2>/dev/null || uptime)" >&2
 rep=0
 while [ "$rep" -lt "$repeat" ]; do
@@ -123,7 +134,11 @@ done
 done
 echo "== load after the runs: $(cat /proc/loadavg 2>/dev/null || uptime)" >&2
 
-# The tables and the goals: time per operation of each runtime, ratio OpenCoarrays/rshmem.
+# The tables and the goals: time per operation of each runtime, ratio OpenCoarrays/rshmem,
+# and the machine's limit where there is one: memcpy of the size for put and get, and for
+# SYNC ALL, SYNC IMAGES and an 8-byte co_sum one one-way cache-line latency (half the raw
+# round trip) per dissemination round, ceil(log2 images) rounds. No runtime can be faster
+# than the limit, so "best x" (OpenCoarrays / limit) is the largest ratio possible.
 # Goals (issue 14): >= 5x on small transfers (<= 4 KiB), sync and locks; >= 1x at every
 # other size; rshmem's whole-section strided transfer >= 3x its naive loop.
 awk -v oc="$oc" -v targets="$work/targets.jsonl" '
@@ -140,8 +155,9 @@ function goal_of(b, s) {
     if (b == "co_sum" && s + 0 <= 8) return 5
     return 1
 }
-function target(name, pes, v, want, how) {
-    printf "{\"bench\":\"target\",\"size\":null,\"pes\":%d,\"metric\":\"%s\",\"value\":%.4f,\"unit\":\"x\",\"target\":\">= %s\",\"met\":%s,\"how\":\"%s\"}\n", pes, name, v, want, (v >= want ? "true" : "false"), how >> targets
+# One goal line; best > 0 is the largest ratio the machine limit allows.
+function target(name, pes, v, want, how, best) {
+    printf "{\"bench\":\"target\",\"size\":null,\"pes\":%d,\"metric\":\"%s\",\"value\":%.4f,\"unit\":\"x\",\"target\":\">= %s\",\"met\":%s,\"how\":\"%s\"%s}\n", pes, name, v, want, (v >= want ? "true" : "false"), how, (best > 0 ? sprintf(",\"limit_ratio\":%.4f", best) : "") >> targets
     ngoal++
     if (v >= want) nmet++
 }
@@ -149,6 +165,11 @@ BEGIN { printf "" > targets }
 /^\{/ {
     if (field($0, "metric") != "time") next
     b = field($0, "bench"); s = field($0, "size"); p = field($0, "pes"); r = field($0, "runtime")
+    if (r == "machine") {
+        if (b == "memcpy") copy[s + 0] = field($0, "value") + 0
+        if (b == "pingpong_raw") oneway = (field($0, "value") + 0) / 2
+        next
+    }
     k = b SUBSEP s SUBSEP p
     if (!(b in nrows)) { benches[++nb] = b; nrows[b] = 0 }
     if (!(k in seen)) { seen[k] = 1; rows[b, ++nrows[b]] = k }
@@ -163,27 +184,40 @@ function med(k, r,    c, i, j, x, a) {
     for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
     return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
 }
+# The machine limit for benchmark b at size s on p images (0: none).
+function limit_of(b, s, p,    rounds, q) {
+    if ((b == "caf_put" || b == "caf_get") && (s + 0) in copy) return copy[s + 0]
+    if (oneway > 0 && (b == "sync_all" || b == "sync_images" || (b == "co_sum" && s + 0 <= 8))) {
+        rounds = 0
+        for (q = 1; q < p + 0; q *= 2) rounds++
+        return rounds * oneway
+    }
+    return 0
+}
 END {
     for (j = 1; j <= nb; j++) {
       b = benches[j]
       printf "\n== %s (time per operation, us; ratio = OpenCoarrays / rshmem) ==\n", b
-      printf "%10s %7s %14s %14s %9s\n", "size", "images", "rshmem", "OpenCoarrays", "ratio"
+      printf "%10s %7s %14s %14s %9s %10s %8s\n", "size", "images", "rshmem", "OpenCoarrays", "ratio", "limit", "best x"
       for (i = 1; i <= nrows[b]; i++) {
         k = rows[b, i]
         split(k, a, SUBSEP)
         s = a[2]; p = a[3]
         rv = med(k, "rshmem"); ov = med(k, "opencoarrays")
+        lim = limit_of(b, s, p)
+        lcol = lim > 0 ? sprintf("%10.3f", lim) : sprintf("%10s", "-")
         if (oc == "yes" && rv > 0 && ov > 0) {
-            printf "%10s %7s %14.3f %14.3f %8.2fx\n", s, p, rv, ov, ov / rv
+            bcol = lim > 0 ? sprintf("%7.2fx", ov / lim) : sprintf("%8s", "-")
+            printf "%10s %7s %14.3f %14.3f %8.2fx %s %s\n", s, p, rv, ov, ov / rv, lcol, bcol
             g = goal_of(b, s)
-            if (g > 0) target(b "@" s, p, ov / rv, g, "OpenCoarrays time / rshmem time")
+            if (g > 0) target(b "@" s, p, ov / rv, g, "OpenCoarrays time / rshmem time", lim > 0 ? ov / lim : 0)
         } else {
-            printf "%10s %7s %14.3f %14s %9s\n", s, p, rv, (ov > 0 ? sprintf("%.3f", ov) : "-"), "-"
+            printf "%10s %7s %14.3f %14s %9s %s %8s\n", s, p, rv, (ov > 0 ? sprintf("%.3f", ov) : "-"), "-", lcol, "-"
         }
         if (b ~ /_naive$/) {
             base = substr(b, 1, length(b) - 6)
             sec = med(base SUBSEP s SUBSEP p, "rshmem")
-            if (rv > 0 && sec > 0) target(base "_section_vs_naive@" s, p, rv / sec, 3, "rshmem naive loop time / whole-section time")
+            if (rv > 0 && sec > 0) target(base "_section_vs_naive@" s, p, rv / sec, 3, "rshmem naive loop time / whole-section time", 0)
         }
       }
     }

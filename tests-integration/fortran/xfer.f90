@@ -12,6 +12,9 @@ program xfer
   character(len=4) :: ch(3)[*]
   character(len=6) :: ch6
   integer, allocatable :: z(:,:)[:]
+  ! Large coarrays (32 KiB and more) start 16 bytes past a page (token.rs, PLACE_FROM).
+  real(8) :: big_s(5000)[*]
+  real(8), allocatable :: big(:)[:], src(:)
   me = this_image()
   np = num_images()
   right = mod(me, np) + 1
@@ -116,5 +119,34 @@ program xfer
   sync all
   if (any(z(:, 5) /= [1, 2, 3] * left)) error stop 51
   deallocate(z)
+
+  ! Large coarrays, static and allocated between small ones: placed, and whole-array
+  ! and section transfers between them and a large allocatable land where they should.
+  if (mod(loc(big_s), 4096_8) /= 16) error stop 60
+  allocate(z(2, 2)[*])
+  allocate(big(6000)[*])
+  if (mod(loc(big), 4096_8) /= 16) error stop 61
+  allocate(src(6000))
+  src = [(me * 10000 + i, i = 1, 6000)]
+  big = 0
+  big_s = 0
+  sync all
+  big(:)[right] = src
+  big_s(2:5000:3)[right] = src(1:1667)
+  sync all
+  if (any(big /= [(left * 10000 + i, i = 1, 6000)])) error stop 62
+  if (any(big_s(2:5000:3) /= [(left * 10000 + i, i = 1, 1667)])) error stop 63
+  if (any(big_s(1:5000:3) /= 0)) error stop 64
+  src = big(:)[left]
+  if (any(src /= [(mod(left + np - 2, np) * 10000 + 10000 + i, i = 1, 6000)])) error stop 65
+  sync all
+  deallocate(big)
+  allocate(big(4096)[*])
+  if (mod(loc(big), 4096_8) /= 16) error stop 66
+  big = me
+  sync all
+  if (any(big(:)[right] /= right)) error stop 67
+  sync all
+  deallocate(big, z)
   print '(a,i0)', 'ok xfer image=', me
 end program

@@ -110,6 +110,8 @@ pub(crate) unsafe fn allocate(
         raw = crate::token::new_token(Token {
             base: 0,
             size: 0,
+            block: 0,
+            desc: 0,
             comp: true,
         });
         // SAFETY: contract.
@@ -327,6 +329,23 @@ struct Target {
     bounds: Vec<(isize, isize)>,
 }
 
+/// The header and dimensions of the allocatable coarray `t` (the same on every image).
+///
+/// # Safety
+/// `t.desc` is 0 or the live descriptor of the coarray.
+unsafe fn local_desc(t: &Token) -> Option<(Header, Vec<Dim>)> {
+    if t.desc == 0 {
+        return None;
+    }
+    let p = t.desc as *const Header;
+    // SAFETY: contract; plain data.
+    let h = unsafe { std::ptr::read(p) };
+    let rank = (h.rank.max(0) as usize).min(MAX_DIMS);
+    // SAFETY: the dimensions follow the header (desc.rs).
+    let dims = unsafe { std::slice::from_raw_parts(p.add(1).cast::<Dim>(), rank) }.to_vec();
+    Some((h, dims))
+}
+
 /// Walks `refs` from the coarray of `t` on `pe`; `None` when an allocatable or pointer
 /// component on the way is not allocated.
 ///
@@ -419,11 +438,16 @@ unsafe fn resolve(
                 }
             }
             REF_ARRAY => {
-                let Some((h, dims)) = desc.take() else {
+                let first = std::ptr::eq(r, refs);
+                let Some((h, dims)) = desc.take().or_else(|| {
+                    // SAFETY: an allocatable coarray's token keeps its variable's
+                    // descriptor, live while the coarray is allocated.
+                    first.then(|| unsafe { local_desc(t) }).flatten()
+                }) else {
                     unsupported(
                         routine,
-                        "a coindexed reference that starts with an array of a derived-type \
-                         coarray with a descriptor",
+                        "a coindexed reference that starts with an array section of a \
+                         coarray that is not allocatable",
                     );
                 };
                 // SAFETY: an array ref.

@@ -54,6 +54,20 @@ pub(crate) fn is_live(raw: *mut c_void) -> bool {
     live().contains(&(raw as usize))
 }
 
+/// Coarrays of at least this many bytes start [`PLACE_AT`] bytes past a page boundary.
+///
+/// glibc's `malloc` returns large blocks (its `mmap`ed ones) 16 bytes past a page, and a
+/// `memmove` whose destination lies up to about 1 KiB *ahead* of its source modulo 4 KiB,
+/// at other than a multiple of 64 bytes, runs at 0.6-0.8x on the CPUs measured (store to
+/// load aliasing; docs/architecture.md, "Coarray Fortran"). Placed at the same page
+/// offset, a put or get between a large allocatable and a coarray is the fast case both
+/// ways; any other source is no worse off than at the heap's own alignment. The cost is
+/// at most a page per coarray, so small coarrays keep the heap's 64-byte alignment.
+pub(crate) const PLACE_FROM: usize = 32 << 10;
+/// The page offset of a large coarray (see [`PLACE_FROM`]).
+pub(crate) const PLACE_AT: usize = 0x10;
+const PAGE: usize = 4096;
+
 /// Bytes per lock and per event: one 64-bit word each.
 pub(crate) const WORD: usize = 8;
 
@@ -64,6 +78,13 @@ pub(crate) struct Token {
     pub base: usize,
     /// Bytes registered (0: unknown or none).
     pub size: usize,
+    /// Start of the symmetric block `base` lies in, to free (0: `base` itself); see
+    /// [`PLACE_FROM`].
+    pub block: usize,
+    /// An allocatable coarray's descriptor (the variable's own, which gfortran fills in
+    /// after registering): its bounds are every image's, since ALLOCATE is collective
+    /// with equal bounds. 0 for other coarrays.
+    pub desc: usize,
     /// An allocatable component's token (kinds 7 and 8): its memory, when allocated,
     /// comes from this image's component heap (`byref.rs`), not collectively.
     pub comp: bool,
@@ -113,6 +134,8 @@ pub(crate) unsafe fn register(
             let t = new_token(Token {
                 base: 0,
                 size: 0,
+                block: 0,
+                desc: 0,
                 comp: true,
             });
             // SAFETY: contract.
@@ -127,10 +150,23 @@ pub(crate) unsafe fn register(
     };
     // Zero-sized coarrays still need an address that is not null (ALLOCATED() reads it).
     // Over the current team (symmetric within it).
-    let p = crate::team::sym_calloc(routine, bytes.max(1))?;
+    let (p, block) = if bytes >= PLACE_FROM {
+        let block = crate::team::sym_calloc(routine, bytes + PAGE)?;
+        // The same shift on every image: the block's address is symmetric.
+        let shift = (PAGE + PLACE_AT - block as usize % PAGE) % PAGE;
+        (block.wrapping_add(shift), block as usize)
+    } else {
+        (crate::team::sym_calloc(routine, bytes.max(1))?, 0)
+    };
     let t = new_token(Token {
         base: p as usize,
         size: bytes,
+        block,
+        desc: if ty == kind::COARRAY_ALLOC {
+            desc as usize
+        } else {
+            0
+        },
         comp: false,
     });
     // SAFETY: contract.
@@ -173,7 +209,8 @@ pub(crate) unsafe fn deregister(
             "deallocating only the memory of a coarray that is not a component",
         );
     } else if t.base != 0 {
-        crate::team::sym_free(routine, t.base as *mut u8)?;
+        let block = if t.block != 0 { t.block } else { t.base };
+        crate::team::sym_free(routine, block as *mut u8)?;
     }
     // SAFETY: as above; nothing uses the token after this (the compiler clears it).
     unsafe {
