@@ -1,6 +1,6 @@
 //! The image: start-up, the runtime's own symmetric words, termination.
 
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicI64, AtomicU8};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use rshmem_core::{memory, ThreadLevel};
@@ -27,6 +27,10 @@ pub(crate) struct State {
     /// Notifications of each image that SYNC IMAGES has consumed so far (only this
     /// image's thread touches them: atomics so SYNC IMAGES takes no lock).
     pub sync_seen: Box<[AtomicI64]>,
+    /// SYNC ALL's arrival words of the initial team ([`crate::tsync`]).
+    pub all_words: crate::tsync::SyncWords,
+    /// Per image: 0 running, else seen stopped (1) or failed (2) by SYNC ALL; for good.
+    pub gone: Box<[AtomicU8]>,
 }
 
 /// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
@@ -66,6 +70,7 @@ pub(crate) fn init() {
         let n = rshmem_core::setup::n_pes()?;
         let sync_counts = memory::calloc("_gfortran_caf_init", n, 8)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
+        let all_words = memory::calloc("_gfortran_caf_init", n, crate::tsync::STRIDE)? as usize;
         crate::byref::init(n)?;
         let scratch = memory::malloc("_gfortran_caf_init", SCRATCH)? as usize;
         Ok(State {
@@ -75,6 +80,8 @@ pub(crate) fn init() {
             qnodes,
             scratch,
             sync_seen: (0..n).map(|_| AtomicI64::new(0)).collect(),
+            all_words: crate::tsync::SyncWords::new(all_words),
+            gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
         })
     })();
     match r {

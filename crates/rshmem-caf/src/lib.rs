@@ -22,6 +22,7 @@ mod status;
 mod sync;
 mod team;
 mod token;
+mod tsync;
 mod vector;
 mod xfer;
 
