@@ -31,6 +31,8 @@ pub(crate) struct State {
     pub all_words: crate::tsync::SyncWords,
     /// Per image: 0 running, else seen stopped (1) or failed (2) by SYNC ALL; for good.
     pub gone: Box<[AtomicU8]>,
+    /// Free queue nodes and the locks this image holds (no lock on LOCK/UNLOCK).
+    pub locks: crate::locks::LockBook,
 }
 
 /// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
@@ -41,10 +43,6 @@ pub(crate) const SCRATCH: usize = 4096;
 /// What only this image reads and writes (not on the put/get paths).
 #[derive(Debug, Default)]
 pub(crate) struct Local {
-    /// Locks this image holds: (lock word address, PE holding the word, queue node).
-    pub held: Vec<(usize, usize, usize)>,
-    /// Queue nodes not in use.
-    pub free_qnodes: Vec<usize>,
     /// The collectives' symmetric scratch buffer (address, bytes).
     pub scratch: (usize, usize),
 }
@@ -82,13 +80,12 @@ pub(crate) fn init() {
             sync_seen: (0..n).map(|_| AtomicI64::new(0)).collect(),
             all_words: crate::tsync::SyncWords::new(all_words),
             gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            locks: crate::locks::LockBook::new(QNODES),
         })
     })();
     match r {
         Ok(s) => {
             *local() = Some(Local {
-                held: Vec::new(),
-                free_qnodes: (0..QNODES).rev().collect(),
                 scratch: (s.scratch, SCRATCH),
             });
             let _ = STATE.set(s);

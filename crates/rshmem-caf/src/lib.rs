@@ -17,6 +17,7 @@ mod convert;
 mod desc;
 mod fast;
 mod image;
+mod locks;
 mod stat;
 mod status;
 mod sync;
