@@ -457,3 +457,12 @@ fn caf_form_team_in_a_loop_returns_team_memory() {
         );
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_collectives_on_integer_16() {
+    all_ok("kind16");
+}
