@@ -393,3 +393,76 @@ fn caf_fail_image_without_fault_tolerance_ends_the_job_saying_why() {
     assert!(!out.stdout.contains("not reached"), "{out:?}");
     assert!(running(&exe).is_empty(), "images left running: {out:?}");
 }
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_sync_all_goes_on_without_a_stopped_image() {
+    // One image stops; the others' SYNC ALLs (several, with STAT=) each report
+    // STAT_STOPPED_IMAGE and still synchronize them; the job ends normally (a stopped
+    // image is a normal stop). In the initial team (first or last image) and in teams.
+    let exe = build("stopsync");
+    for np in [3, 4] {
+        for args in [&["world", "last"][..], &["world", "first"], &["team"]] {
+            let out = cafrun(np, &exe, args);
+            out.assert_ok();
+            assert_eq!(
+                ok_images(&out, "stopsync"),
+                (1..=np).collect::<Vec<_>>(),
+                "{args:?} at {np} images: {out:?}"
+            );
+            assert!(!out.stdout.contains("FAIL"), "{out:?}");
+        }
+    }
+    // Without STAT=, the error ends the job naming the stopped image (no hang).
+    let exe = own_copy(&exe, "nostat");
+    let out = cafrun(3, &exe, &["nostat"]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    assert!(
+        out.stderr.contains("_gfortran_caf_sync_all") && out.stderr.contains("image 3"),
+        "{out:?}"
+    );
+    assert!(!out.stdout.contains("not reached"), "{out:?}");
+    assert!(running(&exe).is_empty(), "images left running: {out:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_form_team_in_a_loop_returns_team_memory() {
+    // 500 FORM/CHANGE/END TEAM (with a nested team each time) in 8 MiB of symmetric
+    // memory with a 256 KiB team heap: without the release of the team a FORM TEAM
+    // replaces, the heap (or the core's team slots) would run out within the first
+    // few dozen iterations.
+    let exe = build("teamloop");
+    for np in [2, 3] {
+        let out = cafrun_env(
+            np,
+            &exe,
+            &["500"],
+            &[
+                ("RSHMEM_CAF_TEAM_HEAP", "256K"),
+                ("SHMEM_SYMMETRIC_SIZE", "8M"),
+            ],
+        );
+        out.assert_ok();
+        assert_eq!(
+            ok_images(&out, "teamloop"),
+            (1..=np).collect::<Vec<_>>(),
+            "{out:?}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_collectives_on_integer_16() {
+    all_ok("kind16");
+}

@@ -158,6 +158,25 @@ pub(crate) unsafe fn co_op(
             })
         };
     }
+    if bt == BT_INTEGER && len == 16 {
+        // integer(16): the core reduces no 16-byte words; gathered and folded in order.
+        // SAFETY: forwarded contract.
+        return unsafe {
+            gather_fold(routine, a, &mut |acc: *mut u8, x: *const u8| {
+                // Both are 16-byte elements of the scratch buffer (unaligned reads).
+                let (l, r) = (
+                    acc.cast::<i128>().read_unaligned(),
+                    x.cast::<i128>().read_unaligned(),
+                );
+                let v = match op {
+                    ReduceOp::Min => l.min(r),
+                    ReduceOp::Max => l.max(r),
+                    _ => l.wrapping_add(r),
+                };
+                acc.cast::<i128>().write_unaligned(v);
+            })
+        };
+    }
     let buf = scratch(routine, n * len)?;
     // SAFETY: `buf` holds `n` elements; `a` is valid (contract).
     unsafe {
@@ -290,6 +309,8 @@ pub(crate) unsafe fn co_reduce(
         (BT_INTEGER | BT_LOGICAL, 2) => call::<i16>,
         (BT_INTEGER | BT_LOGICAL, 4) => call::<i32>,
         (BT_INTEGER | BT_LOGICAL, 8) => call::<i64>,
+        // Rust's i128 has C's __int128 ABI (by value too, since Rust 1.77).
+        (BT_INTEGER | BT_LOGICAL, 16) => call::<i128>,
         (BT_REAL, 4) => call::<f32>,
         (BT_REAL, 8) => call::<f64>,
         (BT_COMPLEX, 8) => call::<Complex<f32>>,

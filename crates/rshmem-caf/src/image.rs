@@ -1,6 +1,6 @@
 //! The image: start-up, the runtime's own symmetric words, termination.
 
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicI64, AtomicU8};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use rshmem_core::{memory, ThreadLevel};
@@ -27,6 +27,12 @@ pub(crate) struct State {
     /// Notifications of each image that SYNC IMAGES has consumed so far (only this
     /// image's thread touches them: atomics so SYNC IMAGES takes no lock).
     pub sync_seen: Box<[AtomicI64]>,
+    /// SYNC ALL's arrival words of the initial team ([`crate::tsync`]).
+    pub all_words: crate::tsync::SyncWords,
+    /// Per image: 0 running, else seen stopped (1) or failed (2) by SYNC ALL; for good.
+    pub gone: Box<[AtomicU8]>,
+    /// Free queue nodes and the locks this image holds (no lock on LOCK/UNLOCK).
+    pub locks: crate::locks::LockBook,
 }
 
 /// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
@@ -37,10 +43,6 @@ pub(crate) const SCRATCH: usize = 4096;
 /// What only this image reads and writes (not on the put/get paths).
 #[derive(Debug, Default)]
 pub(crate) struct Local {
-    /// Locks this image holds: (lock word address, PE holding the word, queue node).
-    pub held: Vec<(usize, usize, usize)>,
-    /// Queue nodes not in use.
-    pub free_qnodes: Vec<usize>,
     /// The collectives' symmetric scratch buffer (address, bytes).
     pub scratch: (usize, usize),
 }
@@ -66,6 +68,7 @@ pub(crate) fn init() {
         let n = rshmem_core::setup::n_pes()?;
         let sync_counts = memory::calloc("_gfortran_caf_init", n, 8)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
+        let all_words = memory::calloc("_gfortran_caf_init", n, crate::tsync::STRIDE)? as usize;
         crate::byref::init(n)?;
         let scratch = memory::malloc("_gfortran_caf_init", SCRATCH)? as usize;
         Ok(State {
@@ -75,13 +78,14 @@ pub(crate) fn init() {
             qnodes,
             scratch,
             sync_seen: (0..n).map(|_| AtomicI64::new(0)).collect(),
+            all_words: crate::tsync::SyncWords::new(all_words),
+            gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            locks: crate::locks::LockBook::new(QNODES),
         })
     })();
     match r {
         Ok(s) => {
             *local() = Some(Local {
-                held: Vec::new(),
-                free_qnodes: (0..QNODES).rev().collect(),
                 scratch: (s.scratch, SCRATCH),
             });
             let _ = STATE.set(s);

@@ -17,11 +17,13 @@ mod convert;
 mod desc;
 mod fast;
 mod image;
+mod locks;
 mod stat;
 mod status;
 mod sync;
 mod team;
 mod token;
+mod tsync;
 mod vector;
 mod xfer;
 

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
 
-use crate::image::{pe_of, state, with_local, State, QNODES};
+use crate::image::{pe_of, state, State, QNODES};
 use crate::stat::{
     unsupported, CafError, CafResult, STAT_DUP_SYNC_IMAGES, STAT_ERROR, STAT_LOCKED,
     STAT_LOCKED_OTHER_IMAGE, STAT_NOT_LOCKED, STAT_STOPPED_IMAGE,
@@ -17,6 +17,29 @@ fn atomic<W: Word>(routine: &'static str, addr: usize, op: AmoOp<W>, pe: usize) 
     // SAFETY: `addr` is a symmetric address inside a registered coarray or the runtime's
     // own words; the core checks it is symmetric and aligned.
     Ok(unsafe { amo::ctx_atomic(Ctx::default_ctx(), routine, addr as *const W, op, pe as i64)? })
+}
+
+/// A posted atomic write of `v` to the word at symmetric address `addr` of `pe`.
+fn post(routine: &'static str, addr: usize, v: u64, pe: usize) -> CafResult {
+    // SAFETY: as for `atomic`.
+    unsafe {
+        amo::ctx_atomic_post(
+            Ctx::default_ctx(),
+            routine,
+            addr as *const u64,
+            AmoOp::Set(v),
+            pe as i64,
+        )?
+    };
+    Ok(())
+}
+
+/// An acquire load of this image's symmetric word at `addr` (peers write it with atomics;
+/// a load of one's own word needs no round trip, as the core's waits do).
+fn own_word(addr: usize) -> u64 {
+    // SAFETY: an 8-aligned word of this image's queue nodes, in symmetric memory that
+    // lives to the end of the program.
+    unsafe { &*(addr as *const std::sync::atomic::AtomicU64) }.load(Ordering::Acquire)
 }
 
 /// The PE of a lock, event or atomic's `image_index` (0: this image).
@@ -127,24 +150,26 @@ pub(crate) fn lock(
     let s = state(routine);
     let pe = target(s, image)?;
     let addr = t.base + index * WORD;
-    let slot = with_local(routine, |l| {
-        if l.held.iter().any(|&(a, p, _)| a == addr && p == pe) {
-            return Err(CafError::new(
-                STAT_LOCKED,
-                "the lock variable is already locked by this image",
-            ));
-        }
-        l.free_qnodes.pop().ok_or_else(|| {
-            CafError::new(
-                STAT_ERROR,
-                format!("this image holds or waits for {QNODES} locks already"),
-            )
-        })
+    if s.locks.find_held(addr, pe).is_some() {
+        return Err(CafError::new(
+            STAT_LOCKED,
+            "the lock variable is already locked by this image",
+        ));
+    }
+    let slot = s.locks.take(addr, pe).ok_or_else(|| {
+        CafError::new(
+            STAT_ERROR,
+            format!("this image holds or waits for {QNODES} locks already"),
+        )
     })?;
     let q = qnode(s, slot);
     let me = encode(s.me, slot);
-    atomic::<u64>(routine, q, AmoOp::Set(1), s.me)?;
-    atomic::<u64>(routine, q + 8, AmoOp::Set(0), s.me)?;
+    // Our node is in no queue yet: posted writes (one atomicity domain with the peers'),
+    // complete before the swap that publishes it (one flush through UCX, a fence on
+    // shared memory).
+    post(routine, q, 1, s.me)?;
+    post(routine, q + 8, 0, s.me)?;
+    rshmem_core::order::quiet()?;
     let got = if let Some(acq) = acquired {
         let old = atomic::<u64>(routine, addr, AmoOp::CompareSwap { cond: 0, value: me }, pe)?;
         *acq = (old == 0) as i32;
@@ -159,13 +184,11 @@ pub(crate) fn lock(
         }
         true
     };
-    with_local(routine, |l| {
-        if got {
-            l.held.push((addr, pe, slot));
-        } else {
-            l.free_qnodes.push(slot);
-        }
-    });
+    if got {
+        s.locks.hold(slot);
+    } else {
+        s.locks.give_back(slot);
+    }
     Ok(())
 }
 
@@ -174,11 +197,7 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
     let s = state(routine);
     let pe = target(s, image)?;
     let addr = t.base + index * WORD;
-    let held = with_local(routine, |l| {
-        let i = l.held.iter().position(|&(a, p, _)| a == addr && p == pe)?;
-        Some(l.held.swap_remove(i).2)
-    });
-    let Some(slot) = held else {
+    let Some(slot) = s.locks.find_held(addr, pe).map(|i| s.locks.unhold(i)) else {
         let v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
         return Err(if v == 0 {
             CafError::new(STAT_NOT_LOCKED, "the lock variable is not locked")
@@ -192,7 +211,7 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
     // Release: what this image wrote under the lock is visible to the next holder.
     rshmem_core::order::quiet()?;
     let q = qnode(s, slot);
-    let mut next = atomic::<u64>(routine, q + 8, AmoOp::Fetch, s.me)?;
+    let mut next = own_word(q + 8);
     if next == 0 {
         let old = atomic::<u64>(
             routine,
@@ -207,14 +226,14 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
             // A successor swapped itself in and is about to link to us.
             // SAFETY: our own queue node's `next` word, in symmetric memory.
             unsafe { p2p::wait_until(routine, (q + 8) as *const u64, Cmp::Ne, 0)? };
-            next = atomic::<u64>(routine, q + 8, AmoOp::Fetch, s.me)?;
+            next = own_word(q + 8);
         }
     }
     if next != 0 {
         let (npe, nslot) = decode(next);
         atomic::<u64>(routine, qnode(s, nslot), AmoOp::Set(0), npe)?;
     }
-    with_local(routine, |l| l.free_qnodes.push(slot));
+    s.locks.give_back(slot);
     Ok(())
 }
 

@@ -4,10 +4,15 @@
 //! images of SYNC ALL, SYNC IMAGES(*) and the collectives, and where coarrays allocated
 //! inside the team live.
 //!
-//! A team value (`type(team_type)`, a `void *` to gfortran 12) points at a [`CafTeam`] that
-//! lives until the program ends (gfortran 12 never says when a team value dies). The
-//! current team is one atomic pointer (null: the initial team), read without a lock by
-//! every image-index translation.
+//! A team value (`type(team_type)`, a `void *` to gfortran 12) is a *handle*, a number
+//! never reused (`0x1000 + 16 n`), that a registry maps to a live [`CafTeam`]; so a stale
+//! copy of a released team fails naming it instead of reaching another team. A team is
+//! released when FORM TEAM defines its variable again in the team the old value was formed
+//! from (gfortran 12 never says when a team value dies otherwise): the old team can never
+//! become current again (CHANGE TEAM needs its parent current and its variable holds
+//! another team), so its descendants, core teams and arena are returned, collectively, as
+//! every image of the parent executes the same FORM TEAM. The current team is one atomic
+//! pointer (null: the initial team), read without a lock by every image-index translation.
 //!
 //! FORM TEAM is a color split of the current team (`split_color`, color = team number,
 //! key = NEW_INDEX - 1 or the rank in the parent). It also reserves, collectively over the
@@ -54,19 +59,38 @@ pub(crate) struct CafTeam {
     arena: Option<Arena>,
     /// The collectives' scratch buffer in the arena (address, bytes).
     scratch: Mutex<(usize, usize)>,
+    /// SYNC ALL's arrival words, the first block of the arena.
+    words: crate::tsync::SyncWords,
+    /// The team value gfortran holds for it.
+    handle: usize,
+    /// Live teams formed from this one (addresses of their `CafTeam`s), in formation order.
+    children: Mutex<Vec<usize>>,
 }
 
 /// The current team; null while the initial team is current.
 static CURRENT: AtomicPtr<CafTeam> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Every team value FORM TEAM made on this image, to tell them from garbage.
-static FORMED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// The live teams of this image: (handle, `CafTeam` address from `Box::into_raw`), and
+/// the number of the next handle. Team statements are not hot: a lock costs nothing.
+static FORMED: Mutex<(Vec<(usize, usize)>, usize)> = Mutex::new((Vec::new(), 0));
+
+/// The first handle; handles step by 16 (never a small integer or a plausible pointer).
+const HANDLE0: usize = 0x1000;
+
+/// The live team of handle `h`.
+fn lookup(h: usize) -> Option<&'static CafTeam> {
+    let f = FORMED.lock().unwrap_or_else(|e| e.into_inner());
+    let &(_, p) = f.0.iter().find(|&&(k, _)| k == h)?;
+    // SAFETY: registered teams are live (`release` unregisters before it frees).
+    Some(unsafe { &*(p as *const CafTeam) })
+}
 
 /// The current team, `None` for the initial team. One atomic load: for hot paths.
 #[inline]
 pub(crate) fn current() -> Option<&'static CafTeam> {
     let p = CURRENT.load(Ordering::Acquire);
-    // SAFETY: CURRENT holds null or a leaked (never freed) CafTeam.
+    // SAFETY: CURRENT holds null or a live CafTeam (a team is released only while it is
+    // neither current nor an ancestor of the current team).
     unsafe { p.as_ref() }
 }
 
@@ -124,11 +148,18 @@ impl CafTeam {
             })
     }
 
-    /// Completes this image's transfers, then waits for every image of the team.
+    /// Completes this image's transfers, then waits for every image of the team still
+    /// running (an error names a stopped or failed one: [`crate::tsync`]).
     fn sync(&self, routine: &'static str) -> CafResult {
-        rshmem_core::order::quiet()?;
-        rshmem_core::team::sync_in(routine, &self.team)?;
-        Ok(())
+        let m = self.team.members();
+        crate::tsync::sync_all(
+            routine,
+            &self.words,
+            self.team.n_pes(),
+            self.team.my_pe(),
+            |r| m.pe(r),
+            &format!("team {}", self.number),
+        )
     }
 
     /// The collectives' symmetric scratch buffer of this team, at least `bytes` long
@@ -196,8 +227,8 @@ pub(crate) fn sync_all(routine: &'static str) -> CafResult {
     match current() {
         Some(t) => t.sync(routine),
         None => {
-            rshmem_core::sync::barrier_all()?;
-            Ok(())
+            let s = crate::image::state(routine);
+            crate::tsync::sync_all(routine, &s.all_words, s.n, s.me, |r| r, "the initial team")
         }
     }
 }
@@ -228,18 +259,59 @@ pub(crate) fn sym_free(routine: &'static str, p: *mut u8) -> CafResult {
 
 /// The team value gfortran passes (`caf_team_t`, our pointer), checked.
 fn team_value(routine: &'static str, v: *mut c_void) -> &'static CafTeam {
-    let ok = FORMED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains(&(v as usize));
-    if !ok {
+    lookup(v as usize).unwrap_or_else(|| {
         fatal(
             routine,
-            "the team value was not formed by FORM TEAM on this image",
-        );
+            "the team value is not a team formed by FORM TEAM on this image, or its team was released (its team variable, or that of an ancestor, was formed again)",
+        )
+    })
+}
+
+/// Whether `a` and `b` are the same team (`None`: the initial team).
+fn same(a: Option<&CafTeam>, b: Option<&CafTeam>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => std::ptr::eq(a, b),
+        _ => false,
     }
-    // SAFETY: `v` is one of the leaked teams FORMED lists.
-    unsafe { &*(v as *const CafTeam) }
+}
+
+/// Releases team `t` (not current, nor an ancestor of the current team) and its
+/// descendants: collective over `t`'s members, who all execute the same FORM TEAM. Each
+/// core team is destroyed (its slot returned; a sync over it, so no member still uses the
+/// arena), then `t`'s arena goes back to its parent (the world heap: `shmem_free`,
+/// collective over the initial team, which is the current one then).
+fn release(routine: &'static str, t: &'static CafTeam, top: bool) -> CafResult {
+    let kids = std::mem::take(&mut *t.children.lock().unwrap_or_else(|e| e.into_inner()));
+    // Latest first: members of two descendants formed them in the same order.
+    for &k in kids.iter().rev() {
+        // SAFETY: `children` holds live teams (each is removed from it before it is freed).
+        release(routine, unsafe { &*(k as *const CafTeam) }, false)?;
+    }
+    rshmem_core::team::destroy(&t.team)?;
+    {
+        let mut f = FORMED.lock().unwrap_or_else(|e| e.into_inner());
+        f.0.retain(|&(h, _)| h != t.handle);
+    }
+    if top {
+        if let Some(a) = &t.arena {
+            match t.parent {
+                None => memory::free(routine, a.base as *mut u8)?,
+                Some(p) => {
+                    p.free(a.base)?;
+                    let me = t as *const CafTeam as usize;
+                    p.children
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .retain(|&k| k != me);
+                }
+            }
+        }
+    }
+    // SAFETY: made by `Box::into_raw` in FORM TEAM; unregistered above and neither current
+    // nor anyone's parent any more (descendants released first), so nothing reaches it.
+    drop(unsafe { Box::from_raw((t as *const CafTeam).cast_mut()) });
+    Ok(())
 }
 
 /// The team value a `caf_team_t *` points at.
@@ -334,6 +406,20 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
         fatal(R, "FORM TEAM: no team variable");
     }
     let parent = current();
+    // The variable's old team, formed from the current team: it can never be current
+    // again, so its memory and core teams go back first (every image of the current team
+    // executes this FORM TEAM, and held a team of the same earlier FORM TEAM).
+    // SAFETY: contract (gfortran leaves a fresh team variable uninitialized: a value
+    // that is no live handle is ignored).
+    let old = lookup(unsafe { team.read() } as usize).filter(|o| same(o.parent, parent));
+    if let Some(o) = old {
+        if let Err(e) = release(R, o, true) {
+            fatal(
+                R,
+                &format!("FORM TEAM: releasing the team the variable held: {}", e.msg),
+            );
+        }
+    }
     let r = (|| -> CafResult<&'static CafTeam> {
         let pteam = core_team(R)?;
         let key = if new_index > 0 {
@@ -358,26 +444,57 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
             None => memory::malloc(R, size)? as usize,
             Some(p) => p.alloc(R, size)?,
         };
-        let t = Box::leak(Box::new(CafTeam {
+        // SYNC ALL's words first: zeroed (the arena may hold an earlier team's data), and
+        // nobody writes them before every member has (the core team's sync).
+        let mut heap = Heap::new(size);
+        let wbytes = core.n_pes() * crate::tsync::STRIDE;
+        let words = base
+            + heap.alloc(wbytes, 64).map_err(|_| {
+                CafError::new(
+                    STAT_ERROR,
+                    format!("{TEAM_HEAP_VAR} is too small for the team's own words"),
+                )
+            })?;
+        // SAFETY: this image's part of the fresh arena, `wbytes` long.
+        unsafe { std::ptr::write_bytes(words as *mut u8, 0, wbytes) };
+        rshmem_core::team::sync_in(R, &core)?;
+        let handle = {
+            let mut f = FORMED.lock().unwrap_or_else(|e| e.into_inner());
+            f.1 += 1;
+            HANDLE0 + 16 * f.1
+        };
+        let t = Box::into_raw(Box::new(CafTeam {
             number: team_number,
             team: core,
             parent,
             arena: Some(Arena {
                 base,
-                heap: Mutex::new(Heap::new(size)),
+                heap: Mutex::new(heap),
             }),
             scratch: Mutex::new((0, 0)),
+            words: crate::tsync::SyncWords::new(words),
+            handle,
+            children: Mutex::new(Vec::new()),
         }));
-        Ok(t)
+        // SAFETY: just made; freed only by `release`.
+        Ok(unsafe { &*t })
     })();
     match r {
         Ok(t) => {
+            let addr = t as *const CafTeam as usize;
             FORMED
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(t as *const CafTeam as usize);
+                .0
+                .push((t.handle, addr));
+            if let Some(p) = parent {
+                p.children
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(addr);
+            }
             // SAFETY: contract.
-            unsafe { team.write((t as *const CafTeam).cast_mut().cast()) };
+            unsafe { team.write(t.handle as *mut c_void) };
         }
         Err(e) => fatal(R, &format!("FORM TEAM: {}", e.msg)),
     }
