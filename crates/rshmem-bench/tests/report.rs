@@ -54,6 +54,13 @@ const WITH_OSHMEM: &[&str] = &[
     "osu_reduce",
 ];
 
+/// Series each figure must draw from the fixture (beyond the counts checked for all).
+const SERIES: &[(&str, &str)] = &[
+    ("seed001_rate_put", "one serialized context + lock"),
+    ("seed001_rate_get", "one serialized context + lock"),
+    ("seed001_rate_fetch", "one serialized context + lock"),
+];
+
 /// Figures whose fixture records (a quick `scripts/bench-caf.sh` run) include OpenCoarrays.
 const WITH_OPENCOARRAYS: &[&str] = &[
     "seed003_strided_put",
@@ -142,6 +149,12 @@ fn quick_report_renders_every_figure_from_the_fixture() {
             assert!(
                 entry.contains("OpenCoarrays: ") && entry.contains("Compiler: "),
                 "{id}: the caption names neither the compiler nor OpenCoarrays"
+            );
+        }
+        for (_, want) in SERIES.iter().filter(|(f, _)| f == id) {
+            assert!(
+                names.contains(want),
+                "{id}: no series {want:?} in {names:?}"
             );
         }
         if WITH_OSHMEM.contains(id) {

@@ -1,5 +1,5 @@
-//! Seed 001 (contexts and threads): message rate against threads per PE with shared and
-//! private contexts beside as many single-threaded PEs (`rshmem-bench threads`), and the
+//! Seed 001 (contexts and threads): message rate against threads per PE with shared,
+//! serialized and private contexts beside as many single-threaded PEs (`rshmem-bench threads`), and the
 //! halo, ISx all-to-all and Mandelbrot kernels (`rshmem-bench apps`).
 
 use super::{hline, Axis, Figure, Kind, Records, Scale};
@@ -36,13 +36,19 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
             Axis::new("message rate of the job (Mmsg/s)", Scale::Linear),
         )
         .caption(
-            "rshmem-bench threads --threads T under oshrun -np 2T: T threads of PE 0 to PE 1 \
-             sharing the default context, T threads each on a private context, against T \
-             single-threaded PEs doing the same (the seed's reference). Serialized contexts \
-             (SHMEM_CTX_SERIALIZED) are not measured by rshmem-bench threads yet: no series.",
+            "rshmem-bench threads --threads T under oshrun -np 2T: T threads of PE 0 to PE T \
+             sharing the default context; sharing one SHMEM_CTX_SERIALIZED context, each call \
+             on it made under the program's own mutex (the attribute's contract); each on a \
+             SHMEM_CTX_PRIVATE context of its own; against T single-threaded PEs doing the \
+             same (the seed's reference).",
         );
         for (metric, name, kind) in [
             ("rate_shared", "shared (default) context", Kind::Rshmem),
+            (
+                "rate_serialized",
+                "one serialized context + lock",
+                Kind::Rshmem,
+            ),
             ("rate_private", "private contexts", Kind::Rshmem),
             (
                 "rate_pes",
