@@ -469,7 +469,7 @@ fn plan(
         c
     };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let coll_pes: &[usize] = if o.quick { &[2, 4] } else { &[2, 3, 4, 8] };
+    let coll_pes: &[usize] = if o.quick { &[2, 3, 4] } else { &[2, 3, 4, 8] };
     let c_pes: &[usize] = if o.quick { &[2, 4] } else { &[2, 4, 8] };
     let threads: &[usize] = if o.quick { &[1, 2] } else { &[1, 2, 4] };
 

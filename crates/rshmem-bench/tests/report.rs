@@ -22,6 +22,7 @@ const FIGURES: &[&str] = &[
     "osu_broadcast",
     "osu_reduce",
     "seed000_team_create",
+    "seed000_team_count",
     "seed000_flat_vs_hier",
     "seed001_rate_put",
     "seed001_rate_get",
@@ -56,9 +57,20 @@ const WITH_OSHMEM: &[&str] = &[
 
 /// Series each figure must draw from the fixture (beyond the counts checked for all).
 const SERIES: &[(&str, &str)] = &[
+    ("seed000_team_create", "create: dup WORLD"),
+    ("seed000_team_count", "dup WORLD, 2 PEs"),
+    ("seed000_team_count", "dup WORLD, 3 PEs"),
+    ("seed000_team_count", "dup WORLD, 4 PEs"),
+    ("seed000_team_count", "halve, 4 PEs"),
     ("seed001_rate_put", "one serialized context + lock"),
     ("seed001_rate_get", "one serialized context + lock"),
     ("seed001_rate_fetch", "one serialized context + lock"),
+];
+
+/// Figures without an OSHMEM series, and what their caption says instead.
+const NO_OSHMEM: &[(&str, &str)] = &[
+    ("seed000_team_create", "OSHMEM has no teams"),
+    ("seed000_team_count", "OSHMEM has no teams"),
 ];
 
 /// Figures whose fixture records (a quick `scripts/bench-caf.sh` run) include OpenCoarrays.
@@ -155,6 +167,12 @@ fn quick_report_renders_every_figure_from_the_fixture() {
             assert!(
                 names.contains(want),
                 "{id}: no series {want:?} in {names:?}"
+            );
+        }
+        for (_, why) in NO_OSHMEM.iter().filter(|(f, _)| f == id) {
+            assert!(
+                entry.contains(why),
+                "{id}: the caption does not say {why:?}"
             );
         }
         if WITH_OSHMEM.contains(id) {
