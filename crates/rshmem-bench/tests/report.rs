@@ -27,6 +27,9 @@ const FIGURES: &[&str] = &[
     "seed001_rate_put",
     "seed001_rate_get",
     "seed001_rate_fetch",
+    "seed001_c_rate_put",
+    "seed001_c_rate_get",
+    "seed001_c_rate_fetch",
     "seed001_apps",
     "seed002_nbe_rate",
     "seed002_overlap",
@@ -53,6 +56,9 @@ const WITH_OSHMEM: &[&str] = &[
     "osu_barrier",
     "osu_broadcast",
     "osu_reduce",
+    "seed001_c_rate_put",
+    "seed001_c_rate_get",
+    "seed001_c_rate_fetch",
 ];
 
 /// Series each figure must draw from the fixture (beyond the counts checked for all).
@@ -65,6 +71,10 @@ const SERIES: &[(&str, &str)] = &[
     ("seed001_rate_put", "one serialized context + lock"),
     ("seed001_rate_get", "one serialized context + lock"),
     ("seed001_rate_fetch", "one serialized context + lock"),
+    ("seed001_c_rate_put", "rshmem: serialized context + lock"),
+    ("seed001_c_rate_put", "OSHMEM: serialized context + lock"),
+    ("seed001_c_rate_get", "OSHMEM: private contexts"),
+    ("seed001_c_rate_fetch", "OSHMEM: T single-threaded PEs"),
 ];
 
 /// Figures without an OSHMEM series, and what their caption says instead.
