@@ -68,7 +68,9 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         "SHMEM_TRANSPORT=mixed SHMEM_VIRTUAL_HOSTS=2 rshmem-bench coll: int32 sum reduction on \
          WORLD by one algorithm (flat: shared-memory, recursive doubling, ring) against the \
          hierarchy (reduce on each HOST team, the same algorithm across LEADERS through UCX, \
-         broadcast on each HOST).",
+         broadcast on each HOST). Open MPI 4.1's OSHMEM has no teams (no HOST or LEADERS \
+         team to compose) and cannot be given simulated hosts: no OSHMEM series (its \
+         active-set sum reduction on one host is in the OSU-style reduce figure).",
     );
     for (suffix, alg) in [("", "shm"), ("_rd", "rd"), ("_ring", "ring")] {
         for (kind, name, k) in [

@@ -41,7 +41,8 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
              sharing the default context; sharing one SHMEM_CTX_SERIALIZED context, each call \
              on it made under the program's own mutex (the attribute's contract); each on a \
              SHMEM_CTX_PRIVATE context of its own; against T single-threaded PEs doing the \
-             same (the seed's reference).",
+             same (the seed's reference). Rust, so no OSHMEM series here: the C figures \
+             below run one program on both libraries.",
         );
         for (metric, name, kind) in [
             ("rate_shared", "shared (default) context", Kind::Rshmem),
@@ -78,7 +79,8 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     .caption(
         "rshmem-bench apps --threads T on 1 PE: 3-D halo exchange (largest size), ISx-style \
          all-to-all key exchange and Mandelbrot with work stealing, each run with all threads \
-         on one context and with a context per thread; above 1, contexts pay.",
+         on one context and with a context per thread; above 1, contexts pay. The kernels \
+         are written against rshmem's Rust API: no OSHMEM series.",
     );
     let halo_size = r
         .of("apps")
