@@ -20,7 +20,9 @@
  * "impl" and "mem":
  *   {"bench":"amo_fetch_add","size":8,"pes":2,"metric":"latency_median","value":12.3,
  *    "unit":"ns","impl":"rshmem","mem":"heap"}
- * Bandwidth: {"bench":"put_bw","size":65536,...,"metric":"bandwidth","unit":"GB/s"}.
+ * Bandwidth: {"bench":"put_bw","size":65536,...,"metric":"bandwidth","unit":"GB/s"}; put_nbi
+ * message rate by size: {"bench":"put_nbi_sized","size":65536,...,"metric":"rate",
+ * "unit":"Mmsg/s"}.
  * "peer_mapped" (metric "mapped", 1 or 0) says whether shmem_ptr gives PE 0 a load/store
  * pointer to PE 1's heap: 0 means the run really went through a network transport.
  * Standard AMOs use `long` (the 64-bit type both implementations provide for them);
@@ -219,44 +221,60 @@ static void b_put_bw(uint64_t *buf, long n) {
 static void b_get_bw(uint64_t *buf, long n) {
     for (long i = 0; i < n; i++) shmem_getmem(bw_local, buf, bw_size, peer);
 }
+/* Message rate by size (seed 002's put_nbi reference): windows of up to 64 put_nbi to
+ * distinct places of the block, then one quiet. */
+static void b_put_nbi_sized(uint64_t *buf, long n) {
+    long w = (long)(BW_MAX / bw_size);
+    if (w > WINDOW) w = WINDOW;
+    uint8_t *to = (uint8_t *)buf;
+    for (long i = 0; i < n;) {
+        for (long j = 0; j < w && i < n; j++, i++)
+            shmem_putmem_nbi(to + (size_t)j * bw_size, bw_local + (size_t)j * bw_size, bw_size,
+                             peer);
+        shmem_quiet();
+    }
+}
 
-/* Put and get bandwidth at a few sizes into the heap block `big` (BW_MAX bytes), put and
- * get batches interleaved; prints its table and JSON lines. */
+/* Put and get bandwidth at a few sizes into the heap block `big` (BW_MAX bytes), and the
+ * put_nbi message rate at the same sizes ("put_nbi_sized", metric "rate"), the batches
+ * interleaved; prints its table and JSON lines. */
 static void bandwidth(uint64_t *big, int samples) {
     /* x8 steps: OSU-style curves (rshmem-bench report) without a long run. */
     static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, BW_MAX};
     enum { NS = sizeof sizes / sizeof sizes[0] };
-    body_fn fs[2] = {b_put_bw, b_get_bw};
-    const char *names[2] = {"put_bw", "get_bw"};
-    double res[NS][2][2];
-    double *t[2];
-    t[0] = malloc(sizeof(double) * (size_t)samples);
-    t[1] = malloc(sizeof(double) * (size_t)samples);
+    enum { ND = 3 };
+    body_fn fs[ND] = {b_put_bw, b_get_bw, b_put_nbi_sized};
+    const char *names[ND] = {"put_bw", "get_bw", "put_nbi_sized"};
+    double res[NS][ND][2];
+    double *t[ND];
+    for (int d = 0; d < ND; d++) t[d] = malloc(sizeof(double) * (size_t)samples);
     for (int i = 0; i < NS; i++) {
         bw_size = sizes[i];
-        long k[2];
-        for (int d = 0; d < 2; d++) k[d] = calibrate(fs[d], big, 500e3, 4);
+        long k[ND];
+        for (int d = 0; d < ND; d++) k[d] = calibrate(fs[d], big, 500e3, 4);
         for (int s = 0; s < samples; s++)
-            for (int d = 0; d < 2; d++) {
+            for (int d = 0; d < ND; d++) {
                 double t0 = now_ns();
                 fs[d](big, k[d]);
                 t[d][s] = (now_ns() - t0) / (double)k[d];
             }
-        for (int d = 0; d < 2; d++) summarize(t[d], samples, &res[i][d][0], &res[i][d][1]);
+        for (int d = 0; d < ND; d++) summarize(t[d], samples, &res[i][d][0], &res[i][d][1]);
     }
-    printf("bandwidth (heap): GB/s from the median time per transfer (batches end with quiet)\n");
-    printf("%-10s %14s %14s\n", "size", "put GB/s", "get GB/s");
+    printf("bandwidth (heap): GB/s from the median time per transfer (batches end with quiet);\n"
+           "put_nbi: message rate, windows of up to 64 then quiet\n");
+    printf("%-10s %14s %14s %16s\n", "size", "put GB/s", "get GB/s", "put_nbi Mmsg/s");
     for (int i = 0; i < NS; i++)
-        printf("%-10zu %14.3f %14.3f\n", sizes[i], sizes[i] / res[i][0][0],
-               sizes[i] / res[i][1][0]);
-    for (int i = 0; i < NS; i++)
+        printf("%-10zu %14.3f %14.3f %16.3f\n", sizes[i], sizes[i] / res[i][0][0],
+               sizes[i] / res[i][1][0], 1e3 / res[i][2][0]);
+    for (int i = 0; i < NS; i++) {
         for (int d = 0; d < 2; d++) {
             json_sz(names[d], (long)sizes[i], "bandwidth", sizes[i] / res[i][d][0], "GB/s",
                     "heap");
             json_sz(names[d], (long)sizes[i], "latency_median", res[i][d][0], "ns", "heap");
         }
-    free(t[0]);
-    free(t[1]);
+        json_sz(names[2], (long)sizes[i], "rate", 1e3 / res[i][2][0], "Mmsg/s", "heap");
+    }
+    for (int d = 0; d < ND; d++) free(t[d]);
 }
 
 int main(int argc, char **argv) {

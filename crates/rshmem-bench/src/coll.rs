@@ -2,6 +2,8 @@
 //!
 //! * Team creation latency: duplicates of WORLD and halving splits of growing stride,
 //!   each destroyed at once, against the two parent syncs of the slot agreement.
+//! * Team creation by team count (seed 000, Fig. 3): 64 splits back to back, all kept
+//!   alive, the time to the k-th, against as many pairs of `team_sync(WORLD)`.
 //! * Barrier latency: `shmem_team_sync(WORLD)`, `shmem_sync_all`, `shmem_barrier_all`.
 //! * Collective latency 8 B..1 MiB (broadcast, sum reductions, collect, fcollect,
 //!   alltoall), each against a memcpy of the bytes one PE receives, interleaved.
@@ -41,6 +43,8 @@ fn ok<T>(r: rshmem_core::Result<T>) -> T {
 struct Effort {
     /// Team creations per experiment.
     creations: usize,
+    /// Runs of the team-count series (each creates and destroys [`LIVE_TEAMS`] teams).
+    series_runs: usize,
     /// Timed batches per collective and size.
     samples: usize,
     /// Untimed batches per collective and size.
@@ -54,6 +58,7 @@ impl Effort {
         if quick {
             Effort {
                 creations: 16,
+                series_runs: 4,
                 samples: 7,
                 warmup: 1,
                 sync_samples: 60,
@@ -61,6 +66,7 @@ impl Effort {
         } else {
             Effort {
                 creations: 64,
+                series_runs: 32,
                 samples: 101,
                 warmup: 3,
                 sync_samples: 400,
@@ -68,6 +74,12 @@ impl Effort {
         }
     }
 }
+
+/// Teams alive at the end of a team-count run (the seed's 64: SOS's slot bitmask).
+const LIVE_TEAMS: usize = 64;
+
+/// Team counts at which a team-count run reads the clock.
+const CHECKPOINTS: &[usize] = &[1, 2, 4, 8, 16, 32, 48, 64];
 
 /// Barriers per timed batch.
 const SYNC_BATCH: u64 = 16;
@@ -138,6 +150,7 @@ pub(crate) fn run_coll(quick: bool, max_size: usize) {
     }
 
     team_creation(&r, &e, &world, me, npes);
+    team_count(&r, &e, &world, me, npes);
     let barrier = barriers(&r, &e, &world, me, npes, cores);
     collectives(&r, &e, &world, me, npes, src, dst, max_size);
     by_algorithm::<i32>(&r, &e, &world, me, npes, src, dst, max_size);
@@ -285,6 +298,89 @@ fn team_creation(r: &Report, e: &Effort, world: &Team, me: usize, npes: usize) {
         r.json(&bench, None, "destroy_latency_median", d.median, "ns");
         r.json(&bench, None, "two_world_syncs_median", s.median, "ns");
         r.json(&bench, None, "agreement_sync_share", share, "x");
+    }
+}
+
+/// Team creation by team count (seed 000, Fig. 3): [`LIVE_TEAMS`] splits of WORLD back to
+/// back, kept alive, then destroyed; duplicates of WORLD, and halving splits of stride
+/// `2^(i mod levels)` for the i-th. PE 0's time from the start to the k-th creation
+/// (k in [`CHECKPOINTS`]), mean over runs, against as many pairs of `team_sync(WORLD)`
+/// (the synchronisation part of each slot agreement).
+fn team_count(r: &Report, e: &Effort, world: &Team, me: usize, npes: usize) {
+    let cfg = TeamConfig::default();
+    let levels = npes.ilog2() as usize + 1;
+    // Sums over runs of the time to each checkpoint: dup, halve, syncs.
+    let mut cum = [[0.0f64; CHECKPOINTS.len()]; 3];
+    for _ in 0..e.series_runs {
+        for (kind, sums) in cum.iter_mut().enumerate() {
+            let mut live = Vec::with_capacity(LIVE_TEAMS);
+            let mut c = 0;
+            ok(sync::sync_all());
+            let t = Instant::now();
+            for i in 0..LIVE_TEAMS {
+                if kind == 2 {
+                    ok(team::sync(world));
+                    ok(team::sync(world));
+                } else {
+                    let stride = if kind == 0 { 1 } else { 1usize << (i % levels) };
+                    let size = npes.div_ceil(stride);
+                    let new = ok(team::split_strided(
+                        world,
+                        0,
+                        stride as i64,
+                        size as i64,
+                        cfg,
+                    ));
+                    live.extend(new);
+                }
+                if CHECKPOINTS.get(c) == Some(&(i + 1)) {
+                    sums[c] += since(t);
+                    c += 1;
+                }
+            }
+            ok(sync::sync_all());
+            // Every member destroys its teams in the order they were made.
+            for t in live {
+                ok(team::destroy(&t));
+            }
+        }
+    }
+    if me != 0 {
+        return;
+    }
+    r.section(&format!(
+        "team creation by team count: {LIVE_TEAMS} splits kept alive, time to the k-th (mean of {} runs)",
+        e.series_runs
+    ));
+    r.line(format!(
+        "{:>6}  {:>12}  {:>12}  {:>12}",
+        "teams", "dup WORLD", "halve", "2k x sync"
+    ));
+    let runs = e.series_runs.max(1) as f64;
+    for (c, &k) in CHECKPOINTS.iter().enumerate() {
+        r.line(format!(
+            "{k:>6}  {:>12}  {:>12}  {:>12}",
+            report::ns(cum[0][c] / runs),
+            report::ns(cum[1][c] / runs),
+            report::ns(cum[2][c] / runs)
+        ));
+        for (kind, bench) in [
+            "team_count_dup_world",
+            "team_count_halve",
+            "team_count_two_world_syncs",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            r.json_with(
+                bench,
+                None,
+                "cumulative_mean",
+                cum[kind][c] / runs,
+                "ns",
+                &[("teams", serde_json::json!(k))],
+            );
+        }
     }
 }
 

@@ -31,8 +31,8 @@ pub(crate) struct Opts {
     #[arg(long)]
     no_caf: bool,
     /// Run only these experiments (comma-separated tags: pe, cbench, ccoll, cbarrier,
-    /// seed004, coll, coll_hosts, threads, apps, nbe, caf); the other figures say they
-    /// have no records.
+    /// seed004, coll, coll_hosts, threads, cctx, apps, nbe, caf); the other figures say
+    /// they have no records.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// The source tree (for `bench/c` and rshmem's install script); default: the one this
@@ -54,6 +54,7 @@ const EXPS: &[&str] = &[
     "coll",
     "coll_hosts",
     "threads",
+    "cctx",
     "apps",
     "nbe",
     "caf",
@@ -235,7 +236,7 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     for d in [&build, &logs] {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
     }
-    let c_wanted = ["cbench", "ccoll", "cbarrier", "seed004"]
+    let c_wanted = ["cbench", "ccoll", "cbarrier", "seed004", "cctx"]
         .iter()
         .any(|e| o.wants(e));
     let osh = oshmem(o);
@@ -398,15 +399,15 @@ fn tag(line: &str, exp: &str) -> Option<String> {
 /// Compiles the C programs with `cc` into `build/NAME.IMPL`.
 fn compile(cc: &Path, src: &Path, build: &Path, imp: &str, all: bool) -> Result<(), String> {
     let progs: &[&str] = if all {
-        &["shmem_bench", "shmem_coll", "shmem_seed004"]
+        &["shmem_bench", "shmem_coll", "shmem_ctx", "shmem_seed004"]
     } else {
         // OSHMEM 4.1 has no teams nor active-set objects: seed004.c does not build there.
-        &["shmem_bench", "shmem_coll"]
+        &["shmem_bench", "shmem_coll", "shmem_ctx"]
     };
     for p in progs {
         check(
             Command::new(cc)
-                .args(["-O2", "-std=c11", "-Wall", "-o"])
+                .args(["-O2", "-std=c11", "-Wall", "-pthread", "-o"])
                 .arg(build.join(format!("{p}.{imp}")))
                 .arg(src.join(format!("bench/c/{p}.c"))),
             &format!("compiling {p}.c with {}", cc.display()),
@@ -469,7 +470,7 @@ fn plan(
         c
     };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let coll_pes: &[usize] = if o.quick { &[2, 4] } else { &[2, 3, 4, 8] };
+    let coll_pes: &[usize] = if o.quick { &[2, 3, 4] } else { &[2, 3, 4, 8] };
     let c_pes: &[usize] = if o.quick { &[2, 4] } else { &[2, 4, 8] };
     let threads: &[usize] = if o.quick { &[1, 2] } else { &[1, 2, 4] };
 
@@ -605,6 +606,29 @@ fn plan(
             json: None,
             limit: None,
         });
+    }
+    // The same on both libraries: bench/c/shmem_ctx.c.
+    for &t in threads {
+        let ts = t.to_string();
+        let args = ["--threads", ts.as_str()];
+        if c_rs.is_some() {
+            jobs.push(Job {
+                exp: "cctx",
+                what: format!("{} PEs: bench/c/shmem_ctx.c --threads {t} on rshmem", 2 * t),
+                cmd: crs_cmd(2 * t, "shmem_ctx", &args),
+                json: None,
+                limit: None,
+            });
+        }
+        if osh.is_some() {
+            jobs.push(Job {
+                exp: "cctx",
+                what: format!("{} PEs: bench/c/shmem_ctx.c --threads {t} on OSHMEM", 2 * t),
+                cmd: osh_cmd(2 * t, "shmem_ctx", &args),
+                json: None,
+                limit: None,
+            });
+        }
     }
     for &t in threads {
         let ts = t.to_string();

@@ -7,8 +7,8 @@
 //! * `oshrun -np k rshmem-bench coll`: team creation, barriers and team collectives against
 //!   memcpy; flat vs hierarchical reduction with several (virtual) hosts.
 //! * `oshrun -np 2T rshmem-bench threads --threads T`: multithreaded message rate (put,
-//!   get, atomic post/fetch) of T threads on the default context, T threads on private
-//!   contexts and T single-threaded PEs; ping-pong latency with threads (seed 001).
+//!   get, atomic post/fetch) of T threads on the default context, on one serialized
+//!   context under a lock, on private contexts and T single-threaded PEs; ping-pong latency with threads (seed 001).
 //! * `oshrun -np P rshmem-bench apps --threads T`: 3-D halo exchange, ISx-style all-to-all
 //!   and Mandelbrot with work stealing, single vs multiple contexts (seed 001).
 //! * `oshrun -np 2 rshmem-bench nbe --threads T`: put_nbe vs put_nbi rates, fetch_add_nbe,
@@ -83,7 +83,8 @@ enum Cmd {
         #[arg(long, default_value_t = 1 << 20)]
         max_size: usize,
     },
-    /// Multithreaded message rate and ping-pong: T threads (shared / private contexts)
+    /// Multithreaded message rate and ping-pong: T threads (shared / serialized / private
+    /// contexts)
     /// against T PEs (run under `oshrun -np 2T`).
     Threads {
         /// Fewer samples, shorter runs.

@@ -5,6 +5,9 @@
 //! interleaved sample by sample so that machine noise hits them alike:
 //!
 //! * **shared**: T threads of PE 0 on the default context, thread i to region i of PE T;
+//! * **serialized**: the same on one `SHMEM_CTX_SERIALIZED` context that the T threads
+//!   share, each OpenSHMEM call on it made under the program's own lock (a mutex), as the
+//!   attribute requires of the program;
 //! * **private**: the same with a `SHMEM_CTX_PRIVATE` context per thread;
 //! * **PEs**: T single-threaded PEs, PE i to region i of PE T+i (seed 001's PE x -> x+12).
 //!
@@ -15,9 +18,10 @@
 //! keeps 2T threads busy. Every PE runs at `SHMEM_THREAD_MULTIPLE` (rshmem's hot paths
 //! are the same at every level).
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use rshmem_core::{amo, order, p2p, rma, AmoOp, Cmp, Ctx};
+use rshmem_core::{amo, ctx, order, p2p, rma, AmoOp, Cmp, Ctx};
 use serde_json::json;
 
 use crate::report::{self, Goal, Report};
@@ -61,14 +65,28 @@ impl Op {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Threads(CtxMode),
+    /// The T threads on one serialized context, under the program's lock.
+    Serialized,
     Pes,
 }
 
-const KINDS: [Kind; 3] = [
+const KINDS: [Kind; 4] = [
     Kind::Threads(CtxMode::Shared),
+    Kind::Serialized,
     Kind::Threads(CtxMode::Private),
     Kind::Pes,
 ];
+
+/// Indices of [`KINDS`] (and of [`kind_label`]).
+const SHARED: usize = 0;
+const SERIAL: usize = 1;
+const PRIVATE: usize = 2;
+const PES: usize = 3;
+
+/// The program's lock around each call on a serialized context (`None`: no lock).
+fn held(lock: Option<&Mutex<()>>) -> Option<MutexGuard<'_, ()>> {
+    lock.map(|l| l.lock().unwrap_or_else(|e| e.into_inner()))
+}
 
 /// Operations per window (then a quiet): up to 64, at most `region` bytes.
 pub(crate) fn window(n: usize, region: usize) -> usize {
@@ -93,9 +111,17 @@ struct Job {
     flags: Shared<u8>,
 }
 
-/// One issuer: operations `op` on `ctx` to region/word `i` of `pe`, through the private
+/// Issuers of one run: the context and the lock each call on it takes.
+#[derive(Clone, Copy)]
+struct On<'a> {
+    ctx: &'a Ctx,
+    lock: Option<&'a Mutex<()>>,
+}
+
+/// One issuer: operations `op` on `on.ctx` to region/word `i` of `pe`, through the private
 /// buffer `buf`, for `dur`; returns operations per second.
-fn issue(job: &Job, ctx: &Ctx, op: Op, i: usize, pe: usize, buf: *mut u8, dur: Duration) -> f64 {
+fn issue(job: &Job, on: On<'_>, op: Op, i: usize, pe: usize, buf: *mut u8, dur: Duration) -> f64 {
+    let ctx = on.ctx;
     let pe = pe as i64;
     let region = job.data.at(i * job.region);
     let word = job.words.at(i * LINE).cast::<u64>();
@@ -106,6 +132,7 @@ fn issue(job: &Job, ctx: &Ctx, op: Op, i: usize, pe: usize, buf: *mut u8, dur: D
             rate_for(dur, check(w), || {
                 for j in 0..w {
                     let (r, l) = (region.wrapping_add(j * n), buf.wrapping_add(j * n));
+                    let _g = held(on.lock);
                     // SAFETY: `l` lies in this issuer's private buffer of `region` bytes
                     // (j * n + n <= region), which no other thread touches.
                     ok(unsafe {
@@ -116,6 +143,7 @@ fn issue(job: &Job, ctx: &Ctx, op: Op, i: usize, pe: usize, buf: *mut u8, dur: D
                         }
                     });
                 }
+                let _g = held(on.lock);
                 ok(order::ctx_quiet(ctx));
                 w as u64
             })
@@ -129,12 +157,14 @@ fn issue(job: &Job, ctx: &Ctx, op: Op, i: usize, pe: usize, buf: *mut u8, dur: D
             let mut acc = 0u64;
             let r = rate_for(dur, 4, || {
                 for _ in 0..64 {
+                    let _g = held(on.lock);
                     // SAFETY: `word` is an aligned symmetric u64 (checked again).
                     let v = ok(unsafe { amo::ctx_atomic(ctx, routine, word, AmoOp::Add(1), pe) });
                     if op == Op::Fetch {
                         acc = acc.wrapping_add(v);
                     }
                 }
+                let _g = held(on.lock);
                 ok(order::ctx_quiet(ctx));
                 64
             });
@@ -148,7 +178,7 @@ fn issue(job: &Job, ctx: &Ctx, op: Op, i: usize, pe: usize, buf: *mut u8, dur: D
 /// trip, the new sequence number).
 fn pingpong(
     job: &Job,
-    ctx: &Ctx,
+    on: On<'_>,
     initiator: bool,
     i: usize,
     pe: usize,
@@ -161,10 +191,11 @@ fn pingpong(
         seq += 1;
         let v = seq;
         let send = || {
+            let _g = held(on.lock);
             // SAFETY: `v` is a live local u64; `flag` is a symmetric word.
             ok(unsafe {
                 rma::ctx_put(
-                    ctx,
+                    on.ctx,
                     "shmem_ctx_putmem",
                     flag.cast(),
                     (&v as *const u64).cast(),
@@ -203,6 +234,15 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
         flags: Shared(sym_alloc(t * LINE, 0)),
     };
     let mut ctl = Ctl::new(me, npes);
+    // The serialized context the threads of a PE share, and the program's lock for it.
+    let serial = ok(ctx::create(ctx::SERIALIZED));
+    // SAFETY: created above, destroyed only at the end, after every thread has joined.
+    let serial_ctx: &Ctx = unsafe { serial.as_ref() };
+    let serial_lock = Mutex::new(());
+    let serialized = On {
+        ctx: serial_ctx,
+        lock: Some(&serial_lock),
+    };
     let r = Report::new(npes);
     let extra = [("threads", json!(t))];
 
@@ -220,7 +260,7 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
             if quick { "quick" } else { "full" }
         ));
         r.line(format!(
-            "shared/private: {t} threads of PE 0 -> PE {}; PEs: PE i -> PE {t}+i ({}); idle PEs nap; \
+            "shared/serialized/private: {t} threads of PE 0 -> PE {}; PEs: PE i -> PE {t}+i ({}); idle PEs nap; \
              rate = sum over issuers, median of {} samples of {} ms",
             job.target,
             if job.pes_ok {
@@ -252,7 +292,7 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
                     continue;
                 }
                 let active = match kind {
-                    Kind::Threads(_) => me == 0,
+                    Kind::Threads(_) | Kind::Serialized => me == 0,
                     Kind::Pes => me < t,
                 };
                 ctl.sync(active);
@@ -264,15 +304,25 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
                             let v = on_pinned(t, 0, |i| {
                                 with_ctx(mode, |ctx| {
                                     start.wait();
-                                    issue(&job, ctx, op, i, job.target, buf_ptrs[i].0, e.dur)
+                                    let on = On { ctx, lock: None };
+                                    issue(&job, on, op, i, job.target, buf_ptrs[i].0, e.dur)
                                 })
+                            });
+                            mine = v.iter().sum();
+                        }
+                        Kind::Serialized => {
+                            let start = SpinBarrier::new(t);
+                            let v = on_pinned(t, 0, |i| {
+                                start.wait();
+                                issue(&job, serialized, op, i, job.target, buf_ptrs[i].0, e.dur)
                             });
                             mine = v.iter().sum();
                         }
                         Kind::Pes => {
                             let ctx = Ctx::default_ctx();
                             pin(me);
-                            let v = issue(&job, ctx, op, me, t + me, buf_ptrs[0].0, e.dur);
+                            let on = On { ctx, lock: None };
+                            let v = issue(&job, on, op, me, t + me, buf_ptrs[0].0, e.dur);
                             unpin();
                             ctl.post(me, v);
                         }
@@ -281,7 +331,7 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
                 ctl.sync(false);
                 if me == 0 {
                     let total = match kind {
-                        Kind::Threads(_) => mine,
+                        Kind::Threads(_) | Kind::Serialized => mine,
                         Kind::Pes => (0..t).map(|i| ctl.take(i)).sum(),
                     };
                     rates[oi][ki].push(total / 1e6);
@@ -301,22 +351,26 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
                     continue;
                 }
                 let active = match kind {
-                    Kind::Threads(_) => me == 0 || me == job.target,
+                    Kind::Threads(_) | Kind::Serialized => me == 0 || me == job.target,
                     Kind::Pes => me < 2 * t,
                 };
                 ctl.sync(active);
                 if active {
                     match kind {
-                        Kind::Threads(mode) => {
+                        Kind::Threads(_) | Kind::Serialized => {
                             let init = me == 0;
                             let peer = if init { job.target } else { 0 };
                             let seq_in = seqs.clone();
-                            let v = on_pinned(t, if init { 0 } else { t }, |i| {
-                                with_ctx(mode, |ctx| {
-                                    let (_, s) =
-                                        pingpong(&job, ctx, init, i, peer, seq_in[i], pp_n / 10);
-                                    pingpong(&job, ctx, init, i, peer, s, pp_n)
-                                })
+                            let pair = |on: On<'_>, i: usize| {
+                                let (_, s) =
+                                    pingpong(&job, on, init, i, peer, seq_in[i], pp_n / 10);
+                                pingpong(&job, on, init, i, peer, s, pp_n)
+                            };
+                            let v = on_pinned(t, if init { 0 } else { t }, |i| match kind {
+                                Kind::Threads(mode) => {
+                                    with_ctx(mode, |ctx| pair(On { ctx, lock: None }, i))
+                                }
+                                _ => pair(serialized, i),
                             });
                             for (i, &(rtt, s)) in v.iter().enumerate() {
                                 seqs[i] = s;
@@ -330,8 +384,9 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
                             let (i, peer) = if init { (me, t + me) } else { (me - t, me - t) };
                             let ctx = Ctx::default_ctx();
                             pin(me);
-                            let (_, s) = pingpong(&job, ctx, init, i, peer, seqs[i], pp_n / 10);
-                            let (rtt, s) = pingpong(&job, ctx, init, i, peer, s, pp_n);
+                            let on = On { ctx, lock: None };
+                            let (_, s) = pingpong(&job, on, init, i, peer, seqs[i], pp_n / 10);
+                            let (rtt, s) = pingpong(&job, on, init, i, peer, s, pp_n);
                             unpin();
                             seqs[i] = s;
                             if init {
@@ -354,6 +409,8 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
         r.targets();
     }
     drop(bufs);
+    // SAFETY: created by this thread above; every thread that used it has joined.
+    ok(unsafe { ctx::destroy(serial) });
     ctl.free();
     sym_free(job.flags.0);
     sym_free(job.words.0);
@@ -362,7 +419,7 @@ pub(crate) fn run(quick: bool, threads: usize, max_size: usize) {
 }
 
 fn kind_label(k: usize) -> &'static str {
-    ["shared", "private", "pes"][k]
+    ["shared", "serialized", "private", "pes"][k]
 }
 
 fn report_rates(
@@ -378,13 +435,21 @@ fn report_rates(
         oversub(t)
     ));
     r.line(format!(
-        "{:<13} {:>8}  {:>10}  {:>10}  {:>10}  {:>11}  {:>12}",
-        "op", "size", "shared", "private", "PEs", "shared/PEs", "private/PEs"
+        "{:<13} {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>12}  {:>12}",
+        "op",
+        "size",
+        "shared",
+        "serialized",
+        "private",
+        "PEs",
+        "shared/PEs",
+        "serial./PEs",
+        "private/PEs"
     ));
     let mut ratios: Vec<(&str, Vec<f64>)> = Vec::new();
     for (oi, &op) in ops.iter().enumerate() {
         let m: Vec<f64> = rates[oi].iter().map(|v| median(v)).collect();
-        let (rs, rp) = (m[0] / m[2], m[1] / m[2]);
+        let (rs, rz, rp) = (m[SHARED] / m[PES], m[SERIAL] / m[PES], m[PRIVATE] / m[PES]);
         let f = |v: f64, p: usize| {
             if v.is_finite() {
                 format!("{v:.p$}")
@@ -393,13 +458,15 @@ fn report_rates(
             }
         };
         r.line(format!(
-            "{:<13} {:>8}  {:>10}  {:>10}  {:>10}  {:>11}  {:>12}",
+            "{:<13} {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>12}  {:>12}",
             op.family(),
             report::size(op.size()),
-            f(m[0], 2),
-            f(m[1], 2),
-            f(m[2], 2),
+            f(m[SHARED], 2),
+            f(m[SERIAL], 2),
+            f(m[PRIVATE], 2),
+            f(m[PES], 2),
             f(rs, 3),
+            f(rz, 3),
             f(rp, 3)
         ));
         let bench = format!("mt_{}", op.family());
@@ -419,6 +486,14 @@ fn report_rates(
                 Some(op.size()),
                 "ratio_shared_to_pes",
                 rs,
+                "x",
+                extra,
+            );
+            r.json_with(
+                &bench,
+                Some(op.size()),
+                "ratio_serialized_to_pes",
+                rz,
                 "x",
                 extra,
             );
@@ -490,16 +565,17 @@ fn report_pingpong(
         oversub(2 * t)
     ));
     r.line(format!(
-        "{:<46} {:>10}  {:>10}  {:>10}",
-        "", "shared", "private", "PEs"
+        "{:<46} {:>10}  {:>10}  {:>10}  {:>10}",
+        "", "shared", "serialized", "private", "PEs"
     ));
     let m: Vec<f64> = rtts.iter().map(|v| median(v)).collect();
     r.line(format!(
-        "{:<46} {:>10}  {:>10}  {:>10}",
+        "{:<46} {:>10}  {:>10}  {:>10}  {:>10}",
         "put 8 B + wait_until round trip (mean of pairs)",
-        report::ns(m[0]),
-        report::ns(m[1]),
-        report::ns(m[2])
+        report::ns(m[SHARED]),
+        report::ns(m[SERIAL]),
+        report::ns(m[PRIVATE]),
+        report::ns(m[PES])
     ));
     // Fetching AMO latency: a blocking fetch_add per issuer, from the rate run.
     if let Some(oi) = ops.iter().position(|&o| o == Op::Fetch) {
@@ -508,11 +584,12 @@ fn report_pingpong(
             .map(|v| t as f64 * 1e3 / median(v))
             .collect();
         r.line(format!(
-            "{:<46} {:>10}  {:>10}  {:>10}",
+            "{:<46} {:>10}  {:>10}  {:>10}  {:>10}",
             "atomic fetch_add latency (T / aggregate rate)",
-            report::ns(lat[0]),
-            report::ns(lat[1]),
-            report::ns(lat[2])
+            report::ns(lat[SHARED]),
+            report::ns(lat[SERIAL]),
+            report::ns(lat[PRIVATE]),
+            report::ns(lat[PES])
         ));
         for (k, &v) in lat.iter().enumerate() {
             r.json_with(
@@ -540,7 +617,7 @@ fn report_pingpong(
             "mt_pingpong_put",
             Some(8),
             "ratio_private_to_pes",
-            m[1] / m[2],
+            m[PRIVATE] / m[PES],
             "x",
             extra,
         );

@@ -22,10 +22,14 @@ const FIGURES: &[&str] = &[
     "osu_broadcast",
     "osu_reduce",
     "seed000_team_create",
+    "seed000_team_count",
     "seed000_flat_vs_hier",
     "seed001_rate_put",
     "seed001_rate_get",
     "seed001_rate_fetch",
+    "seed001_c_rate_put",
+    "seed001_c_rate_get",
+    "seed001_c_rate_fetch",
     "seed001_apps",
     "seed002_nbe_rate",
     "seed002_overlap",
@@ -52,6 +56,28 @@ const WITH_OSHMEM: &[&str] = &[
     "osu_barrier",
     "osu_broadcast",
     "osu_reduce",
+    "seed002_nbe_rate",
+    "seed001_c_rate_put",
+    "seed001_c_rate_get",
+    "seed001_c_rate_fetch",
+];
+
+/// Series each figure must draw from the fixture (beyond the counts checked for all).
+const SERIES: &[(&str, &str)] = &[
+    ("seed000_team_create", "create: dup WORLD"),
+    ("seed000_team_count", "dup WORLD, 2 PEs"),
+    ("seed000_team_count", "dup WORLD, 3 PEs"),
+    ("seed000_team_count", "dup WORLD, 4 PEs"),
+    ("seed000_team_count", "halve, 4 PEs"),
+    ("seed001_rate_put", "one serialized context + lock"),
+    ("seed001_rate_get", "one serialized context + lock"),
+    ("seed001_rate_fetch", "one serialized context + lock"),
+    ("seed001_c_rate_put", "rshmem: serialized context + lock"),
+    ("seed001_c_rate_put", "OSHMEM: serialized context + lock"),
+    ("seed001_c_rate_get", "OSHMEM: private contexts"),
+    ("seed001_c_rate_fetch", "OSHMEM: T single-threaded PEs"),
+    ("seed002_nbe_rate", "rshmem (C): put_nbi + quiet"),
+    ("seed002_nbe_rate", "OSHMEM (C): put_nbi + quiet"),
 ];
 
 /// Figures whose fixture records (a quick `scripts/bench-caf.sh` run) include OpenCoarrays.
@@ -142,6 +168,19 @@ fn quick_report_renders_every_figure_from_the_fixture() {
             assert!(
                 entry.contains("OpenCoarrays: ") && entry.contains("Compiler: "),
                 "{id}: the caption names neither the compiler nor OpenCoarrays"
+            );
+        }
+        for (_, want) in SERIES.iter().filter(|(f, _)| f == id) {
+            assert!(
+                names.contains(want),
+                "{id}: no series {want:?} in {names:?}"
+            );
+        }
+        // A figure without OSHMEM says why (the Coarray Fortran ones have OpenCoarrays).
+        if !id.starts_with("seed003") && !names.iter().any(|n| n.contains("OSHMEM")) {
+            assert!(
+                entry.contains("no OSHMEM series"),
+                "{id}: no OSHMEM series, and the caption does not say so"
             );
         }
         if WITH_OSHMEM.contains(id) {

@@ -112,6 +112,13 @@ fn threads_quick() {
     let recs = records(&out);
     for b in ["mt_put", "mt_get", "mt_atomic_post", "mt_atomic_fetch"] {
         has(&recs, b);
+        // Shared, serialized (one context under a lock) and private contexts.
+        for m in ["rate_shared", "rate_serialized", "rate_private"] {
+            assert!(
+                recs.iter().any(|r| r["bench"] == b && r["metric"] == m),
+                "no {m} of {b}"
+            );
+        }
     }
     if np() == 2 {
         has(&recs, "mt_pingpong_put");
@@ -206,5 +213,32 @@ fn threshold_quick() {
 fn launcher_path_is_a_file_when_present() {
     if let Some(p) = oshrun() {
         assert!(Path::new(&p).is_file());
+    }
+}
+
+/// `coll`'s team-count series on 3 PEs (one PE without the launcher): 64 teams kept
+/// alive, a record per checkpoint for dup, halve and the sync reference.
+#[test]
+fn coll_team_count_quick() {
+    let np = if oshrun().is_some() { 3 } else { 1 };
+    let out = run(np, &["coll", "--quick", "--max-size", "64"]);
+    let recs = records(&out);
+    for b in [
+        "team_count_dup_world",
+        "team_count_halve",
+        "team_count_two_world_syncs",
+    ] {
+        let teams: Vec<u64> = recs
+            .iter()
+            .filter(|r| r["bench"] == b && r["metric"] == "cumulative_mean")
+            .filter_map(|r| r["teams"].as_u64())
+            .collect();
+        assert_eq!(teams, [1, 2, 4, 8, 16, 32, 48, 64], "{b}: checkpoints");
+        assert!(
+            recs.iter()
+                .filter(|r| r["bench"] == b)
+                .all(|r| r["pes"] == np && r["value"].as_f64().is_some_and(|v| v > 0.0)),
+            "{b}: a record of another PE count or without a positive time"
+        );
     }
 }

@@ -17,8 +17,12 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     .caption(
         "rshmem-bench nbe: one thread of PE 0 puts into PE 1; put_nbe waits each request, \
          merged folds a batch of requests into one before waiting; put_nbi completes the batch \
-         with one quiet (the implicit form the seed compares with).",
+         with one quiet (the implicit form the seed compares with). Open MPI 4.1's OSHMEM has \
+         no put_nbe (explicit requests are the seed's proposal): its series is put_nbi + quiet \
+         from bench/c/shmem_bench.c (windows of up to 64, heap to heap), drawn beside rshmem \
+         running the same C program.",
     );
+    f.wants_peer = true;
     for (bench, name, kind) in [
         (
             "put_nbe_msgrate",
@@ -33,6 +37,17 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
         ("put_nbi_msgrate", "put_nbi + quiet", Kind::Peer),
     ] {
         let pts = r.points("nbe", |x| x.bench == bench && x.metric == "rate", by_size);
+        f.add(name, kind, pts);
+    }
+    for (imp, name, kind) in [
+        ("rshmem", "rshmem (C): put_nbi + quiet", Kind::Rshmem),
+        ("oshmem", "OSHMEM (C): put_nbi + quiet", Kind::Peer),
+    ] {
+        let pts = r.points(
+            "cbench",
+            |x| x.bench == "put_nbi_sized" && x.metric == "rate" && x.tag("impl") == imp,
+            by_size,
+        );
         f.add(name, kind, pts);
     }
     let raw = r.value("pe", "raw_memmove_msgrate", "rate", |_| true);
@@ -54,7 +69,9 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     .caption(
         "rshmem-bench nbe (overlap): a put_nbe, computation as long as the transfer alone \
          takes inline, then the wait; overlap = share of the transfer hidden behind the \
-         computation (large transfers go to the copy engine, SHMEM_COPY_ENGINE_THRESHOLD).",
+         computation (large transfers go to the copy engine, SHMEM_COPY_ENGINE_THRESHOLD). \
+         Open MPI 4.1's OSHMEM has no put_nbe (no request to wait on alone): no OSHMEM \
+         series.",
     );
     for (placement, name) in [
         ("default", "put_nbe, default placement"),
@@ -85,7 +102,8 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     )
     .caption(
         "rshmem-bench nbe (bcast): T threads of the root each put_nbe a slice to every PE, \
-         against shmem_broadcastmem on WORLD.",
+         against shmem_broadcastmem on WORLD. Open MPI 4.1's OSHMEM has neither put_nbe nor \
+         teams (shmem_broadcastmem): no OSHMEM series.",
     );
     f.add(
         "library broadcast",

@@ -53,7 +53,8 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     .caption(
         "bench/c/shmem_seed004.c (COMB): a non-blocking reduction or broadcast of 1 MiB, \
          computation, then the wait; computing: the PEs compute while the collective runs; \
-         idle: the cores are left idle instead (what the progress engine alone achieves).",
+         idle: the cores are left idle instead (what the progress engine alone achieves). \
+         Open MPI 4.1's OSHMEM has no non-blocking collectives: no OSHMEM series.",
     );
     for (bench, name, kind) in [
         ("overlap_reduce_nbe", "reduce, computing", Kind::Rshmem),
