@@ -67,39 +67,18 @@ fn reduce<T: Elem + PartialEq + Debug>(
     }
 }
 
-fn int_op<T: Copy>(
-    op: ReduceOp,
-    and: fn(T, T) -> T,
-    or: fn(T, T) -> T,
-    xor: fn(T, T) -> T,
-    min: fn(T, T) -> T,
-    max: fn(T, T) -> T,
-    sum: fn(T, T) -> T,
-    prod: fn(T, T) -> T,
-) -> fn(T, T) -> T {
-    match op {
-        ReduceOp::And => and,
-        ReduceOp::Or => or,
-        ReduceOp::Xor => xor,
-        ReduceOp::Min => min,
-        ReduceOp::Max => max,
-        ReduceOp::Sum => sum,
-        ReduceOp::Prod => prod,
-    }
-}
-
+/// The operator `op` on two values of integer type `$t`.
 macro_rules! int_f {
     ($t:ty, $op:expr) => {
-        int_op::<$t>(
-            $op,
-            |a, b| a & b,
-            |a, b| a | b,
-            |a, b| a ^ b,
-            |a, b| a.min(b),
-            |a, b| a.max(b),
-            |a, b| a.wrapping_add(b),
-            |a, b| a.wrapping_mul(b),
-        )
+        match $op {
+            ReduceOp::And => (|a, b| a & b) as fn($t, $t) -> $t,
+            ReduceOp::Or => |a, b| a | b,
+            ReduceOp::Xor => |a, b| a ^ b,
+            ReduceOp::Min => |a: $t, b| a.min(b),
+            ReduceOp::Max => |a: $t, b| a.max(b),
+            ReduceOp::Sum => |a: $t, b| a.wrapping_add(b),
+            ReduceOp::Prod => |a: $t, b| a.wrapping_mul(b),
+        }
     };
 }
 
@@ -147,7 +126,8 @@ fn reductions(t: &Team, bufs: &Bufs, it: usize, full: bool) {
         reduce::<f64>(t, bufs, count, ReduceOp::Sum, fv, |a, b| a + b, "f64");
         reduce::<f64>(t, bufs, count, ReduceOp::Min, fv, f64::min, "f64");
         reduce::<f64>(t, bufs, count, ReduceOp::Max, fv, f64::max, "f64");
-        let pv = |r: usize, i: usize| (r % 3 + 1) as f64 * if i % 2 == 0 { 1.0 } else { -0.5 };
+        let pv =
+            |r: usize, i: usize| (r % 3 + 1) as f64 * if i.is_multiple_of(2) { 1.0 } else { -0.5 };
         reduce::<f64>(t, bufs, count, ReduceOp::Prod, pv, |a, b| a * b, "f64");
         let gv = |r: usize, i: usize| (r as f32 - 1.0) * 0.25 + (i % 3) as f32 + it as f32;
         reduce::<f32>(t, bufs, count * 2, ReduceOp::Sum, gv, |a, b| a + b, "f32");
@@ -184,7 +164,7 @@ fn broadcasts(t: &Team, bufs: &Bufs, nbytes: usize, it: usize) {
                 *bufs.a.add(i) = val(me, i);
                 *bufs.b.add(i) = 0xee;
             }
-            let keep = (it + root) % 3 == 0;
+            let keep = (it + root).is_multiple_of(3);
             if keep {
                 coll::broadcast_keep_root("shmem_broadcast", t, bufs.b, bufs.a, nbytes, root as i64)
             } else {
