@@ -94,8 +94,13 @@ unsafe fn take(src: *const u64, out: &mut [u32], got: &mut usize, seq: u32) -> b
     true
 }
 
-/// An 8-byte aligned payload scratch on the stack, of which only the prefix a call uses
+/// Alignment of the payload scratch: enough for every element type of the faces (C
+/// `long double` takes 16).
+pub(crate) const ALIGN: usize = 16;
+
+/// A [`ALIGN`]-aligned payload scratch on the stack, of which only the prefix a call uses
 /// is ever initialized (zeroing all of it would cost more than a small reduction).
+#[repr(C, align(16))]
 struct Scratch(MaybeUninit<[u64; WORDS]>);
 
 impl Scratch {
@@ -113,8 +118,10 @@ impl Scratch {
     #[inline(always)]
     fn elems<T>(&mut self, n: usize) -> &mut [T] {
         debug_assert!(n * std::mem::size_of::<T>() <= MAX_BYTES);
-        // SAFETY: within the initialized prefix (callers size it for the payload), 8-byte
-        // aligned; element types need no more alignment and accept every bit pattern.
+        debug_assert!(std::mem::align_of::<T>() <= ALIGN);
+        // SAFETY: within the initialized prefix (callers size it for the payload), ALIGN
+        // aligned; callers take no element type that needs more (`reduce_with`), and
+        // element types accept every bit pattern.
         unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), n) }
     }
 

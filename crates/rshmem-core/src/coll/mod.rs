@@ -894,7 +894,9 @@ pub unsafe fn reduce_with<T: Elem>(
         return Ok(());
     }
     match alg {
-        DataAlg::Ll | DataAlg::LlRd if ll::eligible(rt, team, bytes) => {
+        DataAlg::Ll | DataAlg::LlRd
+            if ll::eligible(rt, team, bytes) && std::mem::align_of::<T>() <= ll::ALIGN =>
+        {
             let rd = alg == DataAlg::LlRd;
             // SAFETY: forwarded; both buffers are checked for `n` elements.
             return unsafe { ll::reduce(rt, routine, team, dest, src, n, op, rd) };
