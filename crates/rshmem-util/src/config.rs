@@ -372,9 +372,9 @@ env_table! {
     barrier_algorithm "BARRIER_ALGORITHM": Text(String) = "auto", "collectives",
         "Team sync/barrier algorithm: auto (hierarchical on a WORLD that spans hosts, dissemination elsewhere), dissemination, linear, hierarchical (HOST, LEADERS, HOST; WORLD only).";
     bcast_algorithm "BCAST_ALGORITHM": Text(String) = "auto", "collectives",
-        "Broadcast algorithm: auto (hierarchical on a WORLD that spans hosts, shm elsewhere), shm (single-copy pull), linear (root pushes), tree (pipelined k-ary tree), hierarchical (one transfer per host, then within each host; WORLD only).";
+        "Broadcast algorithm: auto (hierarchical on a WORLD that spans hosts, ll up to 512 B on node-local teams of up to 8 PEs, shm elsewhere), shm (single-copy pull), linear (root pushes), ll (low latency: the root stores sequence-tagged words into every member, no sync), tree (pipelined k-ary tree), hierarchical (one transfer per host, then within each host; WORLD only).";
     reduce_algorithm "REDUCE_ALGORITHM": Text(String) = "auto", "collectives",
-        "Reduction algorithm: auto, shm (single-copy reduce-scatter), linear (rank 0 folds), recursive_doubling, ring, rabenseifner, hierarchical.";
+        "Reduction algorithm: auto (ll up to 512 B on node-local teams), shm (single-copy reduce-scatter), linear (rank 0 folds), ll (low latency: sequence-tagged 8-byte stores, one-shot up to 8 PEs, recursive doubling above; node-local teams up to 512 B), ll_rd (ll always by recursive doubling), recursive_doubling, ring, rabenseifner, hierarchical.";
     reduce_crossover "REDUCE_CROSSOVER": Size(usize) = "1K", "collectives",
         "With SHMEM_REDUCE_ALGORITHM=auto, teams of 3+ PEs reduce vectors up to this size by recursive doubling, larger ones single-copy.";
     collect_algorithm "COLLECT_ALGORITHM": Text(String) = "auto", "collectives",

@@ -40,6 +40,16 @@ pub enum DataAlg {
     /// copies chunks from its parent's destination as they are announced and announces
     /// them to its children, so large messages pipeline down the tree. No team sync.
     Tree,
+    /// Low latency, small messages on teams whose members all map each other
+    /// (`coll::ll`): every 8-byte word stored into a peer carries 4 data bytes and the
+    /// call's sequence, so a step costs one one-way transfer and no sync. Reductions run
+    /// one-shot (every member stores its vector into every other) up to
+    /// [`crate::coll::ll::ONE_SHOT_MAX`] members, recursive doubling above; broadcasts
+    /// store from the root into every member. Larger messages and other teams fall back
+    /// to what `auto` picks.
+    Ll,
+    /// Reductions only: [`DataAlg::Ll`] forced to recursive doubling at any team size.
+    LlRd,
     /// WORLD across hosts (other teams take `Shm`). Reductions: within each host
     /// (single-copy), across the LEADERS team (recursive doubling), then a broadcast within
     /// each host (seed 000, Algorithm 2). Broadcast: each host's leader fetches from the
@@ -57,6 +67,10 @@ pub enum Span {
     /// Any other team that spans hosts.
     Hosts,
 }
+
+/// Bytes up to which `auto` takes the low-latency algorithms on node-local teams
+/// (measured: see docs/architecture.md, "Low-latency small collectives").
+pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
 
 /// Fan-out of the broadcast tree.
 pub const TREE_RADIX: usize = 4;
@@ -81,6 +95,9 @@ pub struct Algorithms {
     pub reduce_auto: bool,
     /// Bytes up to which `auto` reductions use recursive doubling.
     pub reduce_crossover: usize,
+    /// Bytes up to which `auto` reductions and broadcasts on node-local teams take the
+    /// low-latency algorithms ([`DataAlg::Ll`]).
+    pub ll_max: usize,
     /// Collect.
     pub collect: DataAlg,
     /// Fcollect.
@@ -108,6 +125,8 @@ fn parse_data(var: &str, v: &str) -> Result<DataAlg, String> {
 
 fn parse_reduce(var: &str, v: &str) -> Result<DataAlg, String> {
     match v {
+        "ll" => Ok(DataAlg::Ll),
+        "ll_rd" => Ok(DataAlg::LlRd),
         "recursive_doubling" => Ok(DataAlg::RecursiveDoubling),
         "ring" => Ok(DataAlg::Ring),
         "rabenseifner" => Ok(DataAlg::Rabenseifner),
@@ -116,7 +135,7 @@ fn parse_reduce(var: &str, v: &str) -> Result<DataAlg, String> {
         other => Err(unknown(
             var,
             other,
-            "auto, shm, linear, recursive_doubling, ring, rabenseifner, hierarchical",
+            "auto, shm, linear, ll, ll_rd, recursive_doubling, ring, rabenseifner, hierarchical",
         )),
     }
 }
@@ -135,10 +154,14 @@ impl Algorithms {
     /// across hosts whose PEs share memory: the HOST / LEADERS composition applies) or
     /// `Span::Hosts` (another team across hosts).
     pub fn reduce_for(&self, bytes: usize, npes: usize, span: Span) -> DataAlg {
-        if !self.reduce_auto {
+        let ll = span == Span::Host && bytes <= crate::coll::ll::MAX_BYTES;
+        let forced_ll = matches!(self.reduce, DataAlg::Ll | DataAlg::LlRd);
+        // A forced LL choice that cannot serve this call falls back to `auto`'s.
+        if !self.reduce_auto && (ll || !forced_ll) {
             return self.reduce;
         }
         match span {
+            Span::Host if bytes <= self.ll_max => DataAlg::Ll,
             Span::World => DataAlg::Hierarchical,
             // Single copy only among PEs that map each other; across hosts, messages.
             Span::Hosts if bytes <= self.reduce_crossover || npes <= 2 => {
@@ -146,16 +169,20 @@ impl Algorithms {
             }
             Span::Hosts => DataAlg::Rabenseifner,
             Span::Host if npes > 2 && bytes <= self.reduce_crossover => DataAlg::RecursiveDoubling,
-            Span::Host => self.reduce,
+            Span::Host => DataAlg::Shm,
         }
     }
 
-    /// The broadcast algorithm of a team lying as `span` says.
-    pub fn bcast_for(&self, span: Span) -> DataAlg {
-        if self.bcast_auto && span == Span::World {
-            DataAlg::Hierarchical
-        } else {
-            self.bcast
+    /// The broadcast algorithm for `bytes` on a team of `npes` lying as `span` says.
+    pub fn bcast_for(&self, bytes: usize, npes: usize, span: Span) -> DataAlg {
+        let ll = span == Span::Host
+            && npes <= crate::coll::ll::ONE_SHOT_MAX
+            && bytes <= crate::coll::ll::MAX_BYTES;
+        match self.bcast {
+            _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
+            _ if self.bcast_auto && ll && bytes <= self.ll_max => DataAlg::Ll,
+            DataAlg::Ll if !ll => DataAlg::Shm,
+            alg => alg,
         }
     }
 
@@ -190,6 +217,7 @@ impl Algorithms {
             barrier_auto: matches!(cfg.barrier_algorithm.as_str(), "" | "auto"),
             bcast: match cfg.bcast_algorithm.as_str() {
                 "tree" => DataAlg::Tree,
+                "ll" => DataAlg::Ll,
                 "hierarchical" => DataAlg::Hierarchical,
                 "" | "auto" | "shm" | "linear" => {
                     parse_data("SHMEM_BCAST_ALGORITHM", &cfg.bcast_algorithm)?
@@ -198,7 +226,7 @@ impl Algorithms {
                     return Err(unknown(
                         "SHMEM_BCAST_ALGORITHM",
                         other,
-                        "auto, shm, linear, tree, hierarchical",
+                        "auto, shm, linear, ll, tree, hierarchical",
                     ))
                 }
             },
@@ -206,6 +234,7 @@ impl Algorithms {
             reduce: parse_reduce("SHMEM_REDUCE_ALGORITHM", &cfg.reduce_algorithm)?,
             reduce_auto: matches!(cfg.reduce_algorithm.as_str(), "" | "auto"),
             reduce_crossover: cfg.reduce_crossover,
+            ll_max: LL_MAX,
             collect: parse_data("SHMEM_COLLECT_ALGORITHM", &cfg.collect_algorithm)?,
             fcollect: parse_data("SHMEM_FCOLLECT_ALGORITHM", &cfg.fcollect_algorithm)?,
             alltoall: parse_data("SHMEM_ALLTOALL_ALGORITHM", &cfg.alltoall_algorithm)?,
@@ -232,7 +261,23 @@ mod tests {
         let h = Span::Host;
         assert_eq!(auto.reduce_for(4096, 4, h), DataAlg::RecursiveDoubling);
         assert_eq!(auto.reduce_for(4097, 4, h), DataAlg::Shm);
-        assert_eq!(auto.reduce_for(8, 2, h), DataAlg::Shm);
+        assert_eq!(auto.reduce_for(8, 2, h), DataAlg::Ll);
+        assert_eq!(auto.reduce_for(LL_MAX, 4, h), DataAlg::Ll);
+        assert_eq!(auto.reduce_for(LL_MAX + 1, 2, h), DataAlg::Shm);
+        assert_eq!(
+            auto.reduce_for(8, 4, Span::Hosts),
+            DataAlg::RecursiveDoubling
+        );
+        assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
+        assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Shm);
+        let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
+        assert_eq!(ll.reduce_for(8, 3, h), DataAlg::LlRd);
+        assert_eq!(ll.reduce_for(1 << 20, 3, h), DataAlg::Shm);
+        assert_eq!(ll.reduce_for(8, 3, Span::Hosts), DataAlg::RecursiveDoubling);
+        let llb = Algorithms::from_config(&cfg("SHMEM_BCAST_ALGORITHM", "ll")).unwrap();
+        assert_eq!(llb.bcast_for(8, 3, h), DataAlg::Ll);
+        assert_eq!(llb.bcast_for(8, 3, Span::Hosts), DataAlg::Shm);
         assert_eq!(a.reduce_for(8, 4, h), DataAlg::Ring);
         assert_eq!(a.reduce_for(8, 4, Span::World), DataAlg::Ring);
         assert_eq!(auto.reduce_for(8, 4, Span::World), DataAlg::Hierarchical);

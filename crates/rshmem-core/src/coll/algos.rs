@@ -253,8 +253,9 @@ pub(super) unsafe fn reduce_msg<T: Elem>(
     })
 }
 
-/// Seed 000's Algorithm 2 for WORLD: reduce within each host (single-copy), reduce the
-/// host results across LEADERS (recursive doubling), broadcast within each host. Other
+/// Seed 000's Algorithm 2 for WORLD: reduce within each host (single-copy, or LL for small
+/// vectors), reduce the host results across LEADERS (recursive doubling), broadcast within
+/// each host (LL for small vectors on hosts of up to 8 PEs). Other
 /// teams, or a single host, take the flat single-copy path.
 ///
 /// # Safety
@@ -275,8 +276,23 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
         // SAFETY: forwarded.
         return unsafe { super::reduce_with(routine, team, dest, src, n, op, DataAlg::Shm) };
     }
+    // Small vectors take the low-latency algorithms within the host (its PEs map each
+    // other), larger ones single-copy.
+    let bytes = n * std::mem::size_of::<T>();
+    let (inner, inner_bcast) = (
+        if super::ll::eligible(rt, &host, bytes) {
+            DataAlg::Ll
+        } else {
+            DataAlg::Shm
+        },
+        if super::ll::bcast_eligible(rt, &host, bytes) {
+            DataAlg::Ll
+        } else {
+            DataAlg::Shm
+        },
+    );
     // SAFETY: forwarded.
-    unsafe { super::reduce_with(routine, &host, dest, src, n, op, DataAlg::Shm)? };
+    unsafe { super::reduce_with(routine, &host, dest, src, n, op, inner)? };
     if let Some(leaders) = rt.inner_leaders.clone() {
         // SAFETY: `dest` holds `n` elements; in place is allowed.
         unsafe {
@@ -299,9 +315,9 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
             &host,
             dest.cast(),
             dest.cast(),
-            n * std::mem::size_of::<T>(),
+            bytes,
             0,
-            DataAlg::Shm,
+            inner_bcast,
         )
     }
 }

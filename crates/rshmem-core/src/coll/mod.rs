@@ -14,6 +14,7 @@ use std::cell::RefCell;
 pub mod algo;
 mod algos;
 pub(crate) mod check;
+pub mod ll;
 pub(crate) mod msg;
 pub mod nonblocking;
 pub mod sync;
@@ -317,7 +318,7 @@ unsafe fn broadcast_checked(
             ("size in bytes", nbytes as u64, Show::Num),
         ],
     )?;
-    let alg = rt.algs.bcast_for(rt.span(team));
+    let alg = rt.algs.bcast_for(nbytes, team.n_pes(), rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, root_dest) }
 }
@@ -369,6 +370,21 @@ unsafe fn broadcast_impl(
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     rt.coll_buf(routine, "dest", dest, nbytes)?;
     let me_root = team.my_pe() == root as usize;
+    if alg == DataAlg::Ll && team.n_pes() > 1 && ll::bcast_eligible(rt, team, nbytes) {
+        // SAFETY: forwarded; both buffers were checked above.
+        return unsafe {
+            ll::broadcast(
+                rt,
+                routine,
+                team,
+                dest,
+                src,
+                nbytes,
+                root as usize,
+                root_dest,
+            )
+        };
+    }
     if alg == DataAlg::Tree {
         // SAFETY: forwarded; both buffers were checked above.
         return unsafe {
@@ -878,6 +894,19 @@ pub unsafe fn reduce_with<T: Elem>(
         return Ok(());
     }
     match alg {
+        DataAlg::Ll | DataAlg::LlRd
+            if ll::eligible(rt, team, bytes) && std::mem::align_of::<T>() <= ll::ALIGN =>
+        {
+            let rd = alg == DataAlg::LlRd;
+            // SAFETY: forwarded; both buffers are checked for `n` elements.
+            return unsafe { ll::reduce(rt, routine, team, dest, src, n, op, rd) };
+        }
+        DataAlg::Ll | DataAlg::LlRd => {
+            // An active set (no slot for LL buffers): messages serve small vectors too.
+            let rd = DataAlg::RecursiveDoubling;
+            // SAFETY: forwarded; both buffers are checked for `n` elements.
+            return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, rd) };
+        }
         DataAlg::Shm | DataAlg::Linear | DataAlg::Tree => {}
         DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Rabenseifner => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.

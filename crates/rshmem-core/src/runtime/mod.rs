@@ -96,7 +96,7 @@ pub(crate) enum PeState {
 /// one barrier flag per (team slot, round), then one availability bitmap per team slot
 /// (scratch of the slot agreement), then per slot the collective scratch line, the message
 /// channels' counters, the `SHMEM_DEBUG` check line and the channels' buffers, then the
-/// user heap.
+/// active sets' pair scratch, then per slot the low-latency buffers, then the user heap.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
     sync_off: usize,
@@ -114,6 +114,8 @@ pub(crate) struct Layout {
     pair_off: usize,
     set_off: usize,
     pair_buf_off: usize,
+    /// Low-latency buffers of every slot (`coll::ll`).
+    ll_off: usize,
     /// Bytes before the user heap.
     pub(crate) size: usize,
 }
@@ -137,7 +139,9 @@ impl Layout {
         let pair_off = buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES;
         let set_off = pair_off + npes * Self::PAIR_LINES * Self::LINE;
         let pair_buf_off = (set_off + 2 * Self::LINE).next_multiple_of(4096);
-        let size = (pair_buf_off + npes * 2 * Self::MSG_BYTES).next_multiple_of(SLOT_ALIGN);
+        let ll_off = (pair_buf_off + npes * 2 * Self::MSG_BYTES).next_multiple_of(4096);
+        let size =
+            (ll_off + max_teams * Self::LL_BUFS * Self::LL_BYTES).next_multiple_of(SLOT_ALIGN);
         Layout {
             sync_off,
             bits_off,
@@ -151,6 +155,7 @@ impl Layout {
             pair_off,
             set_off,
             pair_buf_off,
+            ll_off,
             size,
         }
     }
@@ -234,6 +239,21 @@ impl Layout {
         SymAddr {
             seg: Seg::Heap,
             off: self.buf_off + ((slot * Self::CHANNELS + ch) * 2 + parity) * Self::MSG_BYTES,
+        }
+    }
+
+    /// Low-latency buffers per team slot (`coll::ll`).
+    pub(crate) const LL_BUFS: usize = crate::coll::ll::BUFS;
+    /// Bytes of each low-latency buffer.
+    pub(crate) const LL_BYTES: usize = 1024;
+
+    /// Low-latency buffer `i` of team `slot`.
+    #[inline(always)]
+    pub(crate) fn ll_buf(&self, slot: usize, i: usize) -> SymAddr {
+        debug_assert!(i < Self::LL_BUFS);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.ll_off + (slot * Self::LL_BUFS + i) * Self::LL_BYTES,
         }
     }
 

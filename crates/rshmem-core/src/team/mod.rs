@@ -140,6 +140,11 @@ pub struct Team {
     /// collected from its children so far (the counts the shared words must reach).
     pub(crate) tree_ready: AtomicU64,
     pub(crate) tree_done: AtomicU64,
+    /// Low-latency reductions and broadcasts so far (their sequences, `coll::ll`), and
+    /// the broadcast count every other member is known to have consumed.
+    pub(crate) ll_calls: AtomicU64,
+    pub(crate) ll_bcasts: AtomicU64,
+    pub(crate) ll_consumed: AtomicU64,
     /// Shareable contexts made from the team (addresses), destroyed with it.
     pub(crate) ctxs: Mutex<Vec<usize>>,
     /// Where the members lie (`Runtime::span`), found on the first collective.
@@ -175,6 +180,9 @@ impl Team {
             recvd: Default::default(),
             tree_ready: AtomicU64::new(0),
             tree_done: AtomicU64::new(0),
+            ll_calls: AtomicU64::new(0),
+            ll_bcasts: AtomicU64::new(0),
+            ll_consumed: AtomicU64::new(0),
             ctxs: Mutex::new(Vec::new()),
             span: OnceLock::new(),
         }
@@ -605,6 +613,7 @@ impl Runtime {
             self.set_own(flag, 0);
         }
         self.set_own(self.layout.ft_word(slot), 0);
+        self.ll_reset(team);
         for w in 0..8 {
             let word = self.layout.coll_word(slot, w);
             self.set_own(word, 0);

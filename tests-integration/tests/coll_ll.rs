@@ -1,0 +1,63 @@
+//! The low-latency (LL) small reductions and broadcasts at 2, 3, 4 and 6 PEs (3 and 6:
+//! ranks folded in and out of recursive doubling; 4 and 6 oversubscribe the machine's
+//! cores, so waits must yield), chosen by `auto`, forced (`ll`, `ll_rd`), and through
+//! UCX, where teams spanning hosts keep the message algorithms.
+
+use std::time::Duration;
+
+use rshmem_tests::Job;
+
+fn run(np: usize, env: &[(&str, &str)], iters: &str) {
+    let mut job = Job::new(np, "coll_ll")
+        .args([iters])
+        .timeout(Duration::from_secs(120));
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    let out = job.run();
+    out.assert_ok();
+    assert_eq!(
+        out.lines_with("ok coll_ll pe=").len(),
+        np,
+        "{env:?} at {np}: {out:?}"
+    );
+}
+
+#[test]
+fn ll_auto() {
+    for np in [1, 2, 3, 4] {
+        run(np, &[], "300");
+    }
+}
+
+#[test]
+fn ll_forced_one_shot_and_recursive_doubling() {
+    for (reduce, np) in [
+        ("ll", 3),
+        ("ll_rd", 2),
+        ("ll_rd", 3),
+        ("ll_rd", 4),
+        ("ll_rd", 6),
+    ] {
+        let env = [
+            ("SHMEM_REDUCE_ALGORITHM", reduce),
+            ("SHMEM_BCAST_ALGORITHM", "ll"),
+        ];
+        run(np, &env, "100");
+    }
+}
+
+#[test]
+fn ll_beside_ucx() {
+    // All through UCX: no team maps its members, LL never applies.
+    run(3, &[("SHMEM_TRANSPORT", "ucx"), ("UCX_TLS", "tcp")], "20");
+    // Two virtual hosts: WORLD spans them (messages), the pair team lies on one host.
+    for np in [3, 4] {
+        let env = [
+            ("SHMEM_TRANSPORT", "mixed"),
+            ("SHMEM_VIRTUAL_HOSTS", "2"),
+            ("UCX_TLS", "tcp"),
+        ];
+        run(np, &env, "20");
+    }
+}
