@@ -3,7 +3,8 @@
 ! allocates its components with its own sizes; the others read, write and copy them,
 ! ask ALLOCATED(), see deallocation and reallocation, through scalar, rank-1 and rank-2
 ! components, a component of a component, an array of derived type, vector subscripts,
-! kind conversion, and reallocation of an allocatable destination.
+! kind conversion, strides given as (::2), reallocation of an allocatable destination, and
+! co_broadcast of a derived type with allocatable components.
 module comp_types
   implicit none
   type :: inner
@@ -106,6 +107,17 @@ program components
   call check('get plain component', k == 3)
   ia = obj[nb]%in%v
   call check('get into an unallocated array', size(ia) == 3 .and. all(ia == 10 * nb + [1, 2, 3]))
+  ! (::2) reaches the runtime as a full range with a stride; (2::2) as an open end.
+  w(1:2) = obj[nb]%in%v(::2)
+  call check('get (::2)', all(w(1:2) == 10 * nb + [1, 3]))
+  w(1:2) = obj[nb]%st(2::2)
+  call check('get static (2::2)', all(w(1:2) == 10 * nb + [2, 4]))
+  w(1:2) = obj[nb]%in%v(2::1)
+  call check('get (2::1)', all(w(1:2) == 10 * nb + [2, 3]))
+  w(1:2) = obj[nb]%st(::2)
+  call check('get static (::2)', all(w(1:2) == 10 * nb + [1, 3]))
+  y = obj[nb]%q(::2, 2:3)
+  call check('get rank 2 (::2, :)', all(y == reshape(1000 * nb + [2, 22, 3, 23], [2, 2])))
   sync all
 
   ! Writes into the next image.
@@ -125,6 +137,14 @@ program components
   call check('put nested', all(obj%in%v == [10 * me + 1, 99 * prv, 10 * me + 3]))
   call check('put pointer, vector', all(obj%ptr == [5 * prv, 7 * me + 2, 7 * me + 3, 6 * prv]))
   call check('put static section', all(arr(1)%st == [0, 8 * prv, 0, 9 * prv]))
+  sync all
+
+  ! Strided writes: a full range with a stride, an open end, with conversion.
+  obj[nb]%ptr(::2) = [11, 12] * me
+  arr(3)[nb]%st(::3) = [real(8) :: 4, 5] * me
+  sync all
+  call check('put (::2)', all(obj%ptr == [11 * prv, 7 * me + 2, 12 * prv, 6 * prv]))
+  call check('put static (::3), converted', all(arr(3)%st == [4 * prv, 0, 0, 5 * prv]))
   sync all
 
   ! Copies between images: from the next image into this one.
@@ -156,10 +176,42 @@ program components
   sync all
   deallocate(al)
 
+  ! co_broadcast of a derived type with allocatable components: gfortran 12 passes each
+  ! component in a descriptor whose span and offset it leaves unset.
+  call bcast_components()
+
   if (.not. ok) error stop 1
   print '(a,i0)', 'ok components image=', me
 
 contains
+
+  subroutine bcast_components()
+    type :: dyn
+      integer, allocatable :: v(:)
+      logical, allocatable :: m(:, :)
+      complex, allocatable :: c
+      character(len=4), allocatable :: names(:)
+    end type
+    type(dyn) :: msg
+    allocate(msg%v(3), msg%m(2, 2), msg%c, msg%names(2))
+    if (me == np) then
+      msg%v = [7, 8, 9]
+      msg%m = reshape([.true., .false., .false., .true.], [2, 2])
+      msg%c = (1.5, -2.5)
+      msg%names = ['ab  ', 'cdef']
+    else
+      msg%v = 0
+      msg%m = .false.
+      msg%c = (0, 0)
+      msg%names = '    '
+    end if
+    call co_broadcast(msg, source_image=np)
+    call check('co_broadcast vector component', all(msg%v == [7, 8, 9]))
+    call check('co_broadcast matrix component', &
+      all(msg%m .eqv. reshape([.true., .false., .false., .true.], [2, 2])))
+    call check('co_broadcast scalar component', msg%c == (1.5, -2.5))
+    call check('co_broadcast character component', all(msg%names == ['ab  ', 'cdef']))
+  end subroutine
 
   subroutine check(what, cond)
     character(*), intent(in) :: what

@@ -466,3 +466,12 @@ fn caf_form_team_in_a_loop_returns_team_memory() {
 fn caf_collectives_on_integer_16() {
     all_ok("kind16");
 }
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_static_initial_values_and_random_init_across_images() {
+    all_ok("startup");
+}

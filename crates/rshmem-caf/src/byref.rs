@@ -465,7 +465,8 @@ unsafe fn resolve(
                     // SAFETY: the member `mode` selects.
                     let (s, v) = unsafe { (a.dim[k].s, a.dim[k].v) };
                     let idx = match mode {
-                        ARR_FULL => triplet(routine, d.lbound, d.ubound, 1)?,
+                        // `(::2)` arrives as FULL with its stride.
+                        ARR_FULL => triplet(routine, d.lbound, d.ubound, nonzero(s[2]))?,
                         ARR_RANGE => triplet(routine, s[0], s[1], s[2])?,
                         ARR_SINGLE => vec![s[0]],
                         ARR_OPEN_END => triplet(routine, s[0], d.ubound, nonzero(s[2]))?,
@@ -494,7 +495,7 @@ unsafe fn resolve(
                     if mode == ARR_SINGLE {
                         cur = (cur as isize + offs[0]) as usize;
                     } else {
-                        if mode == ARR_FULL {
+                        if mode == ARR_FULL && nonzero(s[2]) == 1 {
                             bounds.push((d.lbound, d.ubound));
                         } else {
                             bounds.push((1, offs.len() as isize));
@@ -519,8 +520,14 @@ unsafe fn resolve(
                     // scaled by the extents of the dimensions before them.
                     match mode {
                         ARR_SINGLE => cur = (cur as isize + s[0] * rf.item_size as isize) as usize,
-                        ARR_RANGE => {
-                            let idx = triplet(routine, s[0], s[1], s[2])?;
+                        ARR_RANGE | ARR_FULL => {
+                            // FULL: from 0 to `end` (both 0-based and scaled, as RANGE's).
+                            let (from, stride) = if mode == ARR_FULL {
+                                (0, nonzero(s[2]))
+                            } else {
+                                (s[0], s[2])
+                            };
+                            let idx = triplet(routine, from, s[1], stride)?;
                             bounds.push((1, idx.len() as isize));
                             new.push(idx.iter().map(|&i| i * rf.item_size as isize).collect());
                         }

@@ -11,7 +11,9 @@ use std::ffi::c_void;
 use rshmem_core::coll::{self, Complex, Elem, ReduceOp};
 use rshmem_core::memory;
 
-use crate::desc::{DescPtr, Shape, BT_CHARACTER, BT_COMPLEX, BT_INTEGER, BT_LOGICAL, BT_REAL};
+use crate::desc::{
+    DescPtr, Sane, Shape, BT_CHARACTER, BT_COMPLEX, BT_INTEGER, BT_LOGICAL, BT_REAL,
+};
 use crate::image::{pe_of, state, with_local};
 use crate::stat::{unsupported, CafResult};
 
@@ -85,6 +87,9 @@ unsafe fn copy(a: DescPtr, buf: *mut u8, to_buf: bool) {
 /// # Safety
 /// `a` is a valid descriptor.
 pub(crate) unsafe fn co_broadcast(routine: &'static str, a: DescPtr, source: i32) -> CafResult {
+    // SAFETY: contract.
+    let mut sane = unsafe { Sane::of(a) };
+    let a = sane.ptr();
     let s = state(routine);
     let root = pe_of(s, source)?;
     // SAFETY: contract.

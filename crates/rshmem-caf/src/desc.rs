@@ -205,9 +205,102 @@ impl Ty {
     }
 }
 
+/// A copy of a descriptor whose `span` is trusted only when its `offset` agrees with its
+/// bounds. gfortran 12 passes co_broadcast of a derived type's allocatable components as
+/// descriptors it builds without setting `span` or `offset` (stack garbage: a crash or
+/// silent corruption if believed); every descriptor it sets up properly has
+/// `offset = -sum(lbound * stride)` and a span of at least `elem_len`. An untrusted span
+/// becomes `elem_len`: those component descriptors describe contiguous elements.
+#[repr(C)]
+pub(crate) struct Sane {
+    h: Header,
+    dims: [Dim; MAX_DIMS],
+}
+
+impl Sane {
+    /// The sane copy of `d`.
+    ///
+    /// # Safety
+    /// `d` points at a descriptor with `rank` dimensions.
+    pub(crate) unsafe fn of(d: *const Header) -> Sane {
+        // SAFETY: the header is always present (contract).
+        let h = unsafe { d.read_unaligned() };
+        let rank = (h.rank.max(0) as usize).min(MAX_DIMS);
+        let mut dims = [Dim {
+            stride: 0,
+            lbound: 0,
+            ubound: 0,
+        }; MAX_DIMS];
+        let src = (d as *const u8).wrapping_add(std::mem::size_of::<Header>()) as *const Dim;
+        for (k, dim) in dims.iter_mut().enumerate().take(rank) {
+            // SAFETY: the compiler allocated `rank` triplets after the header (contract).
+            *dim = unsafe { src.add(k).read_unaligned() };
+        }
+        let mut sane = Sane { h, dims };
+        if rank > 0 && sane.h.span != 0 && !sane.span_vouched_for(rank) {
+            sane.h.span = sane.h.elem_len as isize;
+        }
+        sane
+    }
+
+    fn span_vouched_for(&self, rank: usize) -> bool {
+        let offset = self.dims[..rank].iter().try_fold(0isize, |acc, d| {
+            acc.checked_sub(d.lbound.checked_mul(d.stride)?)
+        });
+        offset == Some(self.h.offset) && self.h.span >= self.h.elem_len as isize
+    }
+
+    /// The copy, as a descriptor pointer for the routines that read one.
+    pub(crate) fn ptr(&mut self) -> DescPtr {
+        &mut self.h
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rank-1 descriptor of 4-byte elements `1..=n` with `span` and `offset` given.
+    fn rank1(n: isize, span: isize, offset: isize) -> (Header, Dim) {
+        let h = Header {
+            base_addr: std::ptr::null_mut(),
+            offset,
+            elem_len: 4,
+            version: 0,
+            rank: 1,
+            ty: BT_INTEGER,
+            attribute: 0,
+            span,
+        };
+        (
+            h,
+            Dim {
+                stride: 1,
+                lbound: 1,
+                ubound: n,
+            },
+        )
+    }
+
+    #[test]
+    fn span_trusted_only_with_a_consistent_offset() {
+        #[repr(C)]
+        struct D(Header, Dim);
+        for (span, offset, want) in [
+            (8, -1, 8),           // a pointer to a component: span kept
+            (4, -1, 4),           // plain
+            (0x7ffd_1234, 77, 4), // garbage in both: elem_len
+            (3, -1, 4),           // shorter than an element: elem_len
+        ] {
+            let (h, d) = rank1(5, span, offset);
+            let desc = D(h, d);
+            // SAFETY: a rank-1 descriptor with its triplet (a pointer to the whole).
+            let mut sane = unsafe { Sane::of((&desc as *const D).cast()) };
+            // SAFETY: the copy is a valid rank-1 descriptor.
+            let got = unsafe { (*sane.ptr()).span };
+            assert_eq!(got, want, "span {span} offset {offset}");
+        }
+    }
 
     fn shape(dims: &[(usize, isize)]) -> Shape {
         let mut s = Shape::SCALAR;

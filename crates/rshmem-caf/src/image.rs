@@ -33,6 +33,9 @@ pub(crate) struct State {
     pub gone: Box<[AtomicU8]>,
     /// Free queue nodes and the locks this image holds (no lock on LOCK/UNLOCK).
     pub locks: crate::locks::LockBook,
+    /// Symmetric word that image 1 fills at start-up with one random value for the whole
+    /// job (RANDOM_INIT's seeds shared by every image, [`crate::random`]).
+    pub job_seed: usize,
 }
 
 /// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
@@ -71,6 +74,10 @@ pub(crate) fn init() {
         let all_words = memory::calloc("_gfortran_caf_init", n, crate::tsync::STRIDE)? as usize;
         crate::byref::init(n)?;
         let scratch = memory::malloc("_gfortran_caf_init", SCRATCH)? as usize;
+        let job_seed = memory::calloc("_gfortran_caf_init", 1, 8)? as usize;
+        if me == 0 {
+            crate::random::share_job_seed(job_seed, n)?;
+        }
         Ok(State {
             me,
             n,
@@ -81,6 +88,7 @@ pub(crate) fn init() {
             all_words: crate::tsync::SyncWords::new(all_words),
             gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
             locks: crate::locks::LockBook::new(QNODES),
+            job_seed,
         })
     })();
     match r {

@@ -18,6 +18,7 @@ mod desc;
 mod fast;
 mod image;
 mod locks;
+mod random;
 mod stat;
 mod status;
 mod sync;
@@ -33,7 +34,7 @@ use rshmem_core::coll::ReduceOp;
 
 use desc::{DescPtr, Shape, Ty};
 use image::{pe_of, state};
-use stat::{report, unsupported, CafResult};
+use stat::{report, CafResult};
 use sync::AtomicKind;
 use xfer::View;
 
@@ -77,13 +78,21 @@ unsafe fn report_stat(routine: &str, r: CafResult, stat: *mut c_int) {
 
 // ------------------------------------------------------------------ start and end
 
-/// Starts the image (from `main`, before anything else).
+/// Starts the image (from `main`, before the program's first statement).
+///
+/// Static coarrays were registered earlier, by constructors that also store their initial
+/// values; the SYNC ALL here keeps a fast image from writing into another image's static
+/// coarray before that image's initial values are in (they would overwrite the write).
 ///
 /// # Safety
 /// Called by gfortran's `main` with its arguments (unused).
 #[no_mangle]
 pub unsafe extern "C" fn _gfortran_caf_init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) {
+    const R: &str = "_gfortran_caf_init";
     image::init();
+    if let Err(e) = team::sync_all(R) {
+        stat::fatal(R, &e.msg);
+    }
 }
 
 /// Normal termination at the end of the main program.
@@ -1027,21 +1036,8 @@ pub unsafe extern "C" fn _gfortran_caf_co_reduce(
 
 // ------------------------------------------------------------------ the rest
 
-/// `random_init(repeatable, image_distinct)`: libgfortran's, told this image's number.
+/// `random_init(repeatable, image_distinct)` ([`random`]).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_random_init(repeatable: bool, image_distinct: bool) {
-    const R: &str = "_gfortran_caf_random_init";
-    type RandomInit = unsafe extern "C" fn(bool, bool, c_int);
-    let me = state(R).me as c_int + 1;
-    // SAFETY: dlsym with a NUL-terminated name.
-    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_gfortran_random_init".as_ptr()) };
-    if p.is_null() {
-        unsupported(R, "RANDOM_INIT without libgfortran's _gfortran_random_init");
-    }
-    // SAFETY: libgfortran's `random_init (bool repeatable, bool image_distinct, int
-    // hidden)`, where `hidden` is the image number (as libcaf_single calls it).
-    unsafe {
-        let f = std::mem::transmute::<*mut c_void, RandomInit>(p);
-        f(repeatable, image_distinct, me);
-    }
+    random::random_init("_gfortran_caf_random_init", repeatable, image_distinct);
 }

@@ -292,8 +292,9 @@ fn count_mismatch(routine: &str, remote: usize, local: usize) -> CafError {
         STAT_ERROR,
         format!(
             "{routine}: the coindexed section has {remote} elements but the other side has \
-             {local} (a vector subscript that is itself a strided section reaches gfortran \
-             12's runtime with a wrong length: use a contiguous index array)"
+             {local}: the two sides must have the same shape (with gfortran 12 this also \
+             comes from a vector subscript that is itself a strided section: use a \
+             contiguous index array)"
         ),
     )
 }
