@@ -17,8 +17,9 @@ pub(crate) struct State {
     pub me: usize,
     /// Number of images.
     pub n: usize,
-    /// `n` 64-bit counters: word `j` counts the SYNC IMAGES notifications image `j+1`
-    /// sent to this image.
+    /// `n` 64-bit counters, [`crate::sync::COUNT_STRIDE`] bytes apart: counter `j`
+    /// counts the SYNC IMAGES notifications image `j+1` sent to this image (only image
+    /// `j+1` writes it).
     pub sync_counts: usize,
     /// [`QNODES`] MCS queue nodes of 16 bytes: `locked` word, then `next` word.
     pub qnodes: usize,
@@ -27,6 +28,8 @@ pub(crate) struct State {
     /// Notifications of each image that SYNC IMAGES has consumed so far (only this
     /// image's thread touches them: atomics so SYNC IMAGES takes no lock).
     pub sync_seen: Box<[AtomicI64]>,
+    /// Notifications this image has sent each image by SYNC IMAGES so far.
+    pub sync_sent: Box<[AtomicI64]>,
     /// SYNC ALL's arrival words of the initial team ([`crate::tsync`]).
     pub all_words: crate::tsync::SyncWords,
     /// Per image: 0 running, else seen stopped (1) or failed (2) by SYNC ALL; for good.
@@ -69,7 +72,8 @@ pub(crate) fn init() {
     let r = (|| -> rshmem_core::Result<State> {
         let me = rshmem_core::setup::my_pe()?;
         let n = rshmem_core::setup::n_pes()?;
-        let sync_counts = memory::calloc("_gfortran_caf_init", n, 8)? as usize;
+        let sync_counts =
+            memory::calloc("_gfortran_caf_init", n, crate::sync::COUNT_STRIDE)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
         let all_words = memory::calloc("_gfortran_caf_init", n, crate::tsync::STRIDE)? as usize;
         crate::byref::init(n)?;
@@ -85,6 +89,7 @@ pub(crate) fn init() {
             qnodes,
             scratch,
             sync_seen: (0..n).map(|_| AtomicI64::new(0)).collect(),
+            sync_sent: (0..n).map(|_| AtomicI64::new(0)).collect(),
             all_words: crate::tsync::SyncWords::new(all_words),
             gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
             locks: crate::locks::LockBook::new(QNODES),

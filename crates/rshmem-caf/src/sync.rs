@@ -63,50 +63,101 @@ pub(crate) fn sync_memory() -> CafResult {
     Ok(())
 }
 
-/// `sync images(list)` (`images` `None`: `sync images(*)`): each pair of images counts
-/// the notifications it sent the other, so consecutive statements never mix.
+/// Bytes between two partners' SYNC IMAGES counters on one image: a cache line each, so
+/// the images that notify one image do not contend for one line.
+pub(crate) const COUNT_STRIDE: usize = 64;
+
+/// `sync images(list)` (`images` `None`: `sync images(*)`): each image keeps, at each
+/// partner, a counter of the notifications it sent there, which only it writes; so a
+/// notification is one posted write of the new count (no round trip), and consecutive
+/// statements never mix. Allocates nothing for lists of up to [`SMALL_LIST`] images.
 pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafResult {
     let s = state(routine);
-    let list: Vec<usize> = match images {
-        None => crate::team::members(routine)
-            .into_iter()
-            .filter(|&p| p != s.me)
-            .collect(),
-        Some(l) => {
-            let mut pes = Vec::with_capacity(l.len());
-            for &i in l {
-                let pe = pe_of(s, i)?;
-                if pes.contains(&pe) {
-                    return Err(CafError::new(
-                        STAT_DUP_SYNC_IMAGES,
-                        format!("image {i} appears twice in the image list"),
-                    ));
-                }
-                pes.push(pe);
-            }
-            pes.retain(|&p| p != s.me);
-            pes
-        }
-    };
-    // Release: this image's earlier puts are complete before the partners go on.
-    rshmem_core::order::quiet()?;
-    for &p in &list {
-        atomic::<i64>(routine, s.sync_counts + s.me * 8, AmoOp::Add(1), p)
-            .map_err(|e| stopped_partner(p).err().unwrap_or(e))?;
+    if let Some(l) = images {
+        check_distinct(l)?;
     }
-    for &p in &list {
+    // Release: this image's earlier puts are complete before the partners go on; it also
+    // orders this statement's notifications after the previous statement's.
+    rshmem_core::order::quiet()?;
+    let mine = s.sync_counts + s.me * COUNT_STRIDE;
+    for_each_partner(s, images, |p| {
+        let count = s.sync_sent[p].fetch_add(1, Ordering::Relaxed) + 1;
+        post(routine, mine, count as u64, p).map_err(|e| stopped_partner(p).err().unwrap_or(e))
+    })?;
+    // Through the network the posted counts leave now (one flush for all of them).
+    if !crate::xfer::all_load_store(routine, s.sync_counts) {
+        rshmem_core::order::quiet()?;
+    }
+    for_each_partner(s, images, |p| {
         let want = s.sync_seen[p].fetch_add(1, Ordering::Relaxed) + 1;
         // SAFETY: our own symmetric counter word of image `p+1`.
         unsafe {
             p2p::wait_until_from(
                 routine,
-                (s.sync_counts + p * 8) as *const i64,
+                (s.sync_counts + p * COUNT_STRIDE) as *const i64,
                 Cmp::Ge,
                 want,
                 p,
             )
         }
-        .map_err(|e| stopped_partner(p).err().unwrap_or(e.into()))?;
+        .map_err(|e| stopped_partner(p).err().unwrap_or(e.into()))
+    })
+}
+
+/// Image lists up to this long are checked for repeats without allocating.
+const SMALL_LIST: usize = 64;
+
+/// `Err(STAT_DUP_SYNC_IMAGES)` when an image appears twice in a SYNC IMAGES list.
+fn check_distinct(l: &[i32]) -> CafResult {
+    let dup = if l.len() <= SMALL_LIST {
+        (1..l.len()).find_map(|k| l[..k].contains(&l[k]).then_some(l[k]))
+    } else {
+        let mut sorted = l.to_vec();
+        sorted.sort_unstable();
+        sorted
+            .windows(2)
+            .find_map(|w| (w[0] == w[1]).then_some(w[0]))
+    };
+    match dup {
+        Some(i) => Err(CafError::new(
+            STAT_DUP_SYNC_IMAGES,
+            format!("image {i} appears twice in the image list"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Calls `f` with the world PE of each partner of a SYNC IMAGES other than this image:
+/// the listed images, or every image of the current team (`None`), in order.
+fn for_each_partner(
+    s: &State,
+    images: Option<&[i32]>,
+    mut f: impl FnMut(usize) -> CafResult,
+) -> CafResult {
+    match images {
+        Some(l) => {
+            for &i in l {
+                let pe = pe_of(s, i)?;
+                if pe != s.me {
+                    f(pe)?;
+                }
+            }
+        }
+        None => match crate::team::current() {
+            Some(t) => {
+                for r in 0..t.team.n_pes() {
+                    let pe = t.team.members().pe(r);
+                    if pe != s.me {
+                        f(pe)?;
+                    }
+                }
+            }
+            None => {
+                for pe in (0..s.n).filter(|&p| p != s.me) {
+                    f(pe)?;
+                }
+            }
+        },
     }
     Ok(())
 }
