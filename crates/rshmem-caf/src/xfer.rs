@@ -336,7 +336,9 @@ pub(crate) unsafe fn get_into(
     Ok(())
 }
 
-/// `caf_sendget`: reads the source section into a temporary, then writes it.
+/// `caf_sendget`: when one side is this image (a halo copied into one's own coarray, as
+/// stencil codes do), a get straight into it or a put straight from it; otherwise reads
+/// the source section into a temporary, then writes it.
 ///
 /// # Safety
 /// The addresses are symmetric addresses of registered coarrays.
@@ -352,6 +354,26 @@ pub(crate) unsafe fn send_get(
     sshape: &Shape,
     sty: Ty,
 ) -> CafResult {
+    let me = crate::image::state(routine).me;
+    // A symmetric address of this image is its own address of the coarray.
+    if dst_pe == me && src_pe != me {
+        let dst = View {
+            base: dst_remote as *mut u8,
+            shape: *dshape,
+            ty: dty,
+        };
+        // SAFETY: this image's part of a registered coarray, `dshape` inside it.
+        return unsafe { get_into(routine, src_pe, src_remote, sshape, sty, &dst, false) };
+    }
+    if src_pe == me && dst_pe != me {
+        let src = View {
+            base: src_remote as *mut u8,
+            shape: *sshape,
+            ty: sty,
+        };
+        // SAFETY: as above, for the source.
+        return unsafe { put_from(routine, dst_pe, dst_remote, dshape, dty, &src, false) };
+    }
     let ns = sshape.count();
     let mut buf = vec![0u8; ns * sty.len];
     let tmp = View {
