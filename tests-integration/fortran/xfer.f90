@@ -103,6 +103,15 @@ program xfer
   if (any(a(1:9:2) /= [(k * 3 + j, j = 1, 5)])) error stop 40
   if (any(a(2:10:2) /= 0)) error stop 41
   sync all
+  ! Sendget with this image on one side (read straight into, or written straight from,
+  ! this image's coarray), with conversion from real(8).
+  a(2:10:2)[me] = b(4, 5:1:-1)[right]
+  if (any(a(2:10:2) /= [(right * 3 + j, j = 5, 1, -1)])) error stop 42
+  sync all
+  a(1:3)[left] = b(4, 1:5:2)[me]
+  sync all
+  if (any(a(1:3) /= [(right * 3 + j, j = 1, 5, 2)])) error stop 43
+  sync all
 
   ! Allocatable coarrays: allocate, strided put, deallocate, again with another shape.
   allocate(z(4, 3)[*])
