@@ -109,6 +109,24 @@ program coll
   st = 0
   call co_sum(s, result_image=np + 1, stat=st)
   if (st == 0) error stop 20
+  ! With ERRMSG= too, on every collective: gfortran 12 passes the message variable by
+  ! value (the runtime cannot fill it), which must not shift the other arguments into a
+  ! crash; STAT= still says what went wrong.
+  st = 0
+  call co_sum(s, result_image=np + 1, stat=st, errmsg=msg)
+  if (st == 0) error stop 21
+  st = 0
+  call co_max(s, result_image=np + 1, stat=st, errmsg=msg)
+  if (st == 0) error stop 22
+  st = 0
+  call co_min(ch, result_image=np + 1, stat=st, errmsg=msg)
+  if (st == 0) error stop 23
+  st = 0
+  call co_broadcast(s, np + 1, stat=st, errmsg=msg)
+  if (st == 0) error stop 24
+  st = 0
+  call co_reduce(s, iadd, result_image=np + 1, stat=st, errmsg=msg)
+  if (st == 0) error stop 25
   sync all
   print '(a,i0)', 'ok coll image=', me
 end program

@@ -541,6 +541,19 @@ pub unsafe extern "C" fn _gfortran_caf_is_present(
     }
 }
 
+/// The ERRMSG= buffer of a collective subroutine. gfortran 12 passes the variable itself
+/// by value there (a copy on the stack, where no runtime can reach the caller's
+/// variable), so the register meant for its address holds the next integer argument
+/// (the source's or the message's length): no valid address is that small (Linux maps
+/// nothing below 64 KiB), and then the message goes to STAT= only.
+fn coll_errmsg(errmsg: *mut c_char) -> *mut c_char {
+    if (errmsg as usize) < 1 << 16 {
+        std::ptr::null_mut()
+    } else {
+        errmsg
+    }
+}
+
 // ------------------------------------------------------------------ synchronization
 
 /// The ERRMSG= buffer of a SYNC statement. gfortran 12 passes the address of a pointer
@@ -940,7 +953,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
     // SAFETY: forwarded contract.
     unsafe {
         let r = coll::co_broadcast(R, a, source_image);
-        report(R, r, stat, errmsg, errmsg_len);
+        report(R, r, stat, coll_errmsg(errmsg), errmsg_len);
     }
 }
 
@@ -961,7 +974,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_sum(
     // SAFETY: forwarded contract.
     unsafe {
         let r = coll::co_op(R, a, ReduceOp::Sum, result_image);
-        report(R, r, stat, errmsg, errmsg_len);
+        report(R, r, stat, coll_errmsg(errmsg), errmsg_len);
     }
 }
 
@@ -983,7 +996,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_min(
     // SAFETY: forwarded contract.
     unsafe {
         let r = coll::co_op(R, a, ReduceOp::Min, result_image);
-        report(R, r, stat, errmsg, errmsg_len);
+        report(R, r, stat, coll_errmsg(errmsg), errmsg_len);
     }
 }
 
@@ -1005,7 +1018,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_max(
     // SAFETY: forwarded contract.
     unsafe {
         let r = coll::co_op(R, a, ReduceOp::Max, result_image);
-        report(R, r, stat, errmsg, errmsg_len);
+        report(R, r, stat, coll_errmsg(errmsg), errmsg_len);
     }
 }
 
@@ -1030,7 +1043,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_reduce(
     // SAFETY: forwarded contract.
     unsafe {
         let r = coll::co_reduce(R, a, opr, opr_flags, result_image);
-        report(R, r, stat, errmsg, errmsg_len);
+        report(R, r, stat, coll_errmsg(errmsg), errmsg_len);
     }
 }
 
