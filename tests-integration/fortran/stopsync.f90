@@ -1,8 +1,13 @@
 ! SYNC ALL with a stopped image, chosen by the arguments:
 !   world first|last  image 1 (or the last image) stops at once; the others do several
-!                     SYNC ALLs with STAT=, each reporting STAT_STOPPED_IMAGE, and each
-!                     still synchronizing them (a value put before it is seen after it),
-!                     then end normally
+!                     SYNC ALLs with STAT=, each reporting STAT_STOPPED_IMAGE (with the
+!                     effect of SYNC MEMORY only, as the standard says), then synchronize
+!                     with SYNC IMAGES (a value put before it is seen after it) and end
+!                     normally
+!   pairs             the last image stops; once the others see it stopped, image 1 does
+!                     SYNC ALL (STAT=) then SYNC IMAGES(2) while image 2 does SYNC
+!                     IMAGES(1) then SYNC ALL (STAT=): no deadlock, as SYNC ALL does not
+!                     wait for the running images once a member is known to have stopped
 !   team              every image is in a team (one team at 3 images, odd/even at 4);
 !                     the team's last image stops inside CHANGE TEAM, the others do the
 !                     same inside the team, then stop there
@@ -39,6 +44,28 @@ program stopsync
       print '(a,i0)', 'ok stopsync image=', me
       stop
     end team
+  case ('pairs')
+    if (me == np) then
+      print '(a,i0)', 'ok stopsync image=', me
+      stop
+    end if
+    do while (image_status(np) /= stat_stopped_image)
+    end do
+    gone = -1
+    if (me == 1) then
+      sync all(stat=gone)
+      sync images(2)
+    else if (me == 2) then
+      sync images(1)
+      sync all(stat=gone)
+    else
+      sync all(stat=gone)
+    end if
+    if (gone /= stat_stopped_image) then
+      print '(a,i0,a,i0)', 'FAIL stopsync image=', me, ' stat=', gone
+      error stop 1
+    end if
+    print '(a,i0)', 'ok stopsync image=', me
   case ('nostat')
     if (me == np) stop
     sync all
@@ -66,7 +93,6 @@ contains
       left = next(left)
     end do
     do k = 1, 6
-      if (n > 1 .and. right /= i) b(mod(k, 2))[right] = k
       msg = ''
       sync all(stat=st, errmsg=msg)
       if (st /= stat_stopped_image) then
@@ -77,11 +103,27 @@ contains
         print '(a,i0,2a)', 'FAIL stopsync image=', me, ' errmsg: ', trim(msg)
         error stop 1
       end if
-      if (left /= i .and. b(mod(k, 2)) /= k) then
-        print '(a,i0,a,i0,a,i0)', 'FAIL stopsync image=', me, ' round ', k, ' got ', b(mod(k, 2))
+    end do
+    ! The running images still synchronize with SYNC IMAGES.
+    if (right /= i) then
+      b(1)[right] = 7
+      if (left == right) then
+        sync images(right)
+      else
+        sync images([left, right])
+      end if
+      if (b(1) /= 7) then
+        print '(a,i0,a,i0)', 'FAIL stopsync image=', me, ' got ', b(1)
         error stop 1
       end if
-    end do
+    end if
+    ! A collective reports the stopped member too (a broadcast would complete without it).
+    st = 0
+    call co_broadcast(k, source_image=merge(2, 1, gone == 1), stat=st)
+    if (st /= stat_stopped_image) then
+      print '(a,i0,a,i0)', 'FAIL stopsync image=', me, ' co_broadcast stat=', st
+      error stop 1
+    end if
   end subroutine
 
   ! The next image after `i` in the ring of images other than the stopped one.

@@ -401,11 +401,18 @@ fn caf_fail_image_without_fault_tolerance_ends_the_job_saying_why() {
 )]
 fn caf_sync_all_goes_on_without_a_stopped_image() {
     // One image stops; the others' SYNC ALLs (several, with STAT=) each report
-    // STAT_STOPPED_IMAGE and still synchronize them; the job ends normally (a stopped
-    // image is a normal stop). In the initial team (first or last image) and in teams.
+    // STAT_STOPPED_IMAGE (the effect of SYNC MEMORY: the running images synchronize with
+    // SYNC IMAGES after them); the job ends normally (a stopped image is a normal stop).
+    // In the initial team (first or last image), in teams, and paired with SYNC IMAGES
+    // in an order that deadlocks if SYNC ALL waits for the running images.
     let exe = build("stopsync");
     for np in [3, 4] {
-        for args in [&["world", "last"][..], &["world", "first"], &["team"]] {
+        for args in [
+            &["world", "last"][..],
+            &["world", "first"],
+            &["team"],
+            &["pairs"],
+        ] {
             let out = cafrun(np, &exe, args);
             out.assert_ok();
             assert_eq!(

@@ -87,6 +87,7 @@ unsafe fn copy(a: DescPtr, buf: *mut u8, to_buf: bool) {
 /// # Safety
 /// `a` is a valid descriptor.
 pub(crate) unsafe fn co_broadcast(routine: &'static str, a: DescPtr, source: i32) -> CafResult {
+    crate::team::known_gone(routine)?;
     // SAFETY: contract.
     let mut sane = unsafe { Sane::of(a) };
     let a = sane.ptr();
@@ -134,6 +135,7 @@ pub(crate) unsafe fn co_op(
     op: ReduceOp,
     result_image: i32,
 ) -> CafResult {
+    crate::team::known_gone(routine)?;
     let s = state(routine);
     if result_image != 0 {
         pe_of(s, result_image)?;
@@ -300,6 +302,7 @@ pub(crate) unsafe fn co_reduce(
     flags: i32,
     result_image: i32,
 ) -> CafResult {
+    crate::team::known_gone(routine)?;
     let s = state(routine);
     if result_image != 0 {
         pe_of(s, result_image)?;

@@ -1,6 +1,6 @@
 //! The image: start-up, the runtime's own symmetric words, termination.
 
-use std::sync::atomic::{AtomicI64, AtomicU8};
+use std::sync::atomic::{AtomicI64, AtomicU8, AtomicUsize};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use rshmem_core::{memory, ThreadLevel};
@@ -32,8 +32,11 @@ pub(crate) struct State {
     pub sync_sent: Box<[AtomicI64]>,
     /// SYNC ALL's arrival words of the initial team ([`crate::tsync`]).
     pub all_words: crate::tsync::SyncWords,
-    /// Per image: 0 running, else seen stopped (1) or failed (2) by SYNC ALL; for good.
+    /// Per image: 0 running, else seen stopped (1) or failed (2) by a statement; for good
+    /// ([`crate::tsync::mark_gone`]).
     pub gone: Box<[AtomicU8]>,
+    /// How many entries of `gone` are set: 0 lets every statement skip looking.
+    pub gone_count: AtomicUsize,
     /// Free queue nodes and the locks this image holds (no lock on LOCK/UNLOCK).
     pub locks: crate::locks::LockBook,
     /// Symmetric word that image 1 fills at start-up with one random value for the whole
@@ -92,6 +95,7 @@ pub(crate) fn init() {
             sync_sent: (0..n).map(|_| AtomicI64::new(0)).collect(),
             all_words: crate::tsync::SyncWords::new(all_words),
             gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            gone_count: AtomicUsize::new(0),
             locks: crate::locks::LockBook::new(QNODES),
             job_seed,
         })

@@ -23,7 +23,12 @@ fn status_of(routine: &'static str, pe: usize) -> i32 {
             0
         })
     })();
-    r.unwrap_or_else(|e| fatal(routine, &e.to_string()))
+    let code = r.unwrap_or_else(|e| fatal(routine, &e.to_string()));
+    if code != 0 {
+        // What a query found, the next SYNC ALL or collective reports at once.
+        crate::tsync::mark_gone(pe, code);
+    }
+    code
 }
 
 /// STAT= of an image selector (gfortran 12 passes it for coindexed reads only): an error

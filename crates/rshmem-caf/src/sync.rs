@@ -167,6 +167,7 @@ fn for_each_partner(
 /// read is a round trip, which every SYNC IMAGES would pay.
 fn stopped_partner(pe: usize) -> CafResult {
     if rshmem_core::ft::pe_finalized(pe)? {
+        crate::tsync::mark_gone(pe, STAT_STOPPED_IMAGE);
         return Err(CafError::new(
             STAT_STOPPED_IMAGE,
             format!("image {} has stopped", pe + 1),

@@ -221,6 +221,29 @@ pub(crate) fn members(routine: &'static str) -> Vec<usize> {
     }
 }
 
+/// `Err(STAT_STOPPED_IMAGE)` (or `STAT_FAILED_IMAGE`) when a member of the current team
+/// is already known to be gone: what a collective reports instead of starting (it would
+/// otherwise complete, or hang, without the member). One load when no image is.
+pub(crate) fn known_gone(what: &'static str) -> CafResult {
+    let s = crate::image::state(what);
+    if s.gone_count.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return Ok(());
+    }
+    match current() {
+        Some(t) => {
+            let m = t.team.members();
+            crate::tsync::known_gone(
+                what,
+                t.team.n_pes(),
+                t.team.my_pe(),
+                |r| m.pe(r),
+                &format!("team {}", t.number),
+            )
+        }
+        None => crate::tsync::known_gone(what, s.n, s.me, |r| r, "the initial team"),
+    }
+}
+
 /// SYNC ALL: completes this image's transfers and waits for every image of the current
 /// team.
 pub(crate) fn sync_all(routine: &'static str) -> CafResult {

@@ -1,7 +1,9 @@
-//! SYNC ALL that tolerates stopped and failed images: the statement completes among the
-//! images still running and reports `STAT_STOPPED_IMAGE` (or `STAT_FAILED_IMAGE`) every
-//! time a member has stopped (failed), without a hang and without putting later
-//! statements out of step.
+//! SYNC ALL that survives stopped and failed images, without a hang and without putting
+//! later statements out of step: once a member is known to have stopped (entered normal
+//! termination) the statement reports `STAT_STOPPED_IMAGE` with the effect of SYNC
+//! MEMORY, as the standard says; a failed member is skipped, the others synchronize, and
+//! the statement reports `STAT_FAILED_IMAGE` (what failed-image recovery needs, and what
+//! OpenCoarrays' failed-image tests expect).
 //!
 //! Each team (the initial team included) has, on every member, one 64-byte *arrival word*
 //! per member (team rank order) in symmetric memory, and each image counts the SYNC ALLs
@@ -10,12 +12,17 @@
 //! atomics, then one quiet), then wait until every member's word here reaches `g`. The
 //! words only grow, so consecutive statements never mix, and a member that entered a
 //! later statement already counts as arrived. A member that never arrives is looked at
-//! once the wait is overdue: when it has stopped (entered normal termination: its state
-//! word, which stays readable) or failed (`ft`), and its word is still short of `g`, it is
-//! marked gone (for good: a stopped image never runs again) and skipped by every later
-//! SYNC ALL, which still reports it. Nothing here announces a failure to the core, so a
-//! stopped image waits in finalize's barrier for the others as normal termination says,
-//! and its memory stays reachable through UCX too.
+//! once the wait is overdue: when it has stopped (its state word, which stays readable)
+//! or failed (`ft`), and its word is still short of `g`, it is marked gone for good
+//! ([`mark_gone`]; the status queries mark what they find too); a stopped one makes the
+//! statement return at once. A statement that starts with a member known to have
+//! stopped still posts its arrival (the running members' waits end as before) and
+//! returns without waiting: waiting for the running members would be a stronger
+//! synchronization than the standard gives, and a conforming program can deadlock on it
+//! (gfortran's `sync_memory_stopped_1`). Nothing
+//! here announces a failure to the core, so a stopped image waits in finalize's barrier
+//! for the others as normal termination says, and its memory stays reachable through UCX
+//! too.
 //!
 //! One round of n-1 posted writes per image instead of the core's log(n) rounds: images
 //! may leave at different statements (none waits on a relay through a stopped one), and
@@ -57,6 +64,54 @@ fn gone() -> &'static [AtomicU8] {
     &crate::image::state("_gfortran_caf_sync_all").gone
 }
 
+/// Records that world PE `pe` stopped or failed (`code`: `STAT_STOPPED_IMAGE` or
+/// `STAT_FAILED_IMAGE`); the first record counts.
+pub(crate) fn mark_gone(pe: usize, code: i32) {
+    let s = crate::image::state("_gfortran_caf_sync_all");
+    if s.gone[pe]
+        .compare_exchange(0, mark(code), Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+    {
+        s.gone_count.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// `Err(STAT_STOPPED_IMAGE)` (or `STAT_FAILED_IMAGE`) naming the first member of a team
+/// of `n` (`pe(r)` its world PEs) already known to be gone, for a statement that must
+/// report it before doing anything; one load when no image is known gone.
+pub(crate) fn known_gone(
+    what: &str,
+    n: usize,
+    me: usize,
+    pe: impl Fn(usize) -> usize,
+    team: &str,
+) -> CafResult {
+    known(what, n, me, pe, team, false)
+}
+
+/// [`known_gone`], for stopped members only (`stopped_only`) or for both kinds.
+fn known(
+    what: &str,
+    n: usize,
+    me: usize,
+    pe: impl Fn(usize) -> usize,
+    team: &str,
+    stopped_only: bool,
+) -> CafResult {
+    let s = crate::image::state("_gfortran_caf_sync_all");
+    if s.gone_count.load(Ordering::Relaxed) == 0 {
+        return Ok(());
+    }
+    let mut missing = Missing::default();
+    for r in (0..n).filter(|&r| r != me) {
+        let m = s.gone[pe(r)].load(Ordering::Relaxed);
+        if m != 0 && !(stopped_only && status_of_mark(m) != STAT_STOPPED_IMAGE) {
+            missing.note(r, status_of_mark(m));
+        }
+    }
+    missing.result(what, team)
+}
+
 /// The status of world PE `pe` (0, `STAT_STOPPED_IMAGE` or `STAT_FAILED_IMAGE`), probed
 /// now: a read of its state word and, for failure, a system call. Not for hot paths.
 fn probe(pe: usize) -> CafResult<i32> {
@@ -88,8 +143,8 @@ impl Missing {
         slot.get_or_insert(rank);
     }
 
-    fn result(&self, team: &str) -> CafResult {
-        let (code, rank, what) = match (self.stopped, self.failed) {
+    fn result(&self, what: &str, team: &str) -> CafResult {
+        let (code, rank, how) = match (self.stopped, self.failed) {
             (Some(r), _) => (STAT_STOPPED_IMAGE, r, "stopped"),
             (None, Some(r)) => (STAT_FAILED_IMAGE, r, "failed"),
             (None, None) => return Ok(()),
@@ -100,10 +155,7 @@ impl Missing {
         };
         Err(CafError::new(
             code,
-            format!(
-                "SYNC ALL: image {} of {team} has {what}{others}; the other images synchronized",
-                rank + 1
-            ),
+            format!("{what}: image {} of {team} has {how}{others}", rank + 1),
         ))
     }
 }
@@ -126,7 +178,6 @@ pub(crate) fn sync_all(
     let gone = gone();
     let g = words.gen.fetch_add(1, Ordering::Relaxed) + 1;
     let mine = words.base + me * STRIDE;
-    let mut missing = Missing::default();
     for r in (0..n).filter(|&r| r != me) {
         let p = pe(r);
         if gone[p].load(Ordering::Relaxed) != 0 {
@@ -145,12 +196,16 @@ pub(crate) fn sync_all(
         if let Err(e) = posted {
             match probe(p)? {
                 0 => return Err(e.into()),
-                code => gone[p].store(mark(code), Ordering::Relaxed),
+                code => mark_gone(p, code),
             }
         }
     }
     // Through UCX the posted words leave now (one flush for all of them).
     rshmem_core::order::quiet()?;
+    // A member known to have stopped: the error, with SYNC MEMORY's effect (the quiets
+    // above). Failed members are skipped: the others still synchronize.
+    known("SYNC ALL", n, me, &pe, team, true)?;
+    let mut failed = false;
     for r in (0..n).filter(|&r| r != me) {
         let p = pe(r);
         // SAFETY: member r's arrival word on this image: symmetric memory of the team,
@@ -165,17 +220,22 @@ pub(crate) fn sync_all(
                 let code = probe(p)?;
                 // The state is read with acquire: re-read the word after it.
                 if code != 0 && w.load(Ordering::Acquire) < g {
-                    gone[p].store(mark(code), Ordering::Relaxed);
+                    mark_gone(p, code);
+                    if code == STAT_STOPPED_IMAGE {
+                        // No waiting for the other members either.
+                        return known("SYNC ALL", n, me, &pe, team, true);
+                    }
                     break;
                 }
             }
             waiter.snooze();
         }
-        if w.load(Ordering::Acquire) < g {
-            missing.note(r, status_of_mark(gone[p].load(Ordering::Relaxed)));
-        }
+        failed |= w.load(Ordering::Acquire) < g;
     }
-    missing.result(team)
+    if failed {
+        return known("SYNC ALL", n, me, &pe, team, false);
+    }
+    Ok(())
 }
 
 /// The gone mark of a non-zero status: 1 stopped, 2 failed.
