@@ -123,9 +123,8 @@ unsafe fn reduce<T: Elem>(
     Ok(())
 }
 
-/// `co_sum`, `co_min`, `co_max` (`result_image` 0: the result on every image; else the
-/// result is computed everywhere, which the standard allows, as other images' values
-/// become undefined).
+/// `co_sum`, `co_min`, `co_max` (`result_image` 0: the result on every image; else it is
+/// computed everywhere and written on that image only, see [`result`]).
 ///
 /// # Safety
 /// `a` is a valid descriptor.
@@ -140,6 +139,7 @@ pub(crate) unsafe fn co_op(
     if result_image != 0 {
         pe_of(s, result_image)?;
     }
+    let keep = result(routine, result_image);
     // SAFETY: contract.
     let (bt, len) = unsafe { ((*a).ty, (*a).elem_len) };
     // SAFETY: contract (a scalar or contiguous array: its bytes, read in place).
@@ -152,7 +152,7 @@ pub(crate) unsafe fn co_op(
         let max = op == ReduceOp::Max;
         // SAFETY: forwarded contract.
         return unsafe {
-            gather_fold(routine, a, &mut |acc: *mut u8, x: *const u8| {
+            gather_fold(routine, a, keep, &mut |acc: *mut u8, x: *const u8| {
                 // Both are elements of `len` bytes in the scratch buffer.
                 let (l, r) = (
                     std::slice::from_raw_parts(acc, len),
@@ -169,7 +169,7 @@ pub(crate) unsafe fn co_op(
         // integer(16): the core reduces no 16-byte words; gathered and folded in order.
         // SAFETY: forwarded contract.
         return unsafe {
-            gather_fold(routine, a, &mut |acc: *mut u8, x: *const u8| {
+            gather_fold(routine, a, keep, &mut |acc: *mut u8, x: *const u8| {
                 // Both are 16-byte elements of the scratch buffer (unaligned reads).
                 let (l, r) = (
                     acc.cast::<i128>().read_unaligned(),
@@ -202,19 +202,30 @@ pub(crate) unsafe fn co_op(
                 &format!("this collective on type code {bt} of {len} bytes"),
             ),
         }
-        copy(a, buf, false);
+        if keep {
+            copy(a, buf, false);
+        }
     }
     Ok(())
 }
 
+/// Whether this image takes a collective's result: every image without RESULT_IMAGE=,
+/// else only that one. The others' argument becomes undefined in the standard; it is left
+/// as it was, as gfortran's single-image library and OpenCoarrays leave it (and
+/// gfortran's `collectives_2` expects).
+fn result(routine: &'static str, result_image: i32) -> bool {
+    result_image == 0 || crate::team::this_image(routine) == result_image
+}
+
 /// Gathers every image's `a` and folds them in image order with `f(acc, x)` (every image
-/// computes the same result).
+/// computes the same result; it is written back into `a` where `keep`).
 ///
 /// # Safety
 /// `a` is a valid descriptor; `f` reads and writes one element.
 unsafe fn gather_fold(
     routine: &'static str,
     a: DescPtr,
+    keep: bool,
     f: &mut dyn FnMut(*mut u8, *const u8),
 ) -> CafResult {
     let images = crate::team::num_images(routine);
@@ -234,7 +245,9 @@ unsafe fn gather_fold(
                 f(acc.add(i * len), part.add(i * len));
             }
         }
-        copy(a, acc, false);
+        if keep {
+            copy(a, acc, false);
+        }
     }
     Ok(())
 }
@@ -335,5 +348,5 @@ pub(crate) unsafe fn co_reduce(
         unsafe { step(opr, by_value, acc, x) };
     };
     // SAFETY: forwarded contract.
-    unsafe { gather_fold(routine, a, &mut f) }
+    unsafe { gather_fold(routine, a, result(routine, result_image), &mut f) }
 }
