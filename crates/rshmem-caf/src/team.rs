@@ -464,7 +464,17 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
         // The arena: collective over the parent, like the split.
         let size = arena_size(parent);
         let base = match parent {
-            None => memory::malloc(R, size)? as usize,
+            None => memory::malloc(R, size).map_err(|e| {
+                CafError::new(
+                    STAT_ERROR,
+                    format!(
+                        "{e} (each FORM TEAM sets aside {TEAM_HEAP_VAR}={}M of it for the \
+                         coarrays of its team: set {TEAM_HEAP_VAR} smaller, or \
+                         SHMEM_SYMMETRIC_SIZE larger)",
+                        size >> 20
+                    ),
+                )
+            })? as usize,
             Some(p) => p.alloc(R, size)?,
         };
         // SYNC ALL's words first: zeroed (the arena may hold an earlier team's data), and
