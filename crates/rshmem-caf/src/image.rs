@@ -195,7 +195,11 @@ pub(crate) fn stop(msg: Option<String>, code: i32, error: bool, quiet: bool) -> 
     if !quiet {
         if let Some(m) = msg {
             let word = if error { "ERROR STOP" } else { "STOP" };
-            eprintln!("{word} {m}");
+            // One write for the whole line: stderr is unbuffered and `eprintln!` writes
+            // its pieces one by one, so another image's ERROR STOP ending the job could cut
+            // the line after "ERROR STOP" (seen at 4 images).
+            let line = format!("{word} {m}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         }
     }
     if error {
