@@ -158,7 +158,7 @@ impl CafTeam {
             self.team.n_pes(),
             self.team.my_pe(),
             |r| m.pe(r),
-            &format!("team {}", self.number),
+            self.number,
         )
     }
 
@@ -225,22 +225,15 @@ pub(crate) fn members(routine: &'static str) -> Vec<usize> {
 /// is already known to be gone: what a collective reports instead of starting (it would
 /// otherwise complete, or hang, without the member). One load when no image is.
 pub(crate) fn known_gone(what: &'static str) -> CafResult {
-    let s = crate::image::state(what);
-    if s.gone_count.load(std::sync::atomic::Ordering::Relaxed) == 0 {
-        return Ok(());
-    }
     match current() {
         Some(t) => {
             let m = t.team.members();
-            crate::tsync::known_gone(
-                what,
-                t.team.n_pes(),
-                t.team.my_pe(),
-                |r| m.pe(r),
-                &format!("team {}", t.number),
-            )
+            crate::tsync::known_gone(what, t.team.n_pes(), t.team.my_pe(), |r| m.pe(r), t.number)
         }
-        None => crate::tsync::known_gone(what, s.n, s.me, |r| r, "the initial team"),
+        None => {
+            let s = crate::image::state(what);
+            crate::tsync::known_gone(what, s.n, s.me, |r| r, -1)
+        }
     }
 }
 
@@ -251,7 +244,7 @@ pub(crate) fn sync_all(routine: &'static str) -> CafResult {
         Some(t) => t.sync(routine),
         None => {
             let s = crate::image::state(routine);
-            crate::tsync::sync_all(routine, &s.all_words, s.n, s.me, |r| r, "the initial team")
+            crate::tsync::sync_all(routine, &s.all_words, s.n, s.me, |r| r, -1)
         }
     }
 }

@@ -84,7 +84,7 @@ pub(crate) fn known_gone(
     n: usize,
     me: usize,
     pe: impl Fn(usize) -> usize,
-    team: &str,
+    team: i32,
 ) -> CafResult {
     known(what, n, me, pe, team, false)
 }
@@ -95,7 +95,7 @@ fn known(
     n: usize,
     me: usize,
     pe: impl Fn(usize) -> usize,
-    team: &str,
+    team: i32,
     stopped_only: bool,
 ) -> CafResult {
     let s = crate::image::state("_gfortran_caf_sync_all");
@@ -143,7 +143,9 @@ impl Missing {
         slot.get_or_insert(rank);
     }
 
-    fn result(&self, what: &str, team: &str) -> CafResult {
+    /// The error naming the first missing member of team number `team` (-1: the initial
+    /// team), whose name is only formatted here, off the statements' paths.
+    fn result(&self, what: &str, team: i32) -> CafResult {
         let (code, rank, how) = match (self.stopped, self.failed) {
             (Some(r), _) => (STAT_STOPPED_IMAGE, r, "stopped"),
             (None, Some(r)) => (STAT_FAILED_IMAGE, r, "failed"),
@@ -155,20 +157,33 @@ impl Missing {
         };
         Err(CafError::new(
             code,
-            format!("{what}: image {} of {team} has {how}{others}", rank + 1),
+            format!(
+                "{what}: image {} of {} has {how}{others}",
+                rank + 1,
+                team_name(team)
+            ),
         ))
     }
 }
 
+/// How messages name team number `team` (-1: the initial team).
+fn team_name(team: i32) -> String {
+    if team < 0 {
+        "the initial team".to_string()
+    } else {
+        format!("team {team}")
+    }
+}
+
 /// SYNC ALL over a team of `n` members whose rank `me` is this image, `pe(r)` giving
-/// member `r`'s world PE; `team` names it in messages.
+/// member `r`'s world PE; `team` is its TEAM_NUMBER (-1: the initial team), for messages.
 pub(crate) fn sync_all(
     routine: &'static str,
     words: &SyncWords,
     n: usize,
     me: usize,
     pe: impl Fn(usize) -> usize,
-    team: &str,
+    team: i32,
 ) -> CafResult {
     // Release: this image's transfers are complete before any member goes on.
     rshmem_core::order::quiet()?;
