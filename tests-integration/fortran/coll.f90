@@ -41,6 +41,8 @@ program coll
   character(len=4) :: ch
   character(len=30) :: msg
   logical :: l
+  integer, allocatable :: iv(:), iw(:, :)
+  real(8), allocatable :: dv(:)
   me = this_image()
   np = num_images()
 
@@ -71,6 +73,23 @@ program coll
   m = me
   call co_max(m(:, 1:4:2))
   if (any(m(:, 1:4:2) /= np) .or. any(m(:, 2:4:2) /= me)) error stop 9
+  ! Large vectors (the single-copy path from the argument itself), of a length no
+  ! number of images divides.
+  allocate(iv(100003), dv(70001), iw(3, 50001))
+  iv = [(me + i, i = 1, size(iv))]
+  call co_sum(iv)
+  if (any(iv /= [(np * i + np * (np + 1) / 2, i = 1, size(iv))])) error stop 90
+  dv = [(me * 0.5d0 + i, i = 1, size(dv))]
+  call co_sum(dv, result_image=np)
+  if (me == np .and. any(dv /= [(np * i + 0.25d0 * np * (np + 1), i = 1, size(dv))])) &
+      error stop 91
+  if (me /= np .and. any(dv /= [(me * 0.5d0 + i, i = 1, size(dv))])) error stop 92
+  iv = [(mod(i + me, np + 3), i = 1, size(iv))]
+  call co_min(iv)
+  if (any(iv /= [(min_over(i), i = 1, size(iv))])) error stop 93
+  iw = me
+  call co_max(iw(2, :))
+  if (any(iw(2, :) /= np) .or. any(iw(1, :) /= me) .or. any(iw(3, :) /= me)) error stop 94
   ! Characters.
   ch = achar(iachar('a') + me) // 'xyz'
   call co_max(ch)
@@ -135,4 +154,14 @@ program coll
   if (st == 0) error stop 25
   sync all
   print '(a,i0)', 'ok coll image=', me
+contains
+  ! The smallest of mod(i + k, np + 3) over the images k.
+  integer function min_over(i)
+    integer, intent(in) :: i
+    integer :: k
+    min_over = huge(0)
+    do k = 1, np
+      min_over = min(min_over, mod(i + k, np + 3))
+    end do
+  end function
 end program

@@ -108,21 +108,6 @@ pub(crate) unsafe fn co_broadcast(routine: &'static str, a: DescPtr, source: i32
     Ok(())
 }
 
-/// An in-place reduction of `n` elements of `T` in the scratch buffer.
-///
-/// # Safety
-/// `buf` is the scratch buffer holding `n` elements of `T`.
-unsafe fn reduce<T: Elem>(
-    routine: &'static str,
-    buf: *mut u8,
-    n: usize,
-    op: ReduceOp,
-) -> CafResult {
-    // SAFETY: contract.
-    unsafe { coll::reduce::<T>(routine, world(routine)?, buf.cast(), buf.cast(), n, op)? };
-    Ok(())
-}
-
 /// `co_sum`, `co_min`, `co_max` (`result_image` 0: the result on every image; else it is
 /// computed everywhere and written on that image only, see [`result`]).
 ///
@@ -185,28 +170,79 @@ pub(crate) unsafe fn co_op(
         };
     }
     let buf = scratch(routine, n * len)?;
+    // A contiguous argument is reduced from where it lies, through the scratch buffer;
+    // another is packed into the buffer first and unpacked after.
+    // SAFETY: contract.
+    let dense = unsafe { crate::fast::dense_bytes(a) }.is_some();
+    let at = if dense {
+        // SAFETY: contract.
+        unsafe { (*a).base_addr }
+    } else {
+        buf
+    };
+    let r = Reduction {
+        routine,
+        at,
+        buf,
+        n,
+        op,
+        keep,
+    };
     // SAFETY: `buf` holds `n` elements; `a` is valid (contract).
     unsafe {
-        copy(a, buf, true);
+        if !dense {
+            copy(a, buf, true);
+        }
         match (bt, len) {
-            (BT_INTEGER, 1) => reduce::<i8>(routine, buf, n, op)?,
-            (BT_INTEGER, 2) => reduce::<i16>(routine, buf, n, op)?,
-            (BT_INTEGER, 4) => reduce::<i32>(routine, buf, n, op)?,
-            (BT_INTEGER, 8) => reduce::<i64>(routine, buf, n, op)?,
-            (BT_REAL, 4) => reduce::<f32>(routine, buf, n, op)?,
-            (BT_REAL, 8) => reduce::<f64>(routine, buf, n, op)?,
-            (BT_COMPLEX, 8) if op == ReduceOp::Sum => reduce::<Complex<f32>>(routine, buf, n, op)?,
-            (BT_COMPLEX, 16) if op == ReduceOp::Sum => reduce::<Complex<f64>>(routine, buf, n, op)?,
+            (BT_INTEGER, 1) => r.run::<i8>()?,
+            (BT_INTEGER, 2) => r.run::<i16>()?,
+            (BT_INTEGER, 4) => r.run::<i32>()?,
+            (BT_INTEGER, 8) => r.run::<i64>()?,
+            (BT_REAL, 4) => r.run::<f32>()?,
+            (BT_REAL, 8) => r.run::<f64>()?,
+            (BT_COMPLEX, 8) if op == ReduceOp::Sum => r.run::<Complex<f32>>()?,
+            (BT_COMPLEX, 16) if op == ReduceOp::Sum => r.run::<Complex<f64>>()?,
             _ => unsupported(
                 routine,
                 &format!("this collective on type code {bt} of {len} bytes"),
             ),
         }
-        if keep {
+        if keep && !dense {
             copy(a, buf, false);
         }
     }
     Ok(())
+}
+
+/// One co_sum / co_min / co_max: `n` elements at `at`, either the argument itself
+/// (contiguous) or the scratch buffer `buf` it was packed into.
+struct Reduction {
+    routine: &'static str,
+    at: *mut u8,
+    buf: *mut u8,
+    n: usize,
+    op: ReduceOp,
+    keep: bool,
+}
+
+impl Reduction {
+    /// Runs the reduction on elements of `T`.
+    ///
+    /// # Safety
+    /// `at` and `buf` hold `n` elements of `T`; `buf` is the symmetric scratch buffer.
+    unsafe fn run<T: Elem>(&self) -> CafResult {
+        let team = world(self.routine)?;
+        let (at, buf) = (self.at.cast::<T>(), self.buf.cast::<T>());
+        // SAFETY: contract.
+        unsafe {
+            if at == buf {
+                coll::reduce::<T>(self.routine, team, buf, buf, self.n, self.op)?;
+            } else {
+                coll::reduce_staged::<T>(self.routine, team, at, buf, self.n, self.op, self.keep)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Whether this image takes a collective's result: every image without RESULT_IMAGE=,

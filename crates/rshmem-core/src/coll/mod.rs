@@ -142,6 +142,10 @@ macro_rules! float_elem {
 }
 float_elem!(f32, f64);
 
+/// Bytes of a block of the single-copy reduction: the accumulator stays in L1/L2 while
+/// every member's part of the block is folded into it.
+const FOLD_BLOCK: usize = 32 << 10;
+
 thread_local! {
     /// Reused accumulator for in-place reductions, so steady-state calls do not allocate.
     static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
@@ -918,82 +922,201 @@ pub unsafe fn reduce_with<T: Elem>(
         }
     }
     rt.try_sync_in(routine, team)?;
-    // Reduce-scatter: rank r folds chunk r of every source.
+    // Reduce-scatter then all-gather, one block at a time: rank r folds chunk r of every
+    // source in rank order (every member gets the same bits) and writes the block to every
+    // destination. Chunk r of any buffer is read and written by rank r alone, so in place
+    // needs no sync in between, only a cache-sized accumulator (disjoint: our own dest).
     let me = team.my_pe();
     let (lo, hi) = match alg {
         DataAlg::Shm => (n * me / npes, n * (me + 1) / npes),
         DataAlg::Linear if me == 0 => (0, n),
         _ => (0, 0),
     };
-    let len = hi - lo;
-    let fold_into = |acc: &mut [T]| -> Result<()> {
-        for r in 0..npes {
-            // SAFETY: the chunk lies inside rank r's checked source, which nobody writes
-            // during the collective.
-            unsafe {
-                rt.coll_view(routine, team, r, &s, lo * sz, len, |part: &[T]| {
+    if hi > lo {
+        SCRATCH.with(|cell| -> Result<()> {
+            let mut buf = cell.borrow_mut();
+            let block = (FOLD_BLOCK / sz).max(1).min(hi - lo);
+            let words = if disjoint {
+                0
+            } else {
+                (block * sz).div_ceil(8)
+            };
+            if buf.len() < words {
+                buf.resize(words, 0);
+            }
+            let mut at = lo;
+            while at < hi {
+                let len = block.min(hi - at);
+                let acc = if disjoint {
+                    // SAFETY: chunk `lo..hi` of our dest is checked and ours alone.
+                    unsafe { std::slice::from_raw_parts_mut(dest.add(at), len) }
+                } else {
+                    // SAFETY: `buf` holds at least `block * sz` bytes, 8-byte aligned, and
+                    // `T` (integers, floats, complex) needs no more alignment and has no
+                    // invalid bit patterns.
+                    unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) }
+                };
+                for r in 0..npes {
+                    // SAFETY: the block lies inside rank r's checked source; only this
+                    // rank reads or writes chunk `lo..hi` during the collective.
+                    unsafe {
+                        rt.coll_view(routine, team, r, &s, at * sz, len, |part: &[T]| {
+                            if r == 0 {
+                                acc.copy_from_slice(part);
+                            } else {
+                                T::fold(op, acc, part).expect("operator checked above");
+                            }
+                        })?
+                    };
+                }
+                for r in (0..npes).filter(|&r| !disjoint || r != me) {
+                    // SAFETY: as above, for rank r's checked destination.
+                    unsafe {
+                        rt.coll_xfer(
+                            routine,
+                            team,
+                            Dir::Put,
+                            r,
+                            &d,
+                            at * sz,
+                            acc.as_ptr().cast(),
+                            len * sz,
+                        )?
+                    };
+                }
+                at += len;
+            }
+            Ok(())
+        })?;
+    }
+    rt.try_sync_in(routine, team)?;
+    Ok(())
+}
+
+/// A reduction of a private vector `a` (a language's own array, not symmetric) through
+/// `stage`, a symmetric buffer of as many elements: afterwards `a` holds the reduction of
+/// every member's `a` where `write_back`, and is untouched elsewhere (Fortran's
+/// RESULT_IMAGE=). Among members that map each other, each one folds its chunk straight
+/// from its own `a` and the others' stages and the chunks are gathered into `a`, so `a`
+/// is copied in and out once in all (not twice whole around [`reduce`]).
+///
+/// # Safety
+/// `a` holds `n` elements of `T`, readable and (where `write_back`) writable, not inside
+/// `stage`; `stage` is symmetric and holds `n` elements on every member.
+pub unsafe fn reduce_staged<T: Elem>(
+    routine: &'static str,
+    team: &Team,
+    a: *mut T,
+    stage: *mut T,
+    n: usize,
+    op: ReduceOp,
+    write_back: bool,
+) -> Result<()> {
+    let rt = rt(routine)?;
+    let _turn = rt.turn(team);
+    rt.check_coll(
+        routine,
+        team,
+        Kind::Reduce,
+        &[
+            ("nreduce", n as u64, Show::Num),
+            ("op", op as u64, Show::Op),
+            ("type", check::type_code(T::TYPE), Show::Type),
+        ],
+    )?;
+    let sz = std::mem::size_of::<T>();
+    let npes = team.n_pes();
+    let alg = rt.algs.reduce_for(n * sz, npes, rt.span(team));
+    if alg != DataAlg::Shm || npes == 1 || n == 0 {
+        // SAFETY: both hold `n` elements and do not overlap (contract).
+        unsafe {
+            std::ptr::copy_nonoverlapping(a, stage, n);
+            reduce_with(routine, team, stage, stage, n, op, alg)?;
+            if write_back {
+                std::ptr::copy_nonoverlapping(stage, a, n);
+            }
+        }
+        return Ok(());
+    }
+    T::fold(op, &mut [], &[]).map_err(|reason| Error::InvalidArgument {
+        routine,
+        arg: "op",
+        reason,
+    })?;
+    let st = rt.coll_buf(routine, "stage", stage.cast(), n * sz)?;
+    let me = team.my_pe();
+    let chunk = |r: usize| (n * r / npes, n * (r + 1) / npes);
+    let (lo, hi) = chunk(me);
+    // The others read only their own chunks of our stage; ours is our result.
+    // SAFETY: both hold `n` elements and do not overlap (contract).
+    unsafe {
+        std::ptr::copy_nonoverlapping(a, stage, lo);
+        std::ptr::copy_nonoverlapping(a.add(hi), stage.add(hi), n - hi);
+    }
+    rt.try_sync_in(routine, team)?;
+    SCRATCH.with(|cell| -> Result<()> {
+        let mut buf = cell.borrow_mut();
+        let block = (FOLD_BLOCK / sz).max(1).min(hi - lo).max(1);
+        let words = (block * sz).div_ceil(8);
+        if buf.len() < words {
+            buf.resize(words, 0);
+        }
+        let mut at = lo;
+        while at < hi {
+            let len = block.min(hi - at);
+            // SAFETY: `buf` holds at least `block * sz` bytes, 8-byte aligned, and `T`
+            // needs no more alignment and has no invalid bit patterns.
+            let acc = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
+            for r in 0..npes {
+                let mut step = |part: &[T]| {
                     if r == 0 {
                         acc.copy_from_slice(part);
                     } else {
                         T::fold(op, acc, part).expect("operator checked above");
                     }
-                })?
-            };
+                };
+                if r == me {
+                    // SAFETY: our `a` holds the block (contract).
+                    step(unsafe { std::slice::from_raw_parts(a.add(at), len) });
+                } else {
+                    // SAFETY: the block lies in rank r's checked stage, in our chunk,
+                    // which only we read, and rank r wrote before the sync.
+                    unsafe { rt.coll_view(routine, team, r, &st, at * sz, len, step)? };
+                }
+            }
+            // SAFETY: the block lies in our chunk of both (contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(acc.as_ptr(), stage.add(at), len);
+                if write_back {
+                    std::ptr::copy_nonoverlapping(acc.as_ptr(), a.add(at), len);
+                }
+            }
+            at += len;
         }
         Ok(())
-    };
-    let scatter = |chunk: *const T| -> Result<()> {
-        for r in 0..npes {
-            // SAFETY: chunk `lo..hi` of every destination is written only by this PE.
+    })?;
+    rt.try_sync_in(routine, team)?;
+    if write_back {
+        for r in (0..npes).filter(|&r| r != me) {
+            let (lo, hi) = chunk(r);
+            // SAFETY: rank r's chunk of its stage holds its result until the last sync;
+            // our `a` holds the chunk (contract).
             unsafe {
                 rt.coll_xfer(
                     routine,
                     team,
-                    Dir::Put,
+                    Dir::Get,
                     r,
-                    &d,
+                    &st,
                     lo * sz,
-                    chunk.cast(),
-                    len * sz,
+                    a.add(lo).cast(),
+                    (hi - lo) * sz,
                 )?
             };
         }
-        Ok(())
-    };
-    if len > 0 {
-        if disjoint {
-            // Fold straight into our own destination chunk, then copy it to the others.
-            // SAFETY: chunk `lo..hi` of our dest is ours alone until the final sync.
-            let acc = unsafe { std::slice::from_raw_parts_mut(dest.add(lo), len) };
-            fold_into(acc)?;
-            scatter(acc.as_ptr())?;
-            rt.try_sync_in(routine, team)?;
-        } else {
-            SCRATCH.with(|cell| -> Result<()> {
-                let mut buf = cell.borrow_mut();
-                let words = (len * sz).div_ceil(8);
-                if buf.len() < words {
-                    buf.resize(words, 0);
-                }
-                // SAFETY: `buf` holds at least `len * sz` bytes, 8-byte aligned, and `T`
-                // (integers, floats, complex) needs no more alignment and has no invalid
-                // bit patterns.
-                let acc =
-                    unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
-                fold_into(acc)?;
-                // In place: nobody may still be reading a source we are about to overwrite.
-                rt.try_sync_in(routine, team)?;
-                scatter(acc.as_ptr())?;
-                Ok(())
-            })?;
-            rt.try_sync_in(routine, team)?;
-        }
-    } else {
-        if !disjoint {
-            rt.try_sync_in(routine, team)?;
-        }
-        rt.try_sync_in(routine, team)?;
     }
+    // The stage is the caller's to reuse once nobody reads it.
+    rt.try_sync_in(routine, team)?;
     Ok(())
 }
 
