@@ -76,16 +76,27 @@ fn build(name: &str) -> PathBuf {
 
 /// `cafrun -np <np> exe args`, bounded by 60 s.
 fn cafrun(np: usize, exe: &Path, args: &[&str]) -> JobOutput {
+    cafrun_env(np, exe, args, &[])
+}
+
+/// `cafrun -np <np> exe args` with `env` set, bounded by 60 s.
+fn cafrun_env(np: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     let mut cmd = Command::new(prefix().join("bin/cafrun"));
     cmd.arg("-np").arg(np.to_string()).arg(exe).args(args);
+    cmd.envs(env.iter().copied());
     run_bounded(cmd, None, Duration::from_secs(60) * time_scale())
 }
 
 /// Runs `name` at 1-4 images; every image must print its ok line once.
 fn all_ok(name: &str) {
+    all_ok_env(name, &[]);
+}
+
+/// [`all_ok`] with environment variables set for every job.
+fn all_ok_env(name: &str, env: &[(&str, &str)]) {
     let exe = build(name);
     for np in 1..=4 {
-        let out = cafrun(np, &exe, &[]);
+        let out = cafrun_env(np, &exe, &[], env);
         out.assert_ok();
         let mut images: Vec<usize> = out
             .lines_with(&format!("ok {name} image="))
@@ -137,6 +148,24 @@ fn caf_sync_all_images_memory() {
 )]
 fn caf_atomics_events_locks_critical() {
     all_ok("atomics");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_locks_exclude_in_both_protocols() {
+    // FIFO hand-off (the seed's MCS lock) and stealing (the default beyond the cores).
+    all_ok_env("locks", &[("RSHMEM_CAF_LOCK", "fifo")]);
+    all_ok_env("locks", &[("RSHMEM_CAF_LOCK", "steal")]);
+    let out = cafrun_env(2, &build("locks"), &[], &[("RSHMEM_CAF_LOCK", "ticket")]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    assert!(
+        out.stderr.contains("RSHMEM_CAF_LOCK=\"ticket\"")
+            && out.stderr.contains("auto, fifo, steal"),
+        "the error must name the variable and the choices: {out:?}"
+    );
 }
 
 #[test]
@@ -272,14 +301,6 @@ fn caf_vector_subscripts() {
 )]
 fn caf_allocatable_and_pointer_components_through_coindexed_objects() {
     all_ok("components");
-}
-
-/// `cafrun -np <np> exe args` with `env` set, bounded by 60 s.
-fn cafrun_env(np: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
-    let mut cmd = Command::new(prefix().join("bin/cafrun"));
-    cmd.arg("-np").arg(np.to_string()).arg(exe).args(args);
-    cmd.envs(env.iter().copied());
-    run_bounded(cmd, None, Duration::from_secs(60) * time_scale())
 }
 
 /// A copy of `exe` of this test's own, so that `running` sees no other test's job.

@@ -42,6 +42,9 @@ pub(crate) struct State {
     /// Symmetric word that image 1 fills at start-up with one random value for the whole
     /// job (RANDOM_INIT's seeds shared by every image, [`crate::random`]).
     pub job_seed: usize,
+    /// Whether a running image may take a free lock ahead of the queued ones
+    /// ([`crate::sync::lock`]); the same on every image (agreed at start-up).
+    pub lock_steal: bool,
 }
 
 /// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
@@ -85,6 +88,7 @@ pub(crate) fn init() {
         if me == 0 {
             crate::random::share_job_seed(job_seed, n)?;
         }
+        let lock_steal = crate::sync::agree_lock_mode(scratch)?;
         Ok(State {
             me,
             n,
@@ -98,6 +102,7 @@ pub(crate) fn init() {
             gone_count: AtomicUsize::new(0),
             locks: crate::locks::LockBook::new(QNODES),
             job_seed,
+            lock_steal,
         })
     })();
     match r {

@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
+use rshmem_util::Waiter;
 
 use crate::image::{pe_of, state, State, QNODES};
 use crate::stat::{
@@ -190,8 +191,46 @@ fn decode(v: u64) -> (usize, usize) {
     ((v >> 32) as usize - 1, (v & 0xffff_ffff) as usize)
 }
 
+/// The variable choosing how locks are taken: `fifo`, `steal` or `auto` (the default).
+pub(crate) const LOCK_VAR: &str = "RSHMEM_CAF_LOCK";
+
+/// The lock word's bit saying "held" when running images may steal a free lock; the other
+/// bits name the queue's tail ([`encode`]).
+const HELD: u64 = 1 << 63;
+
+/// Chooses the lock protocol at start-up, the same on every image (collective; `scratch`
+/// is the symmetric start-up buffer, not in use yet). `fifo`: the seed's MCS lock, handed
+/// from each holder to the next image in the queue. `steal`: the queue is kept, but a
+/// running image may take a free lock ahead of it, and the queue's head takes the lock
+/// when it finds it free. `auto`: `steal` when some host runs more images than it has
+/// cores (a FIFO hand-off then waits for a queued image to be scheduled, about one
+/// context switch per LOCK), `fifo` otherwise.
+pub(crate) fn agree_lock_mode(scratch: usize) -> rshmem_core::Result<bool> {
+    const R: &str = "_gfortran_caf_init";
+    let rt = rshmem_core::runtime::try_runtime()
+        .ok_or(rshmem_core::Error::NotInitialized { routine: R })?;
+    let want: i64 = match std::env::var(LOCK_VAR).as_deref() {
+        Err(_) | Ok("" | "auto") => rt.oversubscribed().into(),
+        Ok("fifo") => 0,
+        Ok("steal") => 1,
+        Ok(other) => crate::stat::fatal(
+            R,
+            &format!("{LOCK_VAR}={other:?}: unknown lock protocol (available: auto, fifo, steal)"),
+        ),
+    };
+    let p = scratch as *mut i64;
+    // SAFETY: the start-up scratch buffer is symmetric, holds 4096 bytes and is not in use
+    // yet; every image makes this call at start-up.
+    unsafe {
+        p.write(want);
+        rshmem_core::coll::reduce::<i64>(R, rt.world(), p, p, 1, rshmem_core::coll::ReduceOp::Max)?;
+        Ok(p.read() != 0)
+    }
+}
+
 /// `lock(l[image])` (`acquired` non-null: `acquired_lock=`): joins the lock's MCS queue
-/// (one swap at the lock's image, then a local wait for the predecessor's hand-off).
+/// (one swap at the lock's image, then a local wait for the predecessor's hand-off), or
+/// in `steal` mode ([`agree_lock_mode`]) takes the lock at once when it is free.
 pub(crate) fn lock(
     routine: &'static str,
     t: &Token,
@@ -214,34 +253,159 @@ pub(crate) fn lock(
             format!("this image holds or waits for {QNODES} locks already"),
         )
     })?;
-    let q = qnode(s, slot);
-    let me = encode(s.me, slot);
-    // Our node is in no queue yet: posted writes (one atomicity domain with the peers'),
-    // complete before the swap that publishes it (one flush through UCX, a fence on
-    // shared memory).
+    let l = LockAt { addr, pe, slot };
+    let got = if s.lock_steal {
+        lock_steal(routine, s, l, acquired)
+    } else {
+        lock_fifo(routine, s, l, acquired)
+    };
+    match got {
+        Ok(true) => s.locks.hold(slot),
+        Ok(false) => s.locks.give_back(slot),
+        Err(e) => {
+            s.locks.give_back(slot);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// A lock variable (its word's symmetric address at `pe`) and the queue node this image
+/// uses for it.
+#[derive(Clone, Copy)]
+struct LockAt {
+    addr: usize,
+    pe: usize,
+    slot: usize,
+}
+
+/// Readies queue node `q` (ours, in no queue yet) for publication: posted writes (one
+/// atomicity domain with the peers'), complete before the atomic that publishes it (one
+/// flush through UCX, a fence on shared memory).
+fn ready_node(routine: &'static str, s: &State, q: usize) -> CafResult {
     post(routine, q, 1, s.me)?;
     post(routine, q + 8, 0, s.me)?;
     rshmem_core::order::quiet()?;
-    let got = if let Some(acq) = acquired {
-        let old = atomic::<u64>(routine, addr, AmoOp::CompareSwap { cond: 0, value: me }, pe)?;
+    Ok(())
+}
+
+/// The seed's MCS lock: the lock word holds the queue's tail; the holder hands the lock
+/// to its successor at UNLOCK.
+fn lock_fifo(
+    routine: &'static str,
+    s: &State,
+    l: LockAt,
+    acquired: Option<&mut i32>,
+) -> CafResult<bool> {
+    let q = qnode(s, l.slot);
+    let me = encode(s.me, l.slot);
+    ready_node(routine, s, q)?;
+    if let Some(acq) = acquired {
+        let cas = AmoOp::CompareSwap { cond: 0, value: me };
+        let old = atomic::<u64>(routine, l.addr, cas, l.pe)?;
         *acq = (old == 0) as i32;
-        old == 0
-    } else {
-        let pred = atomic::<u64>(routine, addr, AmoOp::Swap(me), pe)?;
-        if pred != 0 {
-            let (ppe, pslot) = decode(pred);
-            atomic::<u64>(routine, qnode(s, pslot) + 8, AmoOp::Set(me), ppe)?;
-            // SAFETY: our own queue node's word, in symmetric memory.
-            unsafe { p2p::wait_until_from(routine, q as *const u64, Cmp::Eq, 0, ppe)? };
-        }
-        true
-    };
-    if got {
-        s.locks.hold(slot);
-    } else {
-        s.locks.give_back(slot);
+        return Ok(old == 0);
+    }
+    let pred = atomic::<u64>(routine, l.addr, AmoOp::Swap(me), l.pe)?;
+    follow(routine, s, q, me, pred)?;
+    Ok(true)
+}
+
+/// Links our queue node `q` (named `me`) behind `pred` (0: none) and waits until the
+/// predecessor hands over.
+fn follow(routine: &'static str, s: &State, q: usize, me: u64, pred: u64) -> CafResult {
+    if pred != 0 {
+        let (ppe, pslot) = decode(pred);
+        atomic::<u64>(routine, qnode(s, pslot) + 8, AmoOp::Set(me), ppe)?;
+        // SAFETY: our own queue node's word, in symmetric memory.
+        unsafe { p2p::wait_until_from(routine, q as *const u64, Cmp::Eq, 0, ppe)? };
     }
     Ok(())
+}
+
+/// `steal` mode: the lock word is [`HELD`] plus the tail of a queue of waiters. A free
+/// lock goes to whoever sets [`HELD`] first; the queue's head polls the word and takes
+/// it when free, then makes its successor the head. Waiters behind the head wait on
+/// their own node, as in the MCS lock.
+fn lock_steal(
+    routine: &'static str,
+    s: &State,
+    l: LockAt,
+    acquired: Option<&mut i32>,
+) -> CafResult<bool> {
+    let LockAt { addr, pe, slot } = l;
+    let cas = |cond: u64, value: u64| {
+        atomic::<u64>(routine, addr, AmoOp::CompareSwap { cond, value }, pe)
+    };
+    // Free (with or without a queue): take it.
+    let mut v = cas(0, HELD)?;
+    if v == 0 {
+        return Ok(set_acquired(acquired, true));
+    }
+    while v & HELD == 0 {
+        let old = cas(v, v | HELD)?;
+        if old == v {
+            return Ok(set_acquired(acquired, true));
+        }
+        v = old;
+    }
+    if acquired.is_some() {
+        return Ok(set_acquired(acquired, false));
+    }
+    // Held: join the queue, keeping the bit as it is.
+    let q = qnode(s, slot);
+    let me = encode(s.me, slot);
+    ready_node(routine, s, q)?;
+    loop {
+        if v & HELD == 0 {
+            let old = cas(v, v | HELD)?;
+            if old == v {
+                return Ok(true); // taken before our node was published
+            }
+            v = old;
+            continue;
+        }
+        let old = cas(v, HELD | me)?;
+        if old == v {
+            break;
+        }
+        v = old;
+    }
+    follow(routine, s, q, me, v & !HELD)?;
+    // The queue's head: take the lock when it is free (clearing the tail if it is us).
+    let mut waiter = Waiter::new();
+    let mut v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
+    loop {
+        if v & HELD == 0 {
+            let old = cas(v, if v == me { HELD } else { v | HELD })?;
+            if old == v {
+                break;
+            }
+            v = old;
+            continue;
+        }
+        if waiter.overdue() {
+            stopped_partner(pe)?;
+        }
+        waiter.snooze();
+        v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
+    }
+    if v != me {
+        // Images queued behind us: the next one, linking to us now, becomes the head.
+        // SAFETY: our own queue node's `next` word, in symmetric memory.
+        unsafe { p2p::wait_until(routine, (q + 8) as *const u64, Cmp::Ne, 0)? };
+        let (npe, nslot) = decode(own_word(q + 8));
+        atomic::<u64>(routine, qnode(s, nslot), AmoOp::Set(0), npe)?;
+    }
+    Ok(true)
+}
+
+/// Stores ACQUIRED_LOCK='s answer where asked; returns `got`.
+fn set_acquired(acquired: Option<&mut i32>, got: bool) -> bool {
+    if let Some(acq) = acquired {
+        *acq = got as i32;
+    }
+    got
 }
 
 /// `unlock(l[image])`: hands the lock to the next image in the queue, or frees it.
@@ -251,7 +415,8 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
     let addr = t.base + index * WORD;
     let Some(slot) = s.locks.find_held(addr, pe).map(|i| s.locks.unhold(i)) else {
         let v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
-        return Err(if v == 0 {
+        let locked = if s.lock_steal { v & HELD != 0 } else { v != 0 };
+        return Err(if !locked {
             CafError::new(STAT_NOT_LOCKED, "the lock variable is not locked")
         } else {
             CafError::new(
@@ -262,6 +427,11 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
     };
     // Release: what this image wrote under the lock is visible to the next holder.
     rshmem_core::order::quiet()?;
+    if s.lock_steal {
+        atomic::<u64>(routine, addr, AmoOp::And(!HELD), pe)?;
+        s.locks.give_back(slot);
+        return Ok(());
+    }
     let q = qnode(s, slot);
     let mut next = own_word(q + 8);
     if next == 0 {

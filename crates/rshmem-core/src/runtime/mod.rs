@@ -388,6 +388,8 @@ pub struct Runtime {
     pub(crate) nb: crate::coll::nonblocking::Worker,
     /// Which peers died (`ft`): their pids, and the failures seen and acknowledged.
     pub(crate) live: crate::ft::Liveness,
+    /// Whether more PEs of the job run on this machine than it has cores.
+    pub(crate) oversubscribed: bool,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -741,7 +743,8 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         .filter(|k| sys::machine_of(k) == sys::machine_of(&keys[me]))
         .count();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let mut policy = if machine_pes > cores {
+    let oversubscribed = machine_pes > cores;
+    let mut policy = if oversubscribed {
         wait::Policy::OVERSUBSCRIBED
     } else {
         wait::Policy::DEDICATED
@@ -797,6 +800,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let rt = Box::new(Runtime {
         me,
         npes,
+        oversubscribed,
         thread_level: requested.min(ThreadLevel::Multiple),
         my_base: base as usize + me * stride,
         heap_off: layout.size,
@@ -1167,6 +1171,12 @@ impl Runtime {
             seg: Seg::Heap,
             off,
         }
+    }
+
+    /// Whether more PEs of the job run on this machine than it has cores (simulated hosts
+    /// on one machine count together): waits then yield at once.
+    pub fn oversubscribed(&self) -> bool {
+        self.oversubscribed
     }
 
     /// `SHMEM_TEAM_WORLD`.
