@@ -1,16 +1,32 @@
 ! Locks under contention, in the protocol RSHMEM_CAF_LOCK chooses: every image takes
 ! two locks (at image 1 and at the last image) many times, with LOCK and with
 ! ACQUIRED_LOCK=, and checks inside that nobody else is in the section.
+! `locks stop`: image 1 stops holding a lock; the others' LOCK with STAT= must report
+! STAT_STOPPED_IMAGE instead of waiting for ever.
 program locks
-  use iso_fortran_env, only: lock_type
+  use iso_fortran_env, only: lock_type, STAT_STOPPED_IMAGE
   implicit none
   type(lock_type) :: lk[*]
   integer :: holder[*], count[*], tries[*]
-  integer :: me, np, i, t, h
+  integer :: me, np, i, t, h, st
   logical :: got
+  character(len=8) :: mode
   integer, parameter :: iters = 3000
   me = this_image()
   np = num_images()
+  call get_command_argument(1, mode)
+  if (mode == 'stop') then
+    if (me == 1) lock(lk[np])
+    sync all
+    if (me == 1) stop
+    lock(lk[np], stat=st)
+    if (st /= STAT_STOPPED_IMAGE) then
+      print '(a,i0,a,i0)', 'image ', me, ': LOCK behind a stopped holder gave stat=', st
+      error stop 21
+    end if
+    print '(a,i0)', 'ok locks image=', me
+    stop
+  end if
   holder = 0
   count = 0
   tries = 0

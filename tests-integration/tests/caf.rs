@@ -98,14 +98,8 @@ fn all_ok_env(name: &str, env: &[(&str, &str)]) {
     for np in 1..=4 {
         let out = cafrun_env(np, &exe, &[], env);
         out.assert_ok();
-        let mut images: Vec<usize> = out
-            .lines_with(&format!("ok {name} image="))
-            .iter()
-            .map(|s| s.trim().parse().expect("image number"))
-            .collect();
-        images.sort_unstable();
         assert_eq!(
-            images,
+            ok_images(&out, name),
             (1..=np).collect::<Vec<_>>(),
             "{name} at {np} images: every image must say ok once\n--- stdout\n{}\n--- stderr\n{}",
             out.stdout,
@@ -159,6 +153,20 @@ fn caf_locks_exclude_in_both_protocols() {
     // FIFO hand-off (the seed's MCS lock) and stealing (the default beyond the cores).
     all_ok_env("locks", &[("RSHMEM_CAF_LOCK", "fifo")]);
     all_ok_env("locks", &[("RSHMEM_CAF_LOCK", "steal")]);
+    // A holder that stops: the waiters' LOCK with STAT= says so instead of hanging.
+    let exe = build("locks");
+    for mode in ["fifo", "steal"] {
+        for np in 2..=4 {
+            let out = cafrun_env(np, &exe, &["stop"], &[("RSHMEM_CAF_LOCK", mode)]);
+            out.assert_ok();
+            let images = ok_images(&out, "locks");
+            assert_eq!(
+                images,
+                (2..=np).collect::<Vec<_>>(),
+                "{mode} at {np}: {out:?}"
+            );
+        }
+    }
     let out = cafrun_env(2, &build("locks"), &[], &[("RSHMEM_CAF_LOCK", "ticket")]);
     assert_ne!(out.code(), 0, "{out:?}");
     assert!(

@@ -194,9 +194,26 @@ fn decode(v: u64) -> (usize, usize) {
 /// The variable choosing how locks are taken: `fifo`, `steal` or `auto` (the default).
 pub(crate) const LOCK_VAR: &str = "RSHMEM_CAF_LOCK";
 
-/// The lock word's bit saying "held" when running images may steal a free lock; the other
-/// bits name the queue's tail ([`encode`]).
-const HELD: u64 = 1 << 63;
+/// `steal` mode's lock word: the holder's image number in the high half (0: free), the
+/// queue's tail in the low half ([`steal_tail`]).
+const TAIL: u64 = 0xffff_ffff;
+/// Bits of a queue node's index in a `steal` tail ([`QNODES`] is `1 << SLOT_BITS`).
+const SLOT_BITS: u32 = 10;
+const _: () = assert!(QNODES == 1 << SLOT_BITS);
+/// Images up to which `steal` mode fits a tail into the low half.
+const STEAL_MAX_IMAGES: usize = (1 << (32 - SLOT_BITS)) - 1;
+
+/// A `steal` tail naming (image, queue node): never 0, which means "no queue".
+fn steal_tail(pe: usize, slot: usize) -> u64 {
+    ((pe as u64 + 1) << SLOT_BITS) | slot as u64
+}
+
+fn steal_decode(t: u64) -> (usize, usize) {
+    (
+        (t >> SLOT_BITS) as usize - 1,
+        (t & ((1 << SLOT_BITS) - 1)) as usize,
+    )
+}
 
 /// Chooses the lock protocol at start-up, the same on every image (collective; `scratch`
 /// is the symmetric start-up buffer, not in use yet). `fifo`: the seed's MCS lock, handed
@@ -210,6 +227,7 @@ pub(crate) fn agree_lock_mode(scratch: usize) -> rshmem_core::Result<bool> {
     let rt = rshmem_core::runtime::try_runtime()
         .ok_or(rshmem_core::Error::NotInitialized { routine: R })?;
     let want: i64 = match std::env::var(LOCK_VAR).as_deref() {
+        _ if rt.world().n_pes() > STEAL_MAX_IMAGES => 0,
         Err(_) | Ok("" | "auto") => rt.oversubscribed().into(),
         Ok("fifo") => 0,
         Ok("steal") => 1,
@@ -307,26 +325,33 @@ fn lock_fifo(
         return Ok(old == 0);
     }
     let pred = atomic::<u64>(routine, l.addr, AmoOp::Swap(me), l.pe)?;
-    follow(routine, s, q, me, pred)?;
+    if pred != 0 {
+        let (ppe, pslot) = decode(pred);
+        follow(routine, s, q, me, ppe, pslot)?;
+    }
     Ok(true)
 }
 
-/// Links our queue node `q` (named `me`) behind `pred` (0: none) and waits until the
-/// predecessor hands over.
-fn follow(routine: &'static str, s: &State, q: usize, me: u64, pred: u64) -> CafResult {
-    if pred != 0 {
-        let (ppe, pslot) = decode(pred);
-        atomic::<u64>(routine, qnode(s, pslot) + 8, AmoOp::Set(me), ppe)?;
-        // SAFETY: our own queue node's word, in symmetric memory.
-        unsafe { p2p::wait_until_from(routine, q as *const u64, Cmp::Eq, 0, ppe)? };
-    }
+/// Links our queue node `q` (named `me`) behind queue node `pslot` of image `ppe` and
+/// waits until that predecessor hands over.
+fn follow(
+    routine: &'static str,
+    s: &State,
+    q: usize,
+    me: u64,
+    ppe: usize,
+    pslot: usize,
+) -> CafResult {
+    atomic::<u64>(routine, qnode(s, pslot) + 8, AmoOp::Set(me), ppe)?;
+    // SAFETY: our own queue node's word, in symmetric memory.
+    unsafe { p2p::wait_until_from(routine, q as *const u64, Cmp::Eq, 0, ppe)? };
     Ok(())
 }
 
-/// `steal` mode: the lock word is [`HELD`] plus the tail of a queue of waiters. A free
-/// lock goes to whoever sets [`HELD`] first; the queue's head polls the word and takes
-/// it when free, then makes its successor the head. Waiters behind the head wait on
-/// their own node, as in the MCS lock.
+/// `steal` mode: the lock word names its holder and the tail of a queue of waiters
+/// ([`TAIL`]). A free lock goes to whoever writes its name first; the queue's head polls
+/// the word and takes the lock when free, then makes its successor the head. Waiters
+/// behind the head wait on their own node, as in the MCS lock.
 fn lock_steal(
     routine: &'static str,
     s: &State,
@@ -337,13 +362,14 @@ fn lock_steal(
     let cas = |cond: u64, value: u64| {
         atomic::<u64>(routine, addr, AmoOp::CompareSwap { cond, value }, pe)
     };
+    let mine = (s.me as u64 + 1) << 32;
     // Free (with or without a queue): take it.
-    let mut v = cas(0, HELD)?;
+    let mut v = cas(0, mine)?;
     if v == 0 {
         return Ok(set_acquired(acquired, true));
     }
-    while v & HELD == 0 {
-        let old = cas(v, v | HELD)?;
+    while v & !TAIL == 0 {
+        let old = cas(v, mine | v)?;
         if old == v {
             return Ok(set_acquired(acquired, true));
         }
@@ -352,32 +378,37 @@ fn lock_steal(
     if acquired.is_some() {
         return Ok(set_acquired(acquired, false));
     }
-    // Held: join the queue, keeping the bit as it is.
+    // Held: join the queue, keeping the holder.
     let q = qnode(s, slot);
-    let me = encode(s.me, slot);
+    let me = steal_tail(s.me, slot);
     ready_node(routine, s, q)?;
     loop {
-        if v & HELD == 0 {
-            let old = cas(v, v | HELD)?;
+        let old = if v & !TAIL == 0 {
+            let old = cas(v, mine | v)?;
             if old == v {
                 return Ok(true); // taken before our node was published
             }
-            v = old;
-            continue;
-        }
-        let old = cas(v, HELD | me)?;
-        if old == v {
-            break;
-        }
+            old
+        } else {
+            let old = cas(v, (v & !TAIL) | me)?;
+            if old == v {
+                break;
+            }
+            old
+        };
         v = old;
     }
-    follow(routine, s, q, me, v & !HELD)?;
+    let pred = v & TAIL;
+    if pred != 0 {
+        let (ppe, pslot) = steal_decode(pred);
+        follow(routine, s, q, me, ppe, pslot)?;
+    }
     // The queue's head: take the lock when it is free (clearing the tail if it is us).
     let mut waiter = Waiter::new();
     let mut v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
     loop {
-        if v & HELD == 0 {
-            let old = cas(v, if v == me { HELD } else { v | HELD })?;
+        if v & !TAIL == 0 {
+            let old = cas(v, mine | if v == me { 0 } else { v })?;
             if old == v {
                 break;
             }
@@ -385,7 +416,19 @@ fn lock_steal(
             continue;
         }
         if waiter.overdue() {
-            stopped_partner(pe)?;
+            // A holder that stopped or failed never unlocks.
+            let holder = (v >> 32) as usize - 1;
+            let code = crate::tsync::probe(holder)?;
+            if code != 0 {
+                crate::tsync::mark_gone(holder, code);
+                return Err(CafError::new(
+                    code,
+                    format!(
+                        "image {} holds the lock and has stopped or failed",
+                        holder + 1
+                    ),
+                ));
+            }
         }
         waiter.snooze();
         v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
@@ -394,7 +437,7 @@ fn lock_steal(
         // Images queued behind us: the next one, linking to us now, becomes the head.
         // SAFETY: our own queue node's `next` word, in symmetric memory.
         unsafe { p2p::wait_until(routine, (q + 8) as *const u64, Cmp::Ne, 0)? };
-        let (npe, nslot) = decode(own_word(q + 8));
+        let (npe, nslot) = steal_decode(own_word(q + 8));
         atomic::<u64>(routine, qnode(s, nslot), AmoOp::Set(0), npe)?;
     }
     Ok(true)
@@ -415,7 +458,7 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
     let addr = t.base + index * WORD;
     let Some(slot) = s.locks.find_held(addr, pe).map(|i| s.locks.unhold(i)) else {
         let v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
-        let locked = if s.lock_steal { v & HELD != 0 } else { v != 0 };
+        let locked = if s.lock_steal { v & !TAIL != 0 } else { v != 0 };
         return Err(if !locked {
             CafError::new(STAT_NOT_LOCKED, "the lock variable is not locked")
         } else {
@@ -428,7 +471,7 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
     // Release: what this image wrote under the lock is visible to the next holder.
     rshmem_core::order::quiet()?;
     if s.lock_steal {
-        atomic::<u64>(routine, addr, AmoOp::And(!HELD), pe)?;
+        atomic::<u64>(routine, addr, AmoOp::And(TAIL), pe)?;
         s.locks.give_back(slot);
         return Ok(());
     }

@@ -114,7 +114,7 @@ fn known(
 
 /// The status of world PE `pe` (0, `STAT_STOPPED_IMAGE` or `STAT_FAILED_IMAGE`), probed
 /// now: a read of its state word and, for failure, a system call. Not for hot paths.
-fn probe(pe: usize) -> CafResult<i32> {
+pub(crate) fn probe(pe: usize) -> CafResult<i32> {
     Ok(if rshmem_core::ft::pe_finalized(pe)? {
         STAT_STOPPED_IMAGE
     } else if rshmem_core::ft::pe_failed(pe)? {
