@@ -3,7 +3,19 @@
 ! RESULT_IMAGE=, on contiguous and strided arguments.
 module ops
   implicit none
+  ! Over 16 bytes: returned through a hidden argument, which libcaf_rshmem supports.
+  type :: stats
+    integer :: n
+    real(8) :: lo, hi
+  end type
 contains
+  pure function merge_stats(a, b) result(c)
+    type(stats), intent(in) :: a, b
+    type(stats) :: c
+    c%n = a%n + b%n
+    c%lo = min(a%lo, b%lo)
+    c%hi = max(a%hi, b%hi)
+  end function
   pure function iadd(a, b) result(c)
     integer, value :: a, b
     integer :: c
@@ -41,6 +53,7 @@ program coll
   character(len=4) :: ch
   character(len=30) :: msg
   logical :: l
+  type(stats) :: st3, sv(3)
   integer, allocatable :: iv(:), iw(:, :)
   real(8), allocatable :: dv(:)
   me = this_image()
@@ -127,6 +140,15 @@ program coll
   l = me == np
   call co_reduce(l, lor)
   if (.not. l) error stop 17
+  st3 = stats(me, -1d0 * me, 0.5d0 * me)
+  call co_reduce(st3, merge_stats)
+  if (st3%n /= np * (np + 1) / 2 .or. st3%lo /= -1d0 * np .or. st3%hi /= 0.5d0 * np) &
+      error stop 19
+  sv = [(stats(me * i, me + 0.25d0 * i, -1d0 * me), i = 1, 3)]
+  call co_reduce(sv, merge_stats, result_image=1)
+  if (me == 1 .and. any(sv%n /= [(i * np * (np + 1) / 2, i = 1, 3)])) error stop 191
+  if (me == 1 .and. any(sv%lo /= [(1 + 0.25d0 * i, i = 1, 3)])) error stop 192
+  if (me /= 1 .and. any(sv%n /= [(me * i, i = 1, 3)])) error stop 193
   ch = achar(iachar('a') + me - 1) // achar(iachar('z') - me + 1) // '..'
   call co_reduce(ch, cmax)
   if (ch /= achar(iachar('a') + np - 1) // 'z..') error stop 18

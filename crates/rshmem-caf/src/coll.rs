@@ -12,7 +12,7 @@ use rshmem_core::coll::{self, Complex, Elem, ReduceOp};
 use rshmem_core::memory;
 
 use crate::desc::{
-    DescPtr, Sane, Shape, BT_CHARACTER, BT_COMPLEX, BT_INTEGER, BT_LOGICAL, BT_REAL,
+    DescPtr, Sane, Shape, BT_CHARACTER, BT_COMPLEX, BT_DERIVED, BT_INTEGER, BT_LOGICAL, BT_REAL,
 };
 use crate::image::{pe_of, state, with_local};
 use crate::stat::{unsupported, CafResult};
@@ -334,9 +334,38 @@ unsafe fn call_chars(opr: *mut c_void, _by_value: bool, acc: *mut u8, x: *const 
     }
 }
 
+/// A derived-type function's step: `fn(T *res, const T *a, const T *b)` with `res` the
+/// hidden result argument (the element is longer than 16 bytes). The length is read from
+/// [`CHAR_LEN`].
+///
+/// # Safety
+/// `opr` has that signature; the pointers hold one element each.
+unsafe fn call_sret(opr: *mut c_void, _by_value: bool, acc: *mut u8, x: *const u8) {
+    let len = CHAR_LEN.with(|l| l.get());
+    SRET.with(|cell| {
+        let mut res = cell.borrow_mut();
+        // 16-byte units: aligned for any component (real(16) included).
+        let units = len.div_ceil(16);
+        if res.len() < units {
+            res.resize(units, 0);
+        }
+        let r = res.as_mut_ptr().cast::<u8>();
+        // SAFETY: contract; `r` holds `len` bytes, aligned to 16.
+        unsafe {
+            let f: extern "C" fn(*mut u8, *const u8, *const u8) -> *mut u8 =
+                std::mem::transmute_copy(&opr);
+            f(r, acc, x);
+            std::ptr::copy_nonoverlapping(r, acc, len);
+        }
+    });
+}
+
 thread_local! {
-    /// The element length of the character `co_reduce` running on this thread.
+    /// The element length of the character or derived-type `co_reduce` running on this
+    /// thread.
     static CHAR_LEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The result of one call of a derived-type `co_reduce` function.
+    static SRET: std::cell::RefCell<Vec<u128>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `co_reduce(a, operation)`: the user's pure function folds the images' values in image
@@ -372,6 +401,18 @@ pub(crate) unsafe fn co_reduce(
         (BT_REAL, 8) => call::<f64>,
         (BT_COMPLEX, 8) => call::<Complex<f32>>,
         (BT_COMPLEX, 16) => call::<Complex<f64>>,
+        // A derived type over 16 bytes is returned through a hidden first argument (the
+        // x86-64 ABI's MEMORY class), whatever its components; one of up to 16 bytes comes
+        // back in registers chosen by component types the descriptor does not give.
+        (BT_DERIVED, 17..) if !by_value => call_sret,
+        (BT_DERIVED, _) => unsupported(
+            routine,
+            &format!(
+                "co_reduce on a derived type of {len} bytes{} (supported: over 16 bytes, \
+                 arguments by reference)",
+                if by_value { " passed by value" } else { "" }
+            ),
+        ),
         _ => unsupported(
             routine,
             &format!("co_reduce on type code {bt} of {len} bytes (flags {flags})"),
