@@ -7,7 +7,8 @@ program teams
   use iso_fortran_env, only: team_type, atomic_int_kind
   implicit none
   type(team_type) :: parity, solo
-  integer :: me, np, tn, mt, nt, i, s, w(3)
+  integer :: me, np, tn, mt, nt, i, k, s, w(3)
+  integer, allocatable :: big(:)
   integer :: a[*], sel[*], crit[*]
   integer(atomic_int_kind) :: cnt[*]
   integer, allocatable :: b(:)[:]
@@ -68,6 +69,13 @@ program teams
     s = me
     call co_max(s)
     if (s /= 2 * (nt - 1) + tn) call fail('co_max in the team')
+    ! A large vector: reduced from the array itself through the team's scratch buffer.
+    allocate(big(30001))
+    big = [(me + i, i = 1, size(big))]
+    call co_sum(big)
+    if (any(big /= [(sum([(2 * (k - 1) + tn, k = 1, nt)]) + nt * i, i = 1, size(big))])) &
+        call fail('co_sum of a large vector in the team')
+    deallocate(big)
     w = [me, tn, mt]
     call co_broadcast(w, nt)
     if (any(w /= [2 * (nt - 1) + tn, tn, nt])) call fail('co_broadcast in the team')
