@@ -67,6 +67,19 @@ unsafe fn view(d: DescPtr, kind: c_int) -> View {
     }
 }
 
+/// A short path's result: nothing to do on success without STAT= (inline, so the short
+/// path calls nothing more), [`report_stat`] otherwise.
+///
+/// # Safety
+/// As [`report_stat`].
+#[inline(always)]
+unsafe fn fast_stat(routine: &str, r: rshmem_core::Result<()>, stat: *mut c_int) {
+    if r.is_err() || !stat.is_null() {
+        // SAFETY: forwarded contract.
+        unsafe { report_stat(routine, r.map_err(Into::into), stat) }
+    }
+}
+
 /// Reports `r` to a STAT= that has no ERRMSG=.
 ///
 /// # Safety
@@ -251,9 +264,48 @@ pub unsafe extern "C" fn _gfortran_caf_send(
                 src_kind,
                 may_require_tmp,
             ) {
-                return report_stat(R, r.map_err(Into::into), stat);
+                return fast_stat(R, r, stat);
             }
         }
+        send_general(
+            t,
+            offset,
+            image_index,
+            dest,
+            dst_vector,
+            src,
+            dst_kind,
+            src_kind,
+            may_require_tmp,
+            stat,
+            team,
+        );
+    }
+}
+
+/// `_gfortran_caf_send` beyond the short path, apart so that the short path's frame
+/// stays small (no spills of the general path's registers on every 8-byte put).
+///
+/// # Safety
+/// As `_gfortran_caf_send`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // the entry point's arguments
+unsafe fn send_general(
+    t: &token::Token,
+    offset: usize,
+    image_index: c_int,
+    dest: DescPtr,
+    dst_vector: *mut c_void,
+    src: DescPtr,
+    dst_kind: c_int,
+    src_kind: c_int,
+    may_require_tmp: bool,
+    stat: *mut c_int,
+    team: *mut c_void,
+) {
+    const R: &str = "_gfortran_caf_send";
+    // SAFETY: forwarded contract.
+    unsafe {
         if !dst_vector.is_null() {
             let r = vector::send(
                 R,
@@ -324,9 +376,45 @@ pub unsafe extern "C" fn _gfortran_caf_get(
                 dst_kind,
                 may_require_tmp,
             ) {
-                return report_stat(R, r.map_err(Into::into), stat);
+                return fast_stat(R, r, stat);
             }
         }
+        get_general(
+            t,
+            offset,
+            image_index,
+            src,
+            src_vector,
+            dest,
+            src_kind,
+            dst_kind,
+            may_require_tmp,
+            stat,
+        );
+    }
+}
+
+/// `_gfortran_caf_get` beyond the short path (see [`send_general`]).
+///
+/// # Safety
+/// As `_gfortran_caf_get`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // the entry point's arguments
+unsafe fn get_general(
+    t: &token::Token,
+    offset: usize,
+    image_index: c_int,
+    src: DescPtr,
+    src_vector: *mut c_void,
+    dest: DescPtr,
+    src_kind: c_int,
+    dst_kind: c_int,
+    may_require_tmp: bool,
+    stat: *mut c_int,
+) {
+    const R: &str = "_gfortran_caf_get";
+    // SAFETY: forwarded contract.
+    unsafe {
         if !src_vector.is_null() {
             let r = vector::get(
                 R,
