@@ -153,11 +153,13 @@ fn caf_locks_exclude_in_both_protocols() {
     // FIFO hand-off (the seed's MCS lock) and stealing (the default beyond the cores).
     all_ok_env("locks", &[("RSHMEM_CAF_LOCK", "fifo")]);
     all_ok_env("locks", &[("RSHMEM_CAF_LOCK", "steal")]);
-    // A holder that stops: the waiters' LOCK with STAT= says so instead of hanging.
+    // A holder that stops: the waiters' LOCK with STAT= says so instead of hanging (on
+    // shared memory, as the stopped-image test below).
     let exe = build("locks");
     for mode in ["fifo", "steal"] {
         for np in 2..=4 {
-            let out = cafrun_env(np, &exe, &["stop"], &[("RSHMEM_CAF_LOCK", mode)]);
+            let env = [("RSHMEM_CAF_LOCK", mode), ("SHMEM_TRANSPORT", "shm")];
+            let out = cafrun_env(np, &exe, &["stop"], &env);
             out.assert_ok();
             let images = ok_images(&out, "locks");
             assert_eq!(

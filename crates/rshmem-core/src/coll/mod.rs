@@ -998,7 +998,9 @@ pub unsafe fn reduce_with<T: Elem>(
 /// every member's `a` where `write_back`, and is untouched elsewhere (Fortran's
 /// RESULT_IMAGE=). Among members that map each other, each one folds its chunk straight
 /// from its own `a` and the others' stages and the chunks are gathered into `a`, so `a`
-/// is copied in and out once in all (not twice whole around [`reduce`]).
+/// is copied in and out once in all (not twice whole around [`reduce`]); a vector for
+/// the LL exchange is reduced in place, the stage unused but as the result of a member
+/// that does not write back.
 ///
 /// # Safety
 /// `a` holds `n` elements of `T`, readable and (where `write_back`) writable, not inside
@@ -1027,6 +1029,23 @@ pub unsafe fn reduce_staged<T: Elem>(
     let sz = std::mem::size_of::<T>();
     let npes = team.n_pes();
     let alg = rt.algs.reduce_for(n * sz, npes, rt.span(team));
+    T::fold(op, &mut [], &[]).map_err(|reason| Error::InvalidArgument {
+        routine,
+        arg: "op",
+        reason,
+    })?;
+    let ll = matches!(alg, DataAlg::Ll | DataAlg::LlRd)
+        && npes > 1
+        && n > 0
+        && ll::eligible(rt, team, n * sz)
+        && std::mem::align_of::<T>() <= ll::ALIGN;
+    if ll {
+        // The LL exchange goes through the team's own buffers and touches the source and
+        // destination only locally: the private vector serves as it is.
+        let dest = if write_back { a } else { stage };
+        // SAFETY: both hold `n` elements, identical or disjoint (contract).
+        return unsafe { ll::reduce(rt, routine, team, dest, a, n, op, alg == DataAlg::LlRd) };
+    }
     if alg != DataAlg::Shm || npes == 1 || n == 0 {
         // SAFETY: both hold `n` elements and do not overlap (contract).
         unsafe {
@@ -1038,11 +1057,6 @@ pub unsafe fn reduce_staged<T: Elem>(
         }
         return Ok(());
     }
-    T::fold(op, &mut [], &[]).map_err(|reason| Error::InvalidArgument {
-        routine,
-        arg: "op",
-        reason,
-    })?;
     let st = rt.coll_buf(routine, "stage", stage.cast(), n * sz)?;
     let me = team.my_pe();
     let chunk = |r: usize| (n * r / npes, n * (r + 1) / npes);
