@@ -57,7 +57,7 @@ pub const SPIN_UNTIMED: u32 = 16;
 /// Spins between two clock readings after that.
 pub const CLOCK_EVERY: u32 = 8;
 /// `spin_loop` hints per spin (about 25 ns each on current x86 cores).
-const HINTS_PER_SPIN: u32 = 8;
+const HINTS_PER_SPIN: u32 = 2;
 /// Shortest nap of the sleep phase (the kernel adds its timer slack, about 50 µs).
 pub const NAP_MIN: Duration = Duration::from_micros(20);
 /// Longest nap: bounds how late a long wait notices its condition.
@@ -214,7 +214,7 @@ impl Waiter {
     pub fn snooze(&mut self) {
         self.checks = self.checks.wrapping_add(1);
         if self.checks <= SPIN_UNTIMED && SPIN_NS.load(Ordering::Relaxed) != 0 {
-            spin(1 << (self.checks.min(5) - 1));
+            spin(1);
             return;
         }
         self.snooze_timed();
