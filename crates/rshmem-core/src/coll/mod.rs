@@ -846,6 +846,22 @@ pub unsafe fn reduce<T: Elem>(
 ) -> Result<()> {
     let rt = rt(routine)?;
     let _turn = rt.turn(team);
+    check_reduce::<T>(rt, routine, team, n, op)?;
+    let alg = rt
+        .algs
+        .reduce_for(n * std::mem::size_of::<T>(), team.n_pes(), rt.span(team));
+    // SAFETY: forwarded contract.
+    unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
+}
+
+/// The debug check that every member passes the same reduction (count, operator, type).
+fn check_reduce<T: Elem>(
+    rt: &Runtime,
+    routine: &'static str,
+    team: &Team,
+    n: usize,
+    op: ReduceOp,
+) -> Result<()> {
     rt.check_coll(
         routine,
         team,
@@ -856,11 +872,7 @@ pub unsafe fn reduce<T: Elem>(
             ("type", check::type_code(T::TYPE), Show::Type),
         ],
     )?;
-    let alg = rt
-        .algs
-        .reduce_for(n * std::mem::size_of::<T>(), team.n_pes(), rt.span(team));
-    // SAFETY: forwarded contract.
-    unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
+    Ok(())
 }
 
 /// [`reduce`] with an explicit algorithm (for compositions such as the hierarchical one).
@@ -998,9 +1010,9 @@ pub unsafe fn reduce_with<T: Elem>(
 /// every member's `a` where `write_back`, and is untouched elsewhere (Fortran's
 /// RESULT_IMAGE=). Among members that map each other, each one folds its chunk straight
 /// from its own `a` and the others' stages and the chunks are gathered into `a`, so `a`
-/// is copied in and out once in all (not twice whole around [`reduce`]); a vector for
-/// the LL exchange is reduced in place, the stage unused but as the result of a member
-/// that does not write back.
+/// is copied in and out once in all (not twice whole around [`reduce`]). A vector small
+/// enough for the LL exchange is reduced from `a` directly (into `stage` on a member that
+/// does not write back).
 ///
 /// # Safety
 /// `a` holds `n` elements of `T`, readable and (where `write_back`) writable, not inside
@@ -1016,16 +1028,7 @@ pub unsafe fn reduce_staged<T: Elem>(
 ) -> Result<()> {
     let rt = rt(routine)?;
     let _turn = rt.turn(team);
-    rt.check_coll(
-        routine,
-        team,
-        Kind::Reduce,
-        &[
-            ("nreduce", n as u64, Show::Num),
-            ("op", op as u64, Show::Op),
-            ("type", check::type_code(T::TYPE), Show::Type),
-        ],
-    )?;
+    check_reduce::<T>(rt, routine, team, n, op)?;
     let sz = std::mem::size_of::<T>();
     let npes = team.n_pes();
     let alg = rt.algs.reduce_for(n * sz, npes, rt.span(team));
