@@ -153,6 +153,61 @@ thread_local! {
     static VIEW: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Runs `f` on this thread's reusable accumulator, `len` elements long (steady-state calls
+/// do not allocate).
+fn with_acc<T: Elem, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    SCRATCH.with(|cell| {
+        let mut buf = cell.borrow_mut();
+        let words = (len * std::mem::size_of::<T>()).div_ceil(8);
+        if buf.len() < words {
+            buf.resize(words, 0);
+        }
+        // SAFETY: `buf` holds at least `len` elements' bytes, 8-byte aligned, and `T`
+        // (integers, floats, complex) needs no more alignment and has no invalid bit
+        // patterns.
+        f(unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) })
+    })
+}
+
+/// Folds elements `at..at + acc.len()` of every rank's buffer `s` into `acc`, in rank
+/// order (every member gets the same bits); `own`, when given, stands for this PE's part.
+///
+/// # Safety
+/// The range lies inside every rank's checked buffer and nobody writes it during the
+/// call; `own` holds `acc.len()` elements.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fold_block<T: Elem>(
+    rt: &Runtime,
+    routine: &'static str,
+    team: &Team,
+    s: &Buf,
+    at: usize,
+    acc: &mut [T],
+    op: ReduceOp,
+    own: Option<*const T>,
+) -> Result<()> {
+    let (len, me) = (acc.len(), team.my_pe());
+    for r in 0..team.n_pes() {
+        let mut step = |part: &[T]| {
+            if r == 0 {
+                acc.copy_from_slice(part);
+            } else {
+                T::fold(op, acc, part).expect("operator checked by the caller");
+            }
+        };
+        match own {
+            // SAFETY: contract.
+            Some(p) if r == me => step(unsafe { std::slice::from_raw_parts(p, len) }),
+            // SAFETY: contract.
+            _ => unsafe {
+                let off = at * std::mem::size_of::<T>();
+                rt.coll_view(routine, team, r, s, off, len, step)?
+            },
+        }
+    }
+    Ok(())
+}
+
 /// Checked view of one symmetric buffer of a collective.
 struct Buf {
     addr: SymAddr,
@@ -945,17 +1000,8 @@ pub unsafe fn reduce_with<T: Elem>(
         _ => (0, 0),
     };
     if hi > lo {
-        SCRATCH.with(|cell| -> Result<()> {
-            let mut buf = cell.borrow_mut();
-            let block = (FOLD_BLOCK / sz).max(1).min(hi - lo);
-            let words = if disjoint {
-                0
-            } else {
-                (block * sz).div_ceil(8)
-            };
-            if buf.len() < words {
-                buf.resize(words, 0);
-            }
+        let block = (FOLD_BLOCK / sz).max(1).min(hi - lo);
+        with_acc::<T, _>(if disjoint { 0 } else { block }, |buf| -> Result<()> {
             let mut at = lo;
             while at < hi {
                 let len = block.min(hi - at);
@@ -963,24 +1009,11 @@ pub unsafe fn reduce_with<T: Elem>(
                     // SAFETY: chunk `lo..hi` of our dest is checked and ours alone.
                     unsafe { std::slice::from_raw_parts_mut(dest.add(at), len) }
                 } else {
-                    // SAFETY: `buf` holds at least `block * sz` bytes, 8-byte aligned, and
-                    // `T` (integers, floats, complex) needs no more alignment and has no
-                    // invalid bit patterns.
-                    unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) }
+                    &mut buf[..len]
                 };
-                for r in 0..npes {
-                    // SAFETY: the block lies inside rank r's checked source; only this
-                    // rank reads or writes chunk `lo..hi` during the collective.
-                    unsafe {
-                        rt.coll_view(routine, team, r, &s, at * sz, len, |part: &[T]| {
-                            if r == 0 {
-                                acc.copy_from_slice(part);
-                            } else {
-                                T::fold(op, acc, part).expect("operator checked above");
-                            }
-                        })?
-                    };
-                }
+                // SAFETY: the block lies inside every rank's checked source; only this
+                // rank reads or writes chunk `lo..hi` during the collective.
+                unsafe { fold_block(rt, routine, team, &s, at, acc, op, None)? };
                 for r in (0..npes).filter(|&r| !disjoint || r != me) {
                     // SAFETY: as above, for rank r's checked destination.
                     unsafe {
@@ -1071,36 +1104,15 @@ pub unsafe fn reduce_staged<T: Elem>(
         std::ptr::copy_nonoverlapping(a.add(hi), stage.add(hi), n - hi);
     }
     rt.try_sync_in(routine, team)?;
-    SCRATCH.with(|cell| -> Result<()> {
-        let mut buf = cell.borrow_mut();
-        let block = (FOLD_BLOCK / sz).max(1).min(hi - lo).max(1);
-        let words = (block * sz).div_ceil(8);
-        if buf.len() < words {
-            buf.resize(words, 0);
-        }
+    let block = (FOLD_BLOCK / sz).max(1).min(hi - lo);
+    with_acc::<T, _>(block, |buf| -> Result<()> {
         let mut at = lo;
         while at < hi {
             let len = block.min(hi - at);
-            // SAFETY: `buf` holds at least `block * sz` bytes, 8-byte aligned, and `T`
-            // needs no more alignment and has no invalid bit patterns.
-            let acc = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
-            for r in 0..npes {
-                let mut step = |part: &[T]| {
-                    if r == 0 {
-                        acc.copy_from_slice(part);
-                    } else {
-                        T::fold(op, acc, part).expect("operator checked above");
-                    }
-                };
-                if r == me {
-                    // SAFETY: our `a` holds the block (contract).
-                    step(unsafe { std::slice::from_raw_parts(a.add(at), len) });
-                } else {
-                    // SAFETY: the block lies in rank r's checked stage, in our chunk,
-                    // which only we read, and rank r wrote before the sync.
-                    unsafe { rt.coll_view(routine, team, r, &st, at * sz, len, step)? };
-                }
-            }
+            let acc = &mut buf[..len];
+            // SAFETY: the block lies in every rank's checked stage, in our chunk, which only
+            // we read, and each rank wrote before the sync; our `a` holds it (contract).
+            unsafe { fold_block(rt, routine, team, &st, at, acc, op, Some(a.add(at)))? };
             // SAFETY: the block lies in our chunk of both (contract).
             unsafe {
                 std::ptr::copy_nonoverlapping(acc.as_ptr(), stage.add(at), len);
@@ -1200,15 +1212,7 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     } else {
         // In place: our source is other ranks' input until they have all folded it, so
         // fold into scratch and write only after a sync.
-        SCRATCH.with(|cell| -> Result<()> {
-            let mut buf = cell.borrow_mut();
-            let words = bytes.div_ceil(8);
-            if buf.len() < words {
-                buf.resize(words, 0);
-            }
-            // SAFETY: `buf` holds at least `bytes` bytes, 8-byte aligned; element types
-            // need no more alignment and have no invalid bit patterns.
-            let acc = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), n) };
+        with_acc::<T, _>(n, |acc| -> Result<()> {
             fold_into(acc)?;
             rt.try_sync_in(routine, team)?;
             // SAFETY: our dest holds `n` elements (checked); nobody reads it any more.
