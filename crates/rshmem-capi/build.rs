@@ -72,7 +72,7 @@ const AMO_BIT: &[&str] = &[
     "uint32",
     "uint64",
 ];
-/// Deprecated extra p2p types (wait_until/test only).
+/// Deprecated extra p2p types (wait_until/test in 1.5; the set forms too, as in SOS).
 const P2P_DEPRECATED: &[&str] = &["short", "ushort"];
 
 /// The C base types a `_Generic` selection may list (typedefs are aliases of these).
@@ -1097,8 +1097,10 @@ fn p2p(g: &mut Gen) {
         ("test_any", "size_t", "", "test_any(R, ivars, nelems, status", ".unwrap_or(usize::MAX)"),
         ("test_some", "size_t", "size_t *indices, ", "test_some(R, ivars, nelems, imp::nonnull_mut(R, \"indices\", indices, nelems), status", ""),
     ];
+    // Sandia OpenSHMEM also has short and unsigned short in the set forms (its test suite
+    // uses them); the 1.5 table lists them for wait_until and test only.
     for (name, ret, extra, call, conv) in sets {
-        for tn in AMO_STD {
+        for tn in &single {
             g.f(
                 &sub(&format!("{ret} shmem_TN_{name}(TYPE *ivars, size_t nelems, {extra}const int *status, int cmp, TYPE cmp_value)"), tn),
                 &format!("imp::ok(rshmem_core::p2p::{call}, imp::cmp(R, cmp), rshmem_core::p2p::Values::One(cmp_value))){conv}"),
@@ -1636,20 +1638,28 @@ fn active_set(g: &mut Gen) {
     }
 }
 
-/// C11 generic selections of the team collectives, which dispatch on `dest` (the
-/// second argument).
-fn coll_generics() -> String {
-    let mut s = String::new();
+/// A type-generic family: its generic name, the typed-name template (TN = TYPENAME),
+/// the TYPENAMEs, and whether it also takes a leading context (`shmem_ctx_` forms).
+type Family = (String, String, Vec<&'static str>, bool);
+
+/// The team collectives' generic families, which dispatch on `dest` (the second argument).
+fn coll_families() -> Vec<Family> {
     let rma: Vec<&str> = RMA.iter().map(|(n, _)| *n).collect();
-    let mut fams: Vec<(String, String, Vec<&str>)> = Vec::new();
+    let mut fams: Vec<Family> = Vec::new();
     for (op, _, _) in DATA_COLLS {
-        fams.push((format!("shmem_{op}"), format!("shmem_TN_{op}"), rma.clone()));
+        fams.push((
+            format!("shmem_{op}"),
+            format!("shmem_TN_{op}"),
+            rma.clone(),
+            false,
+        ));
     }
     for (op, _) in REDUCE_OPS {
         fams.push((
             format!("shmem_{op}_reduce"),
             format!("shmem_TN_{op}_reduce"),
             reduce_types(op),
+            false,
         ));
     }
     for kind in ["inscan", "exscan"] {
@@ -1657,9 +1667,17 @@ fn coll_generics() -> String {
             format!("shmem_sum_{kind}"),
             format!("shmem_TN_sum_{kind}"),
             reduce_types("sum"),
+            false,
         ));
     }
-    for (generic, tpl, types) in fams {
+    fams
+}
+
+/// C11 generic selections of the team collectives, which dispatch on `dest` (the
+/// second argument).
+fn coll_generics() -> String {
+    let mut s = String::new();
+    for (generic, tpl, types, _) in coll_families() {
         writeln!(
             s,
             "#define {generic}(__rshmem_t, __rshmem_d, ...) _Generic(*(__rshmem_d), \\"
@@ -1721,15 +1739,12 @@ fn generic_macro(s: &mut String, generic: &str, tpl: &str, ctx_tpl: Option<&str>
     .unwrap();
 }
 
-/// C11 generic selections: (generic name, dispatch argument index, typed-name template
-/// with TN, TYPENAMEs).
-fn generics() -> String {
-    let mut s = String::new();
+/// The generic families of RMA, AMOs and point-to-point synchronization.
+fn std_families() -> Vec<Family> {
     let rma: Vec<&str> = RMA.iter().map(|(n, _)| *n).collect();
     let ext: Vec<&str> = AMO_STD.iter().chain(AMO_EXT_EXTRA).copied().collect();
     let p2p1: Vec<&str> = AMO_STD.iter().chain(P2P_DEPRECATED).copied().collect();
-    // (generic name, typed-name template, TYPENAMEs, takes a leading context)
-    let mut fams: Vec<(String, String, Vec<&str>, bool)> = Vec::new();
+    let mut fams: Vec<Family> = Vec::new();
     for op in [
         "put",
         "get",
@@ -1808,19 +1823,30 @@ fn generics() -> String {
         p2p1.clone(),
         false,
     ));
-    fams.push(("shmem_test".into(), "shmem_TN_test".into(), p2p1, false));
+    fams.push((
+        "shmem_test".into(),
+        "shmem_TN_test".into(),
+        p2p1.clone(),
+        false,
+    ));
     for set in ["all", "any", "some"] {
         for kind in ["wait_until", "test"] {
             for v in ["", "_vector"] {
                 fams.push((
                     format!("shmem_{kind}_{set}{v}"),
                     format!("shmem_TN_{kind}_{set}{v}"),
-                    AMO_STD.to_vec(),
+                    p2p1.clone(),
                     false,
                 ));
             }
         }
     }
+    fams
+}
+
+/// C11 generic selections of [`std_families`].
+fn generics() -> String {
+    let mut s = String::new();
     // The typed argument (the symmetric address, or `fetch` for the fetch-nbi forms) is
     // the first one, or the second after a context. `__rshmem_dsel` picks it without
     // ever dereferencing a context (an opaque pointer), so every association of the
@@ -1830,7 +1856,7 @@ fn generics() -> String {
          #define __rshmem_dsel(__a, ...) _Generic((__a), \\\n    \
          shmem_ctx_t: __rshmem_first(__VA_ARGS__, 0), default: (__a))\n",
     );
-    for (generic, tpl, types, ctx) in fams {
+    for (generic, tpl, types, ctx) in std_families() {
         let ctpl = ctx.then(|| tpl.replacen("shmem_", "shmem_ctx_", 1));
         generic_macro(&mut s, &generic, &tpl, ctpl.as_deref(), &types);
     }
@@ -1873,6 +1899,69 @@ fn nbe_generics() -> String {
             Some(&format!("shmemx_ctx_TN_{op}_nbe")),
             types,
         );
+    }
+    s
+}
+
+/// C++ overloads of the generic families (C11 `_Generic` is C only): one inline function
+/// per base type forwarding to the typed routine, as Sandia OpenSHMEM's `shmem.h` offers.
+/// `decls` are the C declarations (`ret name(params);`) of `shmem.h`. Complex types are left
+/// out (C++ spells them `std::complex`), and so is an overload whose parameters equal a C
+/// routine of the generic's own name (the deprecated `long` `shmem_wait_until`).
+fn cxx_overloads(decls: &[&String]) -> String {
+    let parse = |d: &str| -> Option<(String, String, String)> {
+        let open = d.find('(')?;
+        let head = d[..open].trim();
+        let cut = head.rfind(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+        let params = d[open + 1..d.rfind(')')?].trim().to_string();
+        Some((
+            head[cut + 1..].to_string(),
+            head[..=cut].trim().to_string(),
+            params,
+        ))
+    };
+    let mut typed = std::collections::HashMap::new();
+    for d in decls {
+        if let Some((name, ret, params)) = parse(d) {
+            typed.insert(name, (ret, params));
+        }
+    }
+    let mut s = String::new();
+    for (generic, tpl, types, ctx) in std_families().into_iter().chain(coll_families()) {
+        let mut tpls = vec![(generic.clone(), tpl.clone())];
+        if ctx {
+            tpls.push((generic.clone(), tpl.replacen("shmem_", "shmem_ctx_", 1)));
+        }
+        for (generic, tpl) in tpls {
+            for b in BASE.iter().filter(|b| !b.ends_with("_Complex")) {
+                let Some(tn) = types.iter().find(|tn| base_of(ctype(tn)) == *b) else {
+                    continue;
+                };
+                let name = tpl.replace("TN", tn);
+                let (ret, params) = typed
+                    .get(&name)
+                    .unwrap_or_else(|| panic!("no declaration of {name} for {generic}"));
+                if typed.get(&generic).is_some_and(|(_, p)| p == params) {
+                    continue;
+                }
+                let args: Vec<&str> = params
+                    .split(',')
+                    .map(|p| {
+                        let p = p.trim();
+                        let at = p
+                            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .map_or(0, |i| i + 1);
+                        &p[at..]
+                    })
+                    .collect();
+                writeln!(
+                    s,
+                    "static inline {ret} {generic}({params}) {{ return {name}({}); }}",
+                    args.join(", ")
+                )
+                .unwrap();
+            }
+        }
     }
     s
 }
@@ -2039,7 +2128,11 @@ fn main() {
     );
     h.push_str(&generics());
     h.push_str(&coll_generics());
-    h.push_str("#endif /* C11 */\n\n#endif /* _RSHMEM_SHMEM_H */\n");
+    h.push_str("#endif /* C11 */\n");
+    let all: Vec<&String> = g.decls.iter().flat_map(|(_, ds)| ds).collect();
+    h.push_str("\n/* C++ overloads of the type-generic interfaces */\n#ifdef __cplusplus\n");
+    h.push_str(&cxx_overloads(&all));
+    h.push_str("#endif /* __cplusplus */\n\n#endif /* _RSHMEM_SHMEM_H */\n");
     std::fs::write(out.join("shmem.h"), h).expect("write shmem.h");
 
     let mut x = String::from(

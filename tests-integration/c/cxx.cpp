@@ -1,5 +1,5 @@
-// The C API from C++17: extern "C" declarations, typed routines, teams, contexts and
-// explicit non-blocking requests.
+// The C API from C++17: extern "C" declarations, typed routines, teams, contexts,
+// explicit non-blocking requests, and the overloaded generic names (as SOS has them).
 #include <shmem.h>
 #include <shmemx.h>
 #include <cstdio>
@@ -43,6 +43,47 @@ int main() {
     (void)old;
     shmem_wait_until(&v[0], SHMEM_CMP_GE, 0);  // the long function in C++
     shmem_team_sync(SHMEM_TEAM_WORLD);
+    shmem_barrier_all();
+
+    // Overloads: each call must pick the routine of its argument's type.
+    static double d[4];
+    static unsigned short us[2];
+    static int flag;
+    static long long ll;
+    static float fsum;
+    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+    double dsrc[4] = {me + 0.5, me + 1.5, me + 2.5, me + 3.5};
+    shmem_put(d, dsrc, 4, right);
+    shmem_put(SHMEM_CTX_DEFAULT, us, &us[0], 1, right);
+    shmem_p(&us[1], (unsigned short)(60000 + me), right);
+    shmem_atomic_add(&ll, 1LL << 40, 0);
+    shmem_atomic_add(SHMEM_CTX_DEFAULT, &ll, 1LL, 0);
+    shmem_quiet();
+    shmem_barrier_all();
+    if (shmem_g(&d[3], me) != left + 3.5 || us[1] != 60000 + left) {
+        std::fprintf(stderr, "FAIL overloads d[3]=%f us[1]=%u\n", d[3], us[1]);
+        shmem_global_exit(2);
+    }
+    if (me == 0 && shmem_atomic_fetch(&ll, 0) != npes * ((1LL << 40) + 1)) {
+        std::fprintf(stderr, "FAIL overloaded atomics ll=%lld\n", ll);
+        shmem_global_exit(2);
+    }
+    static float one = 1.0f;
+    shmem_sum_reduce(SHMEM_TEAM_WORLD, &fsum, &one, 1);
+    if (fsum != (float)npes) {
+        std::fprintf(stderr, "FAIL overloaded reduce %f\n", fsum);
+        shmem_global_exit(2);
+    }
+    shmem_atomic_set(&flag, 1, right);
+    shmem_wait_until(&flag, SHMEM_CMP_EQ, 1);
+    // The short set forms Sandia OpenSHMEM also has (1.5 lists short for wait_until only).
+    static short sflags[2];
+    shmem_short_p(&sflags[1], 7, right);
+    shmem_wait_until_any(sflags, 2, nullptr, SHMEM_CMP_EQ, 7);
+    if (!shmem_short_test_all(&sflags[1], 1, nullptr, SHMEM_CMP_EQ, 7)) {
+        std::fprintf(stderr, "FAIL short test_all\n");
+        shmem_global_exit(2);
+    }
     shmem_barrier_all();
     shmem_free(v);
     std::printf("ok cxx pe=%d\n", me);

@@ -2072,6 +2072,10 @@ int shmemx_try_size_wait_until_all(size_t *ivars, size_t nelems, const int *stat
 int shmemx_try_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values);
 int shmemx_try_ptrdiff_wait_until_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value);
 int shmemx_try_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values);
+int shmemx_try_short_wait_until_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value);
+int shmemx_try_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values);
+int shmemx_try_ushort_wait_until_all(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short cmp_value);
+int shmemx_try_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values);
 int shmemx_try_int_wait_until_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value, size_t *result);
 int shmemx_try_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values, size_t *result);
 int shmemx_try_long_wait_until_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value, size_t *result);
@@ -2096,6 +2100,10 @@ int shmemx_try_size_wait_until_any(size_t *ivars, size_t nelems, const int *stat
 int shmemx_try_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values, size_t *result);
 int shmemx_try_ptrdiff_wait_until_any(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value, size_t *result);
 int shmemx_try_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values, size_t *result);
+int shmemx_try_short_wait_until_any(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value, size_t *result);
+int shmemx_try_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values, size_t *result);
+int shmemx_try_ushort_wait_until_any(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short cmp_value, size_t *result);
+int shmemx_try_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values, size_t *result);
 int shmemx_try_int_wait_until_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value, size_t *result);
 int shmemx_try_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values, size_t *result);
 int shmemx_try_long_wait_until_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value, size_t *result);
@@ -2120,6 +2128,10 @@ int shmemx_try_size_wait_until_some(size_t *ivars, size_t nelems, size_t *indice
 int shmemx_try_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values, size_t *result);
 int shmemx_try_ptrdiff_wait_until_some(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t cmp_value, size_t *result);
 int shmemx_try_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values, size_t *result);
+int shmemx_try_short_wait_until_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short cmp_value, size_t *result);
+int shmemx_try_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values, size_t *result);
+int shmemx_try_ushort_wait_until_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short cmp_value, size_t *result);
+int shmemx_try_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values, size_t *result);
 int shmemx_try_int_test_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value, int *result);
 int shmemx_try_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values, int *result);
 int shmemx_try_long_test_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value, int *result);
@@ -2144,6 +2156,10 @@ int shmemx_try_size_test_all(size_t *ivars, size_t nelems, const int *status, in
 int shmemx_try_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values, int *result);
 int shmemx_try_ptrdiff_test_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value, int *result);
 int shmemx_try_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values, int *result);
+int shmemx_try_short_test_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value, int *result);
+int shmemx_try_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values, int *result);
+int shmemx_try_ushort_test_all(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short cmp_value, int *result);
+int shmemx_try_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values, int *result);
 int shmemx_try_int_test_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value, size_t *result);
 int shmemx_try_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values, size_t *result);
 int shmemx_try_long_test_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value, size_t *result);
@@ -2168,6 +2184,10 @@ int shmemx_try_size_test_any(size_t *ivars, size_t nelems, const int *status, in
 int shmemx_try_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values, size_t *result);
 int shmemx_try_ptrdiff_test_any(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value, size_t *result);
 int shmemx_try_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values, size_t *result);
+int shmemx_try_short_test_any(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value, size_t *result);
+int shmemx_try_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values, size_t *result);
+int shmemx_try_ushort_test_any(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short cmp_value, size_t *result);
+int shmemx_try_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values, size_t *result);
 int shmemx_try_int_test_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value, size_t *result);
 int shmemx_try_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values, size_t *result);
 int shmemx_try_long_test_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value, size_t *result);
@@ -2192,6 +2212,10 @@ int shmemx_try_size_test_some(size_t *ivars, size_t nelems, size_t *indices, con
 int shmemx_try_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values, size_t *result);
 int shmemx_try_ptrdiff_test_some(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t cmp_value, size_t *result);
 int shmemx_try_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values, size_t *result);
+int shmemx_try_short_test_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short cmp_value, size_t *result);
+int shmemx_try_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values, size_t *result);
+int shmemx_try_ushort_test_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short cmp_value, size_t *result);
+int shmemx_try_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values, size_t *result);
 int shmemx_try_wait(long *ivar, long cmp_value);
 int shmemx_try_short_wait(short *ivar, short cmp_value);
 int shmemx_try_int_wait(int *ivar, int cmp_value);
