@@ -122,10 +122,29 @@ impl Request {
         (&self.comp, self.lane)
     }
 
-    /// Records why one of its operations failed (the first reason is kept).
+    /// Records why one of its operations failed (the first reason is kept); the failure
+    /// is reported at finalize if no test or wait reports it first.
     pub(crate) fn fail(&self, e: Error) {
-        let _ = self.failed.set(e);
+        if self.failed.set(e).is_ok() {
+            unreported().push(NonNull::from(self).as_ptr() as usize);
+        }
     }
+}
+
+/// Failed requests (addresses) not yet released by the test or wait that reports them.
+fn unreported() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    static UNREPORTED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+    UNREPORTED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The failure of a request that no test or wait has reported (an argument error of a
+/// non-blocking collective never waited for), for finalize to report. Call once every
+/// operation has completed.
+pub(crate) fn unreported_failure() -> Option<Error> {
+    let list = unreported();
+    let first = *list.first()?;
+    // SAFETY: listed requests are not released (release unlists them), so still live.
+    unsafe { (*(first as *const Request)).failed.get().copied() }
 }
 
 /// The first failure recorded in a complete request or anything merged into it.
@@ -285,6 +304,10 @@ pub(crate) unsafe fn release(pool: &Pool, h: ReqHandle) {
     while let Some(c) = cur {
         // SAFETY: live, complete, listed once; handed back exactly once.
         let b = unsafe { Box::from_raw(c.0.as_ptr()) };
+        if b.failed.get().is_some() {
+            // Reported by the test or wait releasing it.
+            unreported().retain(|&p| p != c.0.as_ptr() as usize);
+        }
         cur = if c == h { b.merged } else { b.next };
         give(pool, b);
     }
