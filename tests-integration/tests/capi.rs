@@ -716,10 +716,10 @@ fn c_skipped_collective_names_both_calls() {
             assert!(out.lines_with("passed").is_empty(), "{what}: {out:?}");
             // Whichever PE notices first reports; PE 1 is on one side of the mismatch.
             let a = format!("shmem_barrier_all on PE 1 met {theirs} on PE ");
-            let b = format!(" met shmem_barrier_all on PE 1 ");
+            let b = " met shmem_barrier_all on PE 1 ";
             assert!(
                 out.stderr.contains(&a)
-                    || (out.stderr.contains(&b)
+                    || (out.stderr.contains(b)
                         && out.stderr.contains(&format!("{theirs} on PE "))),
                 "{what} at {np}: want both calls named in {out:?}"
             );
