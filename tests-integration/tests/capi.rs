@@ -719,8 +719,7 @@ fn c_skipped_collective_names_both_calls() {
             let b = " met shmem_barrier_all on PE 1 ";
             assert!(
                 out.stderr.contains(&a)
-                    || (out.stderr.contains(b)
-                        && out.stderr.contains(&format!("{theirs} on PE "))),
+                    || (out.stderr.contains(b) && out.stderr.contains(&format!("{theirs} on PE "))),
                 "{what} at {np}: want both calls named in {out:?}"
             );
         }

@@ -164,11 +164,17 @@ impl ReqHandle {
 
     /// Checks a handle a user passed to `routine` (as argument `arg`): the always-complete
     /// request, or a live one not merged into another.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check(self, routine: &'static str, arg: &'static str) -> Result<ReqHandle> {
         if self == done() {
             return Ok(self);
         }
+        self.check_object(routine, arg)
+    }
+
+    /// [`ReqHandle::check`] of a handle other than [`done`].
+    #[inline(never)]
+    fn check_object(self, routine: &'static str, arg: &'static str) -> Result<ReqHandle> {
         let bad = |reason| {
             Err(Error::InvalidArgument {
                 routine,
@@ -202,12 +208,13 @@ impl ReqHandle {
     }
 }
 
-/// Checks the handle in `slot`, if any (see [`ReqHandle::check`]).
-#[inline]
+/// Checks the handle in `slot`, if any (see [`ReqHandle::check`]): on the issue path,
+/// a compare for an empty slot or the always-complete request.
+#[inline(always)]
 pub(crate) fn check_slot(routine: &'static str, slot: &Option<ReqHandle>) -> Result<()> {
-    match slot {
-        Some(h) => h.check(routine, "req").map(drop),
-        None => Ok(()),
+    match *slot {
+        Some(h) if h != done() => h.check_object(routine, "req").map(drop),
+        _ => Ok(()),
     }
 }
 
