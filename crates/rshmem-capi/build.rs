@@ -434,6 +434,11 @@ const TRY_ALSO: &[&str] = &[
     "shmem_set_lock",
     "shmem_clear_lock",
     "shmem_test_lock",
+    "shmemx_request_wait",
+    "shmemx_create_strided_aset",
+    "shmemx_create_log_strided_aset",
+    "shmemx_create_custom_aset",
+    "shmemx_create_generic_aset",
 ];
 
 /// The body placeholder of the context a routine runs on (`&Ctx`).
@@ -568,7 +573,8 @@ impl Gen {
         self.pcount += 1;
         self.pdecls.push(cdecl(&real));
         self.decl(hdr, cdecl(name));
-        if !noreturn && name.starts_with("shmem_") && (self.tries || TRY_ALSO.contains(&name)) {
+        let tried = (name.starts_with("shmem_") && self.tries) || TRY_ALSO.contains(&name);
+        if !noreturn && tried {
             self.try_form(name, cret, &ps, body);
         }
     }
@@ -578,8 +584,14 @@ impl Gen {
     /// ending the job. A routine's value goes to a trailing `result` pointer (may be
     /// NULL); a collective's own `int` status becomes the return code.
     fn try_form(&mut self, name: &str, cret: &str, ps: &[(String, String)], body: &str) {
-        let tname = name.replacen("shmem_", "shmemx_try_", 1);
-        let status = cret == "int" && (coll_family(name).is_some() || name == "shmem_team_sync");
+        let tname = match name.strip_prefix("shmemx_") {
+            Some(rest) => format!("shmemx_try_{rest}"),
+            None => name.replacen("shmem_", "shmemx_try_", 1),
+        };
+        let status = cret == "int"
+            && (coll_family(name).is_some()
+                || name == "shmem_team_sync"
+                || name == "shmemx_request_wait");
         let mut cparams: Vec<String> = ps.iter().map(|(t, n)| join_param(t, n)).collect();
         let mut rparams: Vec<String> = ps
             .iter()
@@ -2167,7 +2179,10 @@ fn main() {
     x.push_str(
         "\n/* Error-returning forms (seed 004): shmemx_try_X is shmem_X returning 0 or a\n \
          * SHMEMX_ERR_* code instead of ending the job; a routine's value goes to a trailing\n \
-         * result pointer (may be NULL); shmemx_error_message() has the full text. */\n",
+         * result pointer (may be NULL); shmemx_error_message() has the full text.\n \
+         * shmemx_try_request_wait is shmemx_request_wait returning the failure of a\n \
+         * non-blocking collective (SHMEMX_ERR_PE_FINALIZED, SHMEMX_ERR_PE_FAILED...);\n \
+         * shmemx_try_create_*_aset return the new set through `result`. */\n",
     );
     for d in &g.try_decls {
         writeln!(x, "{d}").unwrap();

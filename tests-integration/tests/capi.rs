@@ -691,3 +691,94 @@ fn c_fault_tolerance() {
         rshmem_tests::assert_left_nothing(Path::new(&exe), &before, &ctx);
     }
 }
+
+/// Issue 26, item 3: a PE that skips a collective and goes on to another one (blocking,
+/// or a non-blocking one it never issues) ends the job with an error naming both calls,
+/// without `SHMEM_DEBUG`, instead of a silent hang.
+#[test]
+fn c_skipped_collective_names_both_calls() {
+    let exe = build("coll_misuse.c", &[]);
+    for (what, theirs) in [
+        ("skip_reduce", "shmem_long_sum_reduce"),
+        ("skip_nbe_reduce", "shmemx_long_sum_reduce_nbe"),
+    ] {
+        for np in [2, 4] {
+            let out = Job::new(np, &exe)
+                .args([what])
+                .timeout(Duration::from_secs(60))
+                .run();
+            assert!(out.status.is_some(), "{what} at {np}: hung: {out:?}");
+            assert_ne!(out.code(), 0, "{what} at {np}: {out:?}");
+            assert!(
+                out.code() < 128,
+                "{what} at {np}: died of a signal: {out:?}"
+            );
+            assert!(out.lines_with("passed").is_empty(), "{what}: {out:?}");
+            // Whichever PE notices first reports; PE 1 is on one side of the mismatch.
+            let a = format!("shmem_barrier_all on PE 1 met {theirs} on PE ");
+            let b = " met shmem_barrier_all on PE 1 ";
+            assert!(
+                out.stderr.contains(&a)
+                    || (out.stderr.contains(b) && out.stderr.contains(&format!("{theirs} on PE "))),
+                "{what} at {np}: want both calls named in {out:?}"
+            );
+        }
+    }
+}
+
+/// Issue 26, item 4: request handles are checked: a copy of a completed request, or
+/// garbage, gets an error naming the routine and the argument (no glibc abort, no
+/// segfault).
+#[test]
+fn c_request_handles_are_validated() {
+    let exe = build("coll_misuse.c", &[]);
+    for (what, msg) in [
+        ("req_copy_wait", "shmemx_request_wait: argument req: "),
+        ("req_copy_free", "shmemx_request_free: argument req: "),
+        ("req_garbage", "shmemx_request_wait: argument req: "),
+        (
+            "req_garbage_nbe",
+            "shmemx_long_sum_reduce_nbe: argument req: ",
+        ),
+    ] {
+        for np in [1, 2, 3] {
+            let out = run_mode(np, &exe, what, &[]);
+            assert_ne!(out.code(), 0, "{what} at {np}: {out:?}");
+            assert!(
+                out.code() < 128,
+                "{what} at {np}: died of a signal: {out:?}"
+            );
+            assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+            assert!(!out.stderr.contains("free()"), "{what}: {out:?}");
+            assert!(out.lines_with("passed").is_empty(), "{what}: {out:?}");
+        }
+    }
+}
+
+/// Issue 26, item 8: an argument error of a non-blocking collective that is never
+/// waited for is reported at finalize at the latest.
+#[test]
+fn c_unwaited_nbe_error_is_reported_at_finalize() {
+    let exe = build("coll_misuse.c", &[]);
+    for np in [1, 2, 3] {
+        let out = run_mode(np, &exe, "nbe_bad_root", &[]);
+        assert_ne!(out.code(), 0, "at {np}: {out:?}");
+        assert!(out.code() < 128, "at {np}: {out:?}");
+        let msg = "shmemx_long_broadcast_nbe: argument PE_root";
+        assert!(out.stderr.contains(msg), "at {np}: want {msg:?} in {out:?}");
+    }
+}
+
+/// Issue 26, item 12: the try forms of request waits and active-set creation return
+/// error codes (an argument error, a member that finalized) and the job goes on.
+#[test]
+fn c_try_request_wait_and_try_aset_creation() {
+    let exe = build("coll_misuse.c", &[]);
+    for np in [1, 2, 3, 4] {
+        let out = run_mode(np, &exe, "try_forms", &[]);
+        assert!(out.status.is_some(), "hung at {np}: {out:?}");
+        assert!(!out.stderr.contains("FAIL"), "at {np}: {out:?}");
+        let want = if np == 1 { 1 } else { np - 1 };
+        assert_eq!(out.lines_with("ok try_forms pe=").len(), want, "{out:?}");
+    }
+}

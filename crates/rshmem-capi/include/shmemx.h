@@ -841,7 +841,10 @@ void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
 
 /* Error-returning forms (seed 004): shmemx_try_X is shmem_X returning 0 or a
  * SHMEMX_ERR_* code instead of ending the job; a routine's value goes to a trailing
- * result pointer (may be NULL); shmemx_error_message() has the full text. */
+ * result pointer (may be NULL); shmemx_error_message() has the full text.
+ * shmemx_try_request_wait is shmemx_request_wait returning the failure of a
+ * non-blocking collective (SHMEMX_ERR_PE_FINALIZED, SHMEMX_ERR_PE_FAILED...);
+ * shmemx_try_create_*_aset return the new set through `result`. */
 int shmemx_try_float_put(float *dest, const float *source, size_t nelems, int pe);
 int shmemx_try_double_put(double *dest, const double *source, size_t nelems, int pe);
 int shmemx_try_longdouble_put(long double *dest, const long double *source, size_t nelems, int pe);
@@ -2232,6 +2235,10 @@ int shmemx_try_set_lock(long *lock);
 int shmemx_try_test_lock(long *lock, int *result);
 int shmemx_try_clear_lock(long *lock);
 int shmemx_try_team_sync(shmem_team_t team);
+int shmemx_try_create_strided_aset(int PE_start, int PE_stride, int PE_size, shmemx_aset_t *result);
+int shmemx_try_create_log_strided_aset(int PE_start, int PE_log_stride, int PE_size, int stride_base, shmemx_aset_t *result);
+int shmemx_try_create_custom_aset(int PE_start, shmemx_offset_fn offset, int PE_size, void *const_params, shmemx_aset_t *result);
+int shmemx_try_create_generic_aset(const int *PE_list, int PE_size, shmemx_aset_t *result);
 int shmemx_try_float_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root);
 int shmemx_try_double_broadcast(shmem_team_t team, double *dest, const double *source, size_t nelems, int PE_root);
 int shmemx_try_longdouble_broadcast(shmem_team_t team, long double *dest, const long double *source, size_t nelems, int PE_root);
@@ -2607,6 +2614,7 @@ int shmemx_try_double_prod_to_all(double *dest, const double *source, int nreduc
 int shmemx_try_longdouble_prod_to_all(long double *dest, const long double *source, int nreduce, int PE_start, int logPE_stride, int PE_size, long double *pWrk, long *pSync);
 int shmemx_try_complexd_prod_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync);
 int shmemx_try_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync);
+int shmemx_try_request_wait(shmemx_request_h *req);
 
 #ifdef __cplusplus
 } /* extern "C" */

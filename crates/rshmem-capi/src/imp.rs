@@ -135,9 +135,9 @@ pub(crate) fn error_code(e: &Error) -> c_int {
         Error::Misaligned { .. } => ERR_MISALIGNED,
         Error::HeapExhausted { .. } => ERR_NO_MEMORY,
         Error::NotAllocated { .. } => ERR_NOT_ALLOCATED,
-        Error::CollectiveMismatch { .. } | Error::CollectiveMismatchNamed { .. } => {
-            ERR_COLLECTIVE_MISMATCH
-        }
+        Error::CollectiveMismatch { .. }
+        | Error::CollectiveMismatchNamed { .. }
+        | Error::CollectiveOrder { .. } => ERR_COLLECTIVE_MISMATCH,
         Error::InvalidArgument { .. } => ERR_INVALID_ARGUMENT,
         Error::PeerFinalized { .. } | Error::WaitAfterFinalize { .. } => ERR_PE_FINALIZED,
         Error::PeFailed { .. } => ERR_PE_FAILED,

@@ -114,6 +114,21 @@ pub enum Error {
         /// That PE's value.
         other_value: &'static str,
     },
+    /// Two members of a team made different collective calls as their n-th call on it
+    /// (one skipped a collective, or they call them in different orders).
+    #[error("{routine}: PEs call different collectives: {routine} on PE {pe} met {other_routine} on PE {other_pe} (collective call {seq} on this team; every member must make the same collective calls in the same order)")]
+    CollectiveOrder {
+        /// The routine of this PE.
+        routine: &'static str,
+        /// This PE.
+        pe: usize,
+        /// The other PE's routine.
+        other_routine: &'static str,
+        /// The other PE (world number).
+        other_pe: usize,
+        /// The number of the call on the team.
+        seq: u64,
+    },
     /// Any other invalid argument.
     #[error("{routine}: argument {arg}: {reason}")]
     InvalidArgument {

@@ -295,6 +295,7 @@ impl<'s> TeamRef<'s> {
                 dst_stride,
                 src_stride,
                 nelems,
+                None,
             )
         })
     }

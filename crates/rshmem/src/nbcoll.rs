@@ -210,8 +210,58 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         })
     }
 
+    /// Non-blocking [`TeamRef::alltoalls`] (strides in elements, at least 1).
+    ///
+    /// ```
+    /// let shmem = rshmem::Shmem::init()?;
+    /// let world = shmem.world();
+    /// let n = world.n_pes();
+    /// let src = shmem.alloc(2 * n, world.my_pe() as i32)?;
+    /// let dest = shmem.alloc(3 * n, -1i32)?;
+    /// shmem.nbe_scope(|s| s.alltoalls_nbe(&world, &dest, &src, 3, 2, 1)?.wait())?;
+    /// assert_eq!((dest.load(0), dest.load(1)), (0, -1));
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn alltoalls_nbe<T: Remote>(
+        &self,
+        team: &TeamRef<'_>,
+        dest: &'env SymVec<'_, T>,
+        src: &'env SymVec<'_, T>,
+        dst_stride: usize,
+        src_stride: usize,
+        nelems: usize,
+    ) -> Result<CollRequest<'sc>> {
+        self.issue(|r| {
+            raw::alltoalls(
+                "shmemx_alltoalls_nbe",
+                &team.team,
+                &dest.region,
+                &src.region,
+                dst_stride,
+                src_stride,
+                nelems,
+                Some(r),
+            )
+        })
+    }
+
     /// Non-blocking [`TeamRef::sync`].
     pub fn sync_nbe(&self, team: &TeamRef<'_>) -> Result<CollRequest<'sc>> {
         self.issue(|r| raw::sync("shmemx_team_sync_nbe", &team.team, Some(r)))
+    }
+
+    /// Non-blocking [`Shmem::barrier_all`](crate::Shmem::barrier_all): the quiet of the
+    /// default context is taken at the call (it covers the operations issued before it),
+    /// then the world's sync runs while the caller computes.
+    ///
+    /// ```
+    /// let shmem = rshmem::Shmem::init()?;
+    /// shmem.nbe_scope(|s| s.barrier_all_nbe()?.wait())?;
+    /// # Ok::<(), rshmem::Error>(())
+    /// ```
+    pub fn barrier_all_nbe(&self) -> Result<CollRequest<'sc>> {
+        let world = rshmem_core::team::world()?;
+        self.issue(|r| raw::barrier_nbe("shmemx_barrier_all_nbe", &world, r))
     }
 }

@@ -1508,6 +1508,17 @@ pub(crate) fn sync(routine: &'static str, team: &Arc<CoreTeam>, nb: Nb<'_>) -> R
     Ok(())
 }
 
+/// A non-blocking barrier on `team`: a quiet of the default context now, then its sync.
+pub(crate) fn barrier_nbe(
+    routine: &'static str,
+    team: &Arc<CoreTeam>,
+    r: &mut Option<ReqHandle>,
+) -> Result<()> {
+    // SAFETY: the handle in the slot is owned by its `Req` (see `Req::test`).
+    unsafe { nonblocking::sync(routine, team, true, r)? };
+    Ok(())
+}
+
 /// Fcollect (`collect = false`: `dst` holds `nelems * n_pes`) or alltoall (`src` too).
 pub(crate) fn fcollect_or_alltoall<T: Remote>(
     routine: &'static str,
@@ -1550,14 +1561,16 @@ pub(crate) fn fcollect_or_alltoall<T: Remote>(
 }
 
 /// Strided alltoall: strides in elements, at least 1.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn alltoalls<T: Remote>(
     routine: &'static str,
-    team: &CoreTeam,
+    team: &Arc<CoreTeam>,
     dst: &Region<T>,
     src: &Region<T>,
     dst_stride: usize,
     src_stride: usize,
     nelems: usize,
+    nb: Nb<'_>,
 ) -> Result<()> {
     if dst_stride == 0 || src_stride == 0 {
         return Err(Error::InvalidArgument {
@@ -1575,18 +1588,14 @@ pub(crate) fn alltoalls<T: Remote>(
     span(routine, "dest", dst.len, 0, dst_stride, count)?;
     // With one element the stride is never applied; otherwise it is below the length.
     let stride = |s: usize| if count == 1 { 1 } else { s as isize };
+    let (d, s) = (dst.as_ptr().cast(), src.as_ptr().cast());
+    let (ds, ss, size) = (stride(dst_stride), stride(src_stride), size_of::<T>());
     // SAFETY: as in `fcollect_or_alltoall`, for the strided extents checked above.
     unsafe {
-        coll::alltoalls(
-            routine,
-            team,
-            dst.as_ptr().cast(),
-            src.as_ptr().cast(),
-            stride(dst_stride),
-            stride(src_stride),
-            nelems,
-            size_of::<T>(),
-        )?
+        match nb {
+            None => coll::alltoalls(routine, team, d, s, ds, ss, nelems, size)?,
+            Some(r) => nonblocking::alltoalls(routine, team, d, s, ds, ss, nelems, size, r)?,
+        }
     };
     Ok(())
 }

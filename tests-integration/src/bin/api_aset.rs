@@ -85,6 +85,25 @@ fn exercise(shmem: &Shmem, bufs: &Bufs<'_>, set: &TeamRef<'_>, pes: &[usize]) {
     }
     shmem.nbe_scope(|s| s.sync_nbe(set)?.wait()).unwrap();
     assert_eq!(boxed.load(0), pes[(rank + n - 1) % n] as i64);
+    // Strided alltoall, non-blocking: logical element k of the block for rank j is
+    // src[2k], landing in dst[3k] of rank j (issue 26).
+    for i in 0..2 * n {
+        src.store(i, (rank * 100 + i) as i64);
+    }
+    for i in 0..3 * n {
+        dst.store(i, -1);
+    }
+    shmem
+        .nbe_scope(|s| s.alltoalls_nbe(set, dst, src, 3, 2, 1)?.wait())
+        .unwrap();
+    for j in 0..n {
+        assert_eq!(
+            dst.load(3 * j),
+            (j * 100 + 2 * rank) as i64,
+            "from rank {j}"
+        );
+        assert_eq!(dst.load(3 * j + 1), -1);
+    }
     set.sync().unwrap();
 }
 
@@ -168,6 +187,18 @@ fn main() {
     if n >= 2 {
         refused(shmem.active_set_from_list(&[1, 1]), "names a PE twice");
     }
+    // barrier_all_nbe: a put before it is delivered once it completes (issue 26).
+    bufs.boxed.store(0, -1);
+    shmem.barrier_all();
+    let right = (me + 1) % n;
+    let mine = [me as i64 + 1000];
+    shmem
+        .nbe_scope(|s| {
+            s.put_nbe(&bufs.boxed, 0, &mine, right)?.wait();
+            s.barrier_all_nbe()?.wait()
+        })
+        .unwrap();
+    assert_eq!(bufs.boxed.load(0), ((me + n - 1) % n) as i64 + 1000);
     shmem.barrier_all();
     println!("ok api_aset pe={me}");
 }

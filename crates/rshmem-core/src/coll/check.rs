@@ -5,11 +5,44 @@
 //! the same first mismatch, so all fail together with the same report (a member that went
 //! on would wait forever for the others), and a second sync keeps the lines until all
 //! have read them. With `SHMEM_DEBUG=0` the check is one branch on a configuration flag.
+//!
+//! Always on, and free of communication: the call sequence. Every collective call on a
+//! team stores its number on the team and its kind into a word of this PE's own memory
+//! (`Layout::call_word`) and notes it in the calling thread. Only a wait that is overdue
+//! (`Runtime::wait_in`) reads its peers' words: a peer whose call of the same number is
+//! another collective never comes (PE 1 skipped a reduction and went on to a barrier),
+//! so the wait fails naming both calls instead of hanging. Active sets, which have no
+//! slot, are not covered.
+
+use std::cell::Cell;
+use std::sync::atomic::Ordering::Relaxed;
+
+use rshmem_util::Waiter;
 
 use crate::error::{Error, Result};
 use crate::runtime::Runtime;
+use crate::team::group::Scratch;
 use crate::team::Team;
 use crate::word::AmoOp;
+
+/// The collective call a thread is in (or was in last), for the overdue check.
+#[derive(Clone, Copy)]
+struct Call {
+    /// The team's slot (`usize::MAX`: none yet).
+    slot: usize,
+    /// `sequence << 8 | kind`, as in the call word.
+    word: u64,
+    routine: &'static str,
+}
+
+thread_local! {
+    static CURRENT: Cell<Call> = const {
+        Cell::new(Call { slot: usize::MAX, word: 0, routine: "" })
+    };
+}
+
+/// Bytes of a routine's name a PE publishes (call words 2..8).
+const NAME_WORDS: usize = 6;
 
 /// The collective routines, as compared across PEs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +155,20 @@ impl Runtime {
     ) -> Result<()> {
         // Earlier non-blocking collectives run first, on every member alike.
         self.nb.drain(self);
+        if let Scratch::Slot(slot) = team.scratch {
+            // One team runs one collective at a time: no read-modify-write needed.
+            let seq = team.calls.load(Relaxed) + 1;
+            team.calls.store(seq, Relaxed);
+            let word = seq << 8 | kind as u64;
+            self.set_own(self.layout.call_word(slot, 0), word);
+            CURRENT.with(|c| {
+                c.set(Call {
+                    slot,
+                    word,
+                    routine,
+                })
+            });
+        }
         if !self.cfg.debug {
             return Ok(());
         }
@@ -180,6 +227,78 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// The overdue check of a wait inside a collective: the first of `peers` whose call of
+    /// this thread's call number on its team is another collective. Publishes this PE's
+    /// routine name first (peers name it in their report); a peer's name not yet
+    /// published is waited for a while, then its kind is named instead.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn call_mismatch(
+        &self,
+        peers: impl Iterator<Item = usize>,
+        w: &Waiter,
+    ) -> Option<Error> {
+        let cur = CURRENT.with(Cell::get);
+        if cur.slot == usize::MAX {
+            return None;
+        }
+        let word = |i: usize| self.layout.call_word(cur.slot, i);
+        if self.load_local::<u64>(word(1)) != cur.word {
+            let mut name = [0u8; NAME_WORDS * 8];
+            let n = cur.routine.len().min(name.len());
+            name[..n].copy_from_slice(&cur.routine.as_bytes()[..n]);
+            for (i, c) in name.chunks(8).enumerate() {
+                let v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                self.set_own(word(2 + i), v);
+            }
+            self.set_own(word(1), cur.word);
+        }
+        let read = |pe: usize, i: usize| self.amo::<u64>("", pe, word(i), AmoOp::Fetch).ok();
+        for pe in peers.filter(|&pe| pe != self.me) {
+            let Some(v) = read(pe, 0) else { continue };
+            if v >> 8 != cur.word >> 8 || v == cur.word {
+                continue;
+            }
+            let mut name = [0u8; NAME_WORDS * 8];
+            let mut named = read(pe, 1) == Some(v);
+            for (i, c) in name.chunks_mut(8).enumerate() {
+                c.copy_from_slice(&read(pe, 2 + i).unwrap_or(0).to_le_bytes());
+            }
+            // The name belongs to the call only if it is still the published one.
+            named &= read(pe, 1) == Some(v);
+            let other: &'static str = if named {
+                let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                match std::str::from_utf8(&name[..len]) {
+                    // Leaked once, on the way to a fatal error.
+                    Ok(s) => Box::leak(s.to_owned().into_boxed_str()),
+                    Err(_) => kind_name(v & 0xff),
+                }
+            } else if w.waited() < rshmem_util::wait::OVERDUE_AFTER * 5 {
+                return None;
+            } else {
+                kind_name(v & 0xff)
+            };
+            return Some(Error::CollectiveOrder {
+                routine: cur.routine,
+                pe: self.me,
+                other_routine: other,
+                other_pe: pe,
+                seq: cur.word >> 8,
+            });
+        }
+        None
+    }
+}
+
+/// The name of kind `k` (`Kind as u64`).
+fn kind_name(k: u64) -> &'static str {
+    KINDS
+        .get((k as usize).wrapping_sub(1))
+        .copied()
+        .unwrap_or("?")
+}
+
 /// The mismatch between `pe`'s call `v` and rank 0's (`root`, `theirs`), if any.
 fn describe(
     routine: &'static str,
@@ -190,12 +309,7 @@ fn describe(
     theirs: &[u64; 5],
 ) -> Option<Error> {
     if v[0] != theirs[0] {
-        let name = |k: u64| {
-            KINDS
-                .get((k as usize).wrapping_sub(1))
-                .copied()
-                .unwrap_or("?")
-        };
+        let name = kind_name;
         return Some(Error::CollectiveMismatchNamed {
             routine,
             arg: "(routine called)",

@@ -162,6 +162,7 @@ fn worker_main() {
         let req = unsafe { job.req.get() };
         if let Err(e) = r {
             req.fail(e);
+            request::note_failed(job.req);
         }
         req.completion().0.finish(1);
         w.done.fetch_add(1, Ordering::Release);
@@ -199,7 +200,8 @@ unsafe fn issue(
     run: impl FnOnce() -> Result<()> + Send + 'static,
 ) -> Result<()> {
     let rt = rt(routine)?;
-    // SAFETY: the caller's contract.
+    request::check_slot(routine, slot)?;
+    // SAFETY: checked just above.
     let req = unsafe { request::ensure(rt, slot) };
     req.completion().0.issue(1);
     let h = slot.expect("ensure filled the slot");

@@ -136,6 +136,15 @@ impl Runtime {
                         waiter: self.me,
                     });
                 }
+                // A peer in another collective call than this one never comes.
+                if team.is_some() {
+                    if let Some(e) = self.call_mismatch(peers(), &w) {
+                        if ready() {
+                            break;
+                        }
+                        return Err(e);
+                    }
+                }
             }
             self.fabric.progress();
             w.snooze();

@@ -13,9 +13,16 @@
 //! transfer handed to the copy engine takes a request object of its own. Those objects
 //! are recycled through a small per-thread cache backed by a lock-free pool, so a thread
 //! issuing requests takes no lock and shares no cache line with other threads.
+//!
+//! A handle is never a pointer: it is a tagged slot index and generation in the process's
+//! table of request objects (as team and context handles are checked), so every routine
+//! taking a handle from the user tells a live request from a copy of one already
+//! released, one merged away, or garbage, and fails naming the argument.
 
 use std::cell::RefCell;
-use std::ptr::NonNull;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use rshmem_util::wait::Waiter;
 
@@ -55,6 +62,9 @@ pub struct Request {
     /// Why an operation of it failed (a non-blocking collective run by the collective
     /// worker), reported by the test or wait that completes it.
     failed: std::sync::OnceLock<Error>,
+    /// The slot's generation: odd while a handle to it is live, raised on allocation and
+    /// on release (std atomics even under loom: the table outlives loom's executions).
+    gen: AtomicU32,
 }
 
 /// The request of operations that completed before their call returned: complete
@@ -67,31 +77,81 @@ unsafe impl Sync for Done {}
 
 static DONE: Done = Done(Request::empty());
 
+/// The tag in a handle's top 16 bits (a non-canonical address: no pointer looks like it).
+const TAG: u64 = 0x5251;
+/// Bits of a handle's slot index and generation.
+const IDX_BITS: u32 = 24;
+const GEN_MASK: u32 = (1 << 24) - 1;
+/// Request objects per chunk of the table, and chunks (2^24 slots in all).
+const CHUNK: usize = 1024;
+const CHUNKS: usize = (1 << IDX_BITS) / CHUNK;
+
+/// The process's request objects, by slot index (0 is [`DONE`]): chunks allocated as
+/// slots are first needed, never freed, so a slot index always names the same memory.
+struct Table {
+    chunks: [AtomicPtr<Request>; CHUNKS],
+    /// Slots handed out so far (the next new one).
+    next: AtomicUsize,
+    /// Serializes growth (rare: once per [`CHUNK`] new slots).
+    grow: Mutex<()>,
+    /// Free slots beyond what the pools hold.
+    spare: Mutex<Vec<u32>>,
+}
+
+static TABLE: Table = Table {
+    chunks: [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS],
+    next: AtomicUsize::new(1),
+    grow: Mutex::new(()),
+    spare: Mutex::new(Vec::new()),
+};
+
 /// The handle of the always-complete request (see the module notes).
 #[inline(always)]
 pub fn done() -> ReqHandle {
-    ReqHandle(NonNull::from(&DONE.0))
+    ReqHandle(DONE_H)
 }
 
-/// A request handle (`shmemx_request_h`): a non-null pointer, so `Option<ReqHandle>` has
-/// the C handle's layout, with `None` for `NULL`.
+const DONE_H: NonZeroU64 = match NonZeroU64::new(TAG << 48) {
+    Some(h) => h,
+    None => unreachable!(),
+};
+
+/// A request handle (`shmemx_request_h`): a tagged slot index and generation, never zero,
+/// so `Option<ReqHandle>` has the C handle's layout, with `None` for `NULL`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
-pub struct ReqHandle(NonNull<Request>);
-
-// SAFETY: a handle may be passed between threads (the C API allows it); its state is
-// atomics, and the list links are touched only by the thread completing or merging it.
-unsafe impl Send for ReqHandle {}
+pub struct ReqHandle(NonZeroU64);
 
 impl ReqHandle {
+    fn new(idx: usize, gen: u32) -> ReqHandle {
+        let v = TAG << 48 | u64::from(gen & GEN_MASK) << IDX_BITS | idx as u64;
+        ReqHandle(NonZeroU64::new(v).expect("tagged"))
+    }
+
+    #[inline(always)]
+    fn idx(self) -> usize {
+        (self.0.get() & ((1 << IDX_BITS) - 1)) as usize
+    }
+
+    /// The object of slot `idx`, if its chunk exists.
+    #[inline(always)]
+    fn slot_ptr(idx: usize) -> Option<*mut Request> {
+        if idx == 0 {
+            return Some(std::ptr::from_ref(&DONE.0).cast_mut());
+        }
+        let c = TABLE.chunks.get(idx / CHUNK)?.load(Ordering::Acquire);
+        // SAFETY: a chunk holds CHUNK objects.
+        (!c.is_null()).then(|| unsafe { c.add(idx % CHUNK) })
+    }
+
     /// The request.
     ///
     /// # Safety
     /// The handle is live (not released).
     #[inline(always)]
     pub(crate) unsafe fn get<'a>(self) -> &'a Request {
-        // SAFETY: the caller's contract.
-        unsafe { self.0.as_ref() }
+        // SAFETY: the caller's contract: a live handle's slot exists and is initialized.
+        unsafe { &*Self::slot_ptr(self.idx()).unwrap_unchecked() }
     }
 
     /// # Safety
@@ -99,7 +159,62 @@ impl ReqHandle {
     #[inline(always)]
     unsafe fn get_mut<'a>(self) -> &'a mut Request {
         // SAFETY: the caller's contract.
-        unsafe { &mut *self.0.as_ptr() }
+        unsafe { &mut *Self::slot_ptr(self.idx()).unwrap_unchecked() }
+    }
+
+    /// Checks a handle a user passed to `routine` (as argument `arg`): the always-complete
+    /// request, or a live one not merged into another.
+    #[inline(always)]
+    pub(crate) fn check(self, routine: &'static str, arg: &'static str) -> Result<ReqHandle> {
+        if self == done() {
+            return Ok(self);
+        }
+        self.check_object(routine, arg)
+    }
+
+    /// [`ReqHandle::check`] of a handle other than [`done`].
+    #[inline(never)]
+    fn check_object(self, routine: &'static str, arg: &'static str) -> Result<ReqHandle> {
+        let bad = |reason| {
+            Err(Error::InvalidArgument {
+                routine,
+                arg,
+                reason,
+            })
+        };
+        let v = self.0.get();
+        let idx = self.idx();
+        if v >> 48 != TAG || idx == 0 || idx >= TABLE.next.load(Ordering::Acquire) {
+            return bad("is not a request handle (not NULL and not a handle an _nbe routine or shmemx_request_alloc returned)");
+        }
+        let Some(p) = Self::slot_ptr(idx) else {
+            return bad("is not a request handle");
+        };
+        // SAFETY: slots below `next` are initialized (growth publishes `next` after).
+        let r = unsafe { &*p };
+        let gen = r.gen.load(Ordering::Acquire);
+        if gen & 1 == 0 || gen & GEN_MASK != (v >> IDX_BITS) as u32 & GEN_MASK {
+            return bad("was already completed and released (a copy of a handle that a test, wait or free emptied)");
+        }
+        if r.consumed {
+            return bad("was merged into another request (handles are consumed by a merge)");
+        }
+        Ok(self)
+    }
+
+    /// The handle's value (the unreported-failure list keys on it).
+    fn raw(self) -> u64 {
+        self.0.get()
+    }
+}
+
+/// Checks the handle in `slot`, if any (see [`ReqHandle::check`]): on the issue path,
+/// a compare for an empty slot or the always-complete request.
+#[inline(always)]
+pub(crate) fn check_slot(routine: &'static str, slot: &Option<ReqHandle>) -> Result<()> {
+    match *slot {
+        Some(h) if h != done() => h.check_object(routine, "req").map(drop),
+        _ => Ok(()),
     }
 }
 
@@ -113,6 +228,7 @@ impl Request {
             next: None,
             consumed: false,
             failed: std::sync::OnceLock::new(),
+            gen: AtomicU32::new(0),
         }
     }
 
@@ -122,10 +238,32 @@ impl Request {
         (&self.comp, self.lane)
     }
 
-    /// Records why one of its operations failed (the first reason is kept).
+    /// Records why one of its operations failed (the first reason is kept); the failure
+    /// is reported at finalize if no test or wait reports it first.
     pub(crate) fn fail(&self, e: Error) {
         let _ = self.failed.set(e);
     }
+}
+
+/// Records that the request of `h` failed (after [`Request::fail`]): reported at
+/// finalize unless a test or wait reports it first.
+pub(crate) fn note_failed(h: ReqHandle) {
+    unreported().push(h);
+}
+
+/// Failed requests not yet released by the test or wait that reports them.
+fn unreported() -> std::sync::MutexGuard<'static, Vec<ReqHandle>> {
+    static UNREPORTED: Mutex<Vec<ReqHandle>> = Mutex::new(Vec::new());
+    UNREPORTED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The failure of a request that no test or wait has reported (an argument error of a
+/// non-blocking collective never waited for), for finalize to report. Call once every
+/// operation has completed.
+pub(crate) fn unreported_failure() -> Option<Error> {
+    let first = *unreported().first()?;
+    // SAFETY: listed requests are not released (release unlists them), so still live.
+    unsafe { first.get() }.failed.get().copied()
 }
 
 /// The first failure recorded in a complete request or anything merged into it.
@@ -155,8 +293,8 @@ pub unsafe fn is_complete(slot: &Option<ReqHandle>) -> bool {
     slot.is_none_or(|h| unsafe { complete(h) })
 }
 
-/// A PE's recycled request objects (lock-free; a loom stand-in under `cfg(loom)`).
-pub(crate) type Pool = ArrayQueue<Box<Request>>;
+/// A PE's free request slots (lock-free; a loom stand-in under `cfg(loom)`).
+pub(crate) type Pool = ArrayQueue<u32>;
 
 /// Recycled request objects.
 pub(crate) fn new_pool() -> Pool {
@@ -165,44 +303,84 @@ pub(crate) fn new_pool() -> Pool {
 
 #[cfg(not(loom))]
 thread_local! {
-    /// The calling thread's recycled request objects (boxed: handles point into them).
-    #[allow(clippy::vec_box)]
-    static CACHE: RefCell<Vec<Box<Request>>> = const { RefCell::new(Vec::new()) };
+    /// The calling thread's free request slots.
+    static CACHE: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
 #[cfg(loom)]
 loom::thread_local! {
     /// As above, per modelled thread.
-    #[allow(clippy::vec_box)]
-    static CACHE: RefCell<Vec<Box<Request>>> = RefCell::new(Vec::new());
+    static CACHE: RefCell<Vec<u32>> = RefCell::new(Vec::new());
 }
 
-/// A recycled request object (this thread's, else the PE's `pool`), or a new one.
-fn take(pool: &Pool) -> Box<Request> {
+/// A free request slot (this thread's, else the PE's `pool`, else a spare one), or a
+/// new one.
+fn take(pool: &Pool) -> usize {
     CACHE
         .try_with(|c| c.borrow_mut().pop())
         .ok()
         .flatten()
         .or_else(|| pool.pop())
-        .unwrap_or_else(|| Box::new(Request::empty()))
+        .map_or_else(take_cold, |i| i as usize)
 }
 
-/// Keeps a released request object for reuse (this thread's cache, else the PE's pool;
-/// beyond both it is freed).
-fn give(pool: &Pool, b: Box<Request>) {
-    let mut b = Some(b);
+/// A spare slot, or a new one (its chunk allocated when it is the chunk's first).
+#[cold]
+fn take_cold() -> usize {
+    let spare = TABLE.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    if let Some(i) = spare {
+        return i as usize;
+    }
+    let _g = TABLE.grow.lock().unwrap_or_else(|e| e.into_inner());
+    let idx = TABLE.next.load(Ordering::Relaxed);
+    let Some(chunk) = TABLE.chunks.get(idx / CHUNK) else {
+        crate::runtime::fatal(&"rshmemx requests: more than 16 million requests live at once");
+    };
+    if chunk.load(Ordering::Relaxed).is_null() {
+        let objs: Box<[Request]> = (0..CHUNK).map(|_| Request::empty()).collect();
+        chunk.store(Box::leak(objs).as_mut_ptr(), Ordering::Release);
+    }
+    // SAFETY: the chunk exists; the slot is new, so nobody else refers to it. Under loom
+    // the object is made afresh, its atomics belonging to the current execution.
+    #[cfg(loom)]
+    unsafe {
+        let p = ReqHandle::slot_ptr(idx).expect("chunk");
+        let gen = (*p).gen.load(Ordering::Relaxed);
+        p.write(Request::empty());
+        (*p).gen.store(gen, Ordering::Relaxed);
+    }
+    TABLE.next.store(idx + 1, Ordering::Release);
+    idx
+}
+
+/// Keeps a released request slot for reuse (this thread's cache, else the PE's pool,
+/// else the table's spares).
+fn give(pool: &Pool, idx: usize) {
+    let idx = idx as u32;
+    let mut i = Some(idx);
     let _ = CACHE.try_with(|c| {
         let mut c = c.borrow_mut();
         if c.len() < CACHE_SIZE {
             if c.capacity() == 0 {
                 c.reserve_exact(CACHE_SIZE);
             }
-            c.extend(b.take());
+            c.extend(i.take());
         }
     });
-    if let Some(b) = b {
-        let _ = pool.push(b);
+    if let Some(i) = i {
+        if pool.push(i).is_err() {
+            give_spare(idx);
+        }
     }
+}
+
+#[cold]
+fn give_spare(idx: u32) {
+    TABLE
+        .spare
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(idx);
 }
 
 fn alloc_in(rt: &Runtime) -> ReqHandle {
@@ -211,14 +389,18 @@ fn alloc_in(rt: &Runtime) -> ReqHandle {
 
 /// A request object from `pool` (or the thread's cache), reset, bound to `lane`.
 pub(crate) fn alloc_from(pool: &Pool, lane: usize) -> ReqHandle {
-    let mut r = take(pool);
+    let idx = take(pool);
+    // SAFETY: a free slot is this thread's alone until its handle is returned.
+    let r = unsafe { &mut *ReqHandle::slot_ptr(idx).expect("a taken slot exists") };
     r.comp.reset();
     r.lane = lane;
     r.merged = None;
     r.next = None;
     r.consumed = false;
     r.failed = std::sync::OnceLock::new();
-    ReqHandle(NonNull::from(Box::leak(r)))
+    let gen = r.gen.load(Ordering::Relaxed).wrapping_add(1);
+    r.gen.store(gen, Ordering::Release);
+    ReqHandle::new(idx, gen)
 }
 
 /// `shmemx_request_alloc`: a fresh, empty (complete) request. It is the shared
@@ -233,7 +415,7 @@ pub fn alloc(params: RequestParams) -> Result<ReqHandle> {
 /// slot is empty (an operation given a `NULL` handle) or holds [`done`].
 ///
 /// # Safety
-/// A handle in `slot` is live.
+/// A handle in `slot` is live ([`check_slot`] said so).
 #[inline]
 pub(crate) unsafe fn ensure<'a>(rt: &Runtime, slot: &mut Option<ReqHandle>) -> &'a Request {
     let h = match *slot {
@@ -284,9 +466,18 @@ pub(crate) unsafe fn release(pool: &Pool, h: ReqHandle) {
     let mut cur = Some(h);
     while let Some(c) = cur {
         // SAFETY: live, complete, listed once; handed back exactly once.
-        let b = unsafe { Box::from_raw(c.0.as_ptr()) };
-        cur = if c == h { b.merged } else { b.next };
-        give(pool, b);
+        let r = unsafe { c.get() };
+        if r.failed.get().is_some() {
+            // Reported by the test or wait releasing it.
+            unreported().retain(|&p| p.raw() != c.raw());
+        }
+        cur = if c == h { r.merged } else { r.next };
+        // Every copy of the handle is stale from here on.
+        r.gen.store(
+            r.gen.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Release,
+        );
+        give(pool, c.idx());
     }
 }
 
@@ -296,8 +487,10 @@ pub(crate) unsafe fn release(pool: &Pool, h: ReqHandle) {
 /// # Safety
 /// A handle in `slot` is live and no other thread completes it concurrently.
 pub unsafe fn test(slot: &mut Option<ReqHandle>) -> Result<bool> {
-    let rt = rt("shmemx_request_test")?;
+    const R: &str = "shmemx_request_test";
+    let rt = rt(R)?;
     let Some(h) = *slot else { return Ok(true) };
+    h.check(R, "req")?;
     // SAFETY: the caller's contract.
     if unsafe { complete(h) } {
         // SAFETY: live until released just below.
@@ -320,8 +513,18 @@ pub unsafe fn test(slot: &mut Option<ReqHandle>) -> Result<bool> {
 /// # Safety
 /// As [`test`].
 pub unsafe fn wait(slot: &mut Option<ReqHandle>) -> Result<()> {
-    let rt = rt("shmemx_request_wait")?;
+    // SAFETY: forwarded contract.
+    unsafe { wait_in("shmemx_request_wait", slot) }
+}
+
+/// [`wait`] as `routine`.
+///
+/// # Safety
+/// As [`test`].
+unsafe fn wait_in(routine: &'static str, slot: &mut Option<ReqHandle>) -> Result<()> {
+    let rt = rt(routine)?;
     let Some(h) = *slot else { return Ok(()) };
+    h.check(routine, "req")?;
     let mut w = Waiter::new();
     // SAFETY: the caller's contract.
     let lane = unsafe { h.get() }.lane;
@@ -347,9 +550,8 @@ pub unsafe fn wait(slot: &mut Option<ReqHandle>) -> Result<()> {
 /// # Safety
 /// As [`test`].
 pub unsafe fn free(slot: &mut Option<ReqHandle>) -> Result<()> {
-    rt("shmemx_request_free")?;
     // SAFETY: forwarded contract.
-    unsafe { wait(slot) }
+    unsafe { wait_in("shmemx_request_free", slot) }
 }
 
 /// `shmemx_merge_request`, one input at a time: moves `from` (and everything merged into
@@ -359,7 +561,14 @@ pub unsafe fn free(slot: &mut Option<ReqHandle>) -> Result<()> {
 /// # Safety
 /// Handles in both slots are live, and no other thread uses them during the call.
 pub unsafe fn merge(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>) -> Result<()> {
-    rt("shmemx_merge_request")?;
+    const R: &str = "shmemx_merge_request";
+    rt(R)?;
+    if let Some(h) = *into {
+        h.check(R, "merged")?;
+    }
+    if let Some(h) = *from {
+        h.check(R, "requests")?;
+    }
     // SAFETY: forwarded contract.
     unsafe { merge_lists(into, from) }
 }
@@ -509,7 +718,9 @@ mod tests {
         // allocations reuse them, reset.
         let again: Vec<_> = (0..4).map(|_| alloc_from(&pool, 1)).collect();
         for h in &again {
-            assert!([ha, hb, hc, hd].contains(h));
+            // The same slots, under new generations: the old handles are stale.
+            assert!([ha, hb, hc, hd].iter().any(|o| o.idx() == h.idx()));
+            assert!(![ha, hb, hc, hd].contains(h));
             // SAFETY: live.
             let r = unsafe { h.get() };
             assert!(r.comp.is_complete() && r.merged.is_none() && r.next.is_none());
@@ -518,6 +729,31 @@ mod tests {
             // SAFETY: complete, dropped here.
             unsafe { release(&pool, h) };
         }
+    }
+
+    #[test]
+    fn stale_and_garbage_handles_are_refused() {
+        let pool = new_pool();
+        let h = alloc_from(&pool, 0);
+        assert!(h.check("r", "req").is_ok());
+        assert!(done().check("r", "req").is_ok());
+        // SAFETY: complete (nothing issued); `h` is used below only to be checked.
+        unsafe { release(&pool, h) };
+        let e = h.check("r", "req").unwrap_err().to_string();
+        assert!(e.contains("r: argument req: was already completed"), "{e}");
+        let again = alloc_from(&pool, 0);
+        assert_eq!(again.idx(), h.idx(), "the slot is reused");
+        assert!(
+            h.check("r", "req").is_err(),
+            "a copy of the old handle stays stale"
+        );
+        for v in [0x1234u64, 1, u64::MAX, (TAG << 48) | ((1 << IDX_BITS) - 1)] {
+            let g = ReqHandle(NonZeroU64::new(v).unwrap());
+            let e = g.check("r", "req").unwrap_err().to_string();
+            assert!(e.contains("is not a request handle"), "{v:#x}: {e}");
+        }
+        // SAFETY: complete.
+        unsafe { release(&pool, again) };
     }
 
     #[test]

@@ -113,6 +113,7 @@ pub unsafe fn atomic_nbe<W: Word>(
     pe: i64,
     slot: &mut Option<ReqHandle>,
 ) -> Result<()> {
+    request::check_slot(routine, slot)?;
     // SAFETY: forwarded contract.
     let old = unsafe { ctx_atomic(ctx, routine, dest, op, pe)? };
     // SAFETY: the caller guarantees `fetch` is writable.

@@ -211,6 +211,7 @@ unsafe fn nbe(
 ) -> Result<()> {
     let rt = rt(routine)?;
     let pe = ctx.pe(rt, routine, pe)?;
+    request::check_slot(routine, slot)?;
     let arg = match dir {
         Dir::Put => "target",
         Dir::Get => "source",

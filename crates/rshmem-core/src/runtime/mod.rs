@@ -108,6 +108,8 @@ pub(crate) struct Layout {
     check_off: usize,
     /// One line per slot: the generation word of `shmemx_team_survivors` (`team::survivors`).
     ft_off: usize,
+    /// One line per slot: this PE's collective call on the team (`coll::check::Call`).
+    call_off: usize,
     buf_off: usize,
     /// Pair-counted scratch of active sets (`team::group`): a line of counters per peer,
     /// the published words, then two receive buffers per peer.
@@ -135,7 +137,8 @@ impl Layout {
         let ack_off = msg_off + max_teams * Self::CHANNELS * Self::LINE;
         let check_off = ack_off + max_teams * Self::CHANNELS * Self::LINE;
         let ft_off = check_off + max_teams * Self::LINE;
-        let buf_off = (ft_off + max_teams * Self::LINE).next_multiple_of(4096);
+        let call_off = ft_off + max_teams * Self::LINE;
+        let buf_off = (call_off + max_teams * Self::LINE).next_multiple_of(4096);
         let pair_off = buf_off + max_teams * Self::CHANNELS * 2 * Self::MSG_BYTES;
         let set_off = pair_off + npes * Self::PAIR_LINES * Self::LINE;
         let pair_buf_off = (set_off + 2 * Self::LINE).next_multiple_of(4096);
@@ -151,6 +154,7 @@ impl Layout {
             ack_off,
             check_off,
             ft_off,
+            call_off,
             buf_off,
             pair_off,
             set_off,
@@ -283,6 +287,18 @@ impl Layout {
         SymAddr {
             seg: Seg::Heap,
             off: self.check_off + slot * Self::LINE + w * 8,
+        }
+    }
+
+    /// Word `w` (< 8) of the line where this PE tells the members of team `slot` which
+    /// collective call it is in (`coll::check`): word 0 its sequence and kind, the others
+    /// its routine's name, published only once a wait is overdue.
+    #[inline(always)]
+    pub(crate) fn call_word(&self, slot: usize, w: usize) -> SymAddr {
+        debug_assert!(w < Self::LINE / 8);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.call_off + slot * Self::LINE + w * 8,
         }
     }
 
@@ -923,6 +939,13 @@ pub fn finalize() {
     }
     // Non-blocking collectives first: they may still move data and sync with peers.
     rt.nb.stop(rt);
+    // A failure no test or wait reported (an argument error of a collective issued and
+    // never waited for) must not be lost.
+    if let Some(e) = crate::request::unreported_failure() {
+        rt.fatal(&format_args!(
+            "shmem_finalize: a non-blocking operation failed and its request was never tested or waited for: {e}"
+        ));
+    }
     // Every context's and request's transfers land before the peers may unmap.
     if let Err(e) = rt.fabric.drain("shmem_finalize") {
         rt.fatal(&e);

@@ -131,6 +131,8 @@ pub struct Team {
     config: TeamConfig,
     /// Syncs of this team entered so far (the epoch written into members' flags).
     epoch: AtomicU64,
+    /// Collective calls on this team entered so far (`coll::check`'s sequence).
+    pub(crate) calls: AtomicU64,
     predefined: bool,
     /// Messages sent / received on each channel (`coll::msg`); the peers' counters
     /// mirror them, so they never travel.
@@ -175,6 +177,7 @@ impl Team {
             scratch,
             config,
             epoch: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
             predefined,
             sent: Default::default(),
             recvd: Default::default(),
@@ -618,6 +621,8 @@ impl Runtime {
             let word = self.layout.coll_word(slot, w);
             self.set_own(word, 0);
             let word = self.layout.check_word(slot, w);
+            self.set_own(word, 0);
+            let word = self.layout.call_word(slot, w);
             self.set_own(word, 0);
         }
         for ch in 0..Layout::CHANNELS {
