@@ -292,6 +292,13 @@ pub fn assert_left_nothing(exe: &Path, shm_before: &[String], ctx: &str) {
     );
 }
 
+/// Whether the tests run as root (launchers that need it: `mpirun --allow-run-as-root`,
+/// slurmd, network namespaces).
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
 /// The workspace's root folder.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
