@@ -40,6 +40,27 @@ impl JobOutput {
         self
     }
 
+    /// Panics unless the job exited 0 and each of its `np` PEs printed `ok <prog>`.
+    #[track_caller]
+    pub fn assert_all_ok(&self, np: usize, prog: &str) -> &Self {
+        self.assert_ok();
+        let oks = self.lines_with(&format!("ok {prog}")).len();
+        assert_eq!(oks, np, "{np} PEs: {self:?}");
+        self
+    }
+
+    /// Panics unless `api_ring` ran as one job of `np` PEs: each PE received from its left
+    /// neighbour in a ring of `np` (N jobs of one PE would each receive from itself).
+    #[track_caller]
+    pub fn assert_ring(&self, np: usize) -> &Self {
+        self.assert_all_ok(np, "api_ring");
+        for me in 0..np {
+            let want = format!("ring pe={me} from={} ", (me + np - 1) % np);
+            assert!(self.stdout.contains(&want), "no {want:?}: {self:?}");
+        }
+        self
+    }
+
     /// Lines of stdout that start with `prefix`, with the prefix removed.
     pub fn lines_with(&self, prefix: &str) -> Vec<String> {
         self.stdout

@@ -53,23 +53,6 @@ fn srun(dir: &Path, mpi: &str, np: usize, prog: &str, args: &[&str]) -> JobOutpu
     run_bounded(cmd, None, Duration::from_secs(60))
 }
 
-#[track_caller]
-fn assert_all_ok(out: &JobOutput, np: usize, prog: &str) {
-    out.assert_ok();
-    let oks = out.lines_with(&format!("ok {prog}")).len();
-    assert_eq!(oks, np, "{np} PEs: {out:?}");
-}
-
-/// A one-PE job of `prog`'s lines `ring pe=` with the right left neighbours.
-#[track_caller]
-fn assert_ring(out: &JobOutput, np: usize) {
-    assert_all_ok(out, np, "api_ring");
-    for me in 0..np {
-        let want = format!("ring pe={me} from={} ", (me + np - 1) % np);
-        assert!(out.stdout.contains(&want), "no {want:?}: {out:?}");
-    }
-}
-
 #[test]
 #[cfg_attr(
     not(all(have_slurm, have_pmix)),
@@ -79,9 +62,9 @@ fn srun_pmi2_and_pmix_run_one_job() {
     let Some((_g, dir)) = slurm() else { return };
     for mpi in ["pmi2", "pmix"] {
         for np in 1..=4 {
-            assert_ring(&srun(dir, mpi, np, "api_ring", &[]), np);
+            srun(dir, mpi, np, "api_ring", &[]).assert_ring(np);
         }
-        assert_all_ok(&srun(dir, mpi, 4, "coll_basic", &[]), 4, "coll_basic");
+        srun(dir, mpi, 4, "coll_basic", &[]).assert_all_ok(4, "coll_basic");
         let out = srun(dir, mpi, 4, "pmi_probe", &["nodes"]);
         out.assert_ok();
         let want = "size=4 [0, 0, 0, 0]";
@@ -103,7 +86,7 @@ fn srun_mpi_none_fails_naming_the_plugin() {
         assert!(out.stderr.contains(w), "no {w:?}: {out:?}");
     }
     // One task alone is a single PE.
-    assert_ring(&srun(dir, "none", 1, "api_ring", &[]), 1);
+    srun(dir, "none", 1, "api_ring", &[]).assert_ring(1);
 }
 
 #[test]

@@ -65,7 +65,10 @@ fn pmix_environment_without_a_reachable_server_fails() {
 
 #[test]
 fn launchers_rshmem_cannot_join_are_named() {
-    type Case = (&'static [(&'static str, &'static str)], &'static [&'static str]);
+    type Case = (
+        &'static [(&'static str, &'static str)],
+        &'static [&'static str],
+    );
     let cases: &[Case] = &[
         (
             &[
