@@ -128,6 +128,9 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=main Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
 : > "$dir/plugstack.conf"
+# Slurm's PMIx plugin keeps per-step files under /tmp by default.
+mkdir -p "$dir/pmix"
+echo "PMIxCliTmpDirBase=$dir/pmix" > "$dir/mpi.conf"
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF" -i
 slurmd -f "$SLURM_CONF"

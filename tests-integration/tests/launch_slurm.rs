@@ -211,3 +211,58 @@ fn killed_pe_or_abort_ends_the_step() {
         );
     }
 }
+
+/// Slurm across 2 simulated hosts (`scripts/simhosts.sh --launcher slurm`: slurmctld beside
+/// the hosts, one slurmd in each, `srun -N 2 -n 4`): one job of 4 PEs whose node map says
+/// 2 hosts, through both plugins; a PE killed on one host ends the step on both. Passes
+/// with a message where namespaces are not permitted, unless CI requires them.
+#[test]
+#[cfg_attr(
+    not(all(have_slurm, have_pmix, have_ucx)),
+    ignore = "Slurm, libpmix2 or UCX is not installed (scripts/install-deps.sh installs them)"
+)]
+fn srun_across_two_simulated_hosts() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let run = |mpi: &str, prog: &str, args: &[&str]| {
+        let mut cmd = Command::new(workspace().join("scripts/simhosts.sh"));
+        cmd.args(["run", "--hosts", "2", "--ppn", "2", "--timeout", "100"])
+            .args(["--launcher", "slurm", "--env", "RSHMEM_TEST_HOSTS=2"])
+            .env("SIMHOSTS_SRUN_ARGS", format!("--mpi={mpi}"))
+            .arg("--")
+            .arg(bin(prog))
+            .args(args);
+        run_bounded(cmd, None, Duration::from_secs(120))
+    };
+    let runs: &[(&str, &str, &[&str], &str)] = &[
+        ("pmix", "pmi_probe", &["nodes"], "size=4 [0, 0, 1, 1]"),
+        ("pmix", "coll_basic", &[], "ok coll_basic"),
+        ("pmix", "api_ring", &[], "ok api_ring"),
+        ("pmi2", "pmi_probe", &["nodes"], "size=4 [0, 0, 1, 1]"),
+        ("pmi2", "coll_basic", &[], "ok coll_basic"),
+    ];
+    for (mpi, prog, args, want) in runs {
+        let out = run(mpi, prog, args);
+        if out.code() == 77 {
+            assert!(
+                std::env::var("RSHMEM_TESTS_REQUIRE_NETNS").as_deref() != Ok("1"),
+                "simulated hosts are required here but were skipped: {out:?}"
+            );
+            eprintln!("skipping: {}", out.stderr.trim());
+            return;
+        }
+        out.assert_ok();
+        let hits = out.stdout.lines().filter(|l| l.contains(want)).count();
+        assert_eq!(hits, 4, "{mpi} {prog}: {out:?}");
+    }
+    let start = Instant::now();
+    let out = run("pmix", "api_failure", &["kill"]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    assert_ne!(
+        out.code(),
+        124,
+        "the job had to be killed by the timeout: {out:?}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(30), "{out:?}");
+    assert!(out.lines_with("after-barrier").is_empty(), "{out:?}");
+    assert!(rshmem_tests::running(&bin("api_failure")).is_empty());
+}
