@@ -320,6 +320,22 @@ pub fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
+/// Whether a `scripts/simhosts.sh` run was skipped because this machine does not permit
+/// network namespaces (exit status 77; the reason is printed). A failure when
+/// `RSHMEM_TESTS_REQUIRE_NETNS=1` (CI).
+#[track_caller]
+pub fn simhosts_skipped(out: &JobOutput) -> bool {
+    if out.code() != 77 {
+        return false;
+    }
+    assert!(
+        std::env::var("RSHMEM_TESTS_REQUIRE_NETNS").as_deref() != Ok("1"),
+        "simulated hosts are required here but were skipped: {out:?}"
+    );
+    eprintln!("skipping: {}", out.stderr.trim());
+    true
+}
+
 /// The workspace's root folder.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
