@@ -29,6 +29,8 @@
 # namespaces (not root, no CAP_NET_ADMIN, no `ip`/`unshare`/`nsenter`/`mpiexec.hydra`).
 # Needs root. Concurrent runs take different names and subnets.
 set -euo pipefail
+# Daemons (slurmctld, slurmd, munged) live in sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 usage() {
     sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2

@@ -12,6 +12,8 @@
 # ends or is killed leaves no daemon behind). Needs root (slurmd runs jobs as their user).
 # Exit status 77: this machine cannot run it (not root, Slurm or munge not installed).
 set -euo pipefail
+# Daemons (slurmctld, slurmd, munged) live in sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 skip() {
     echo "slurm1: skipped: $*" >&2
