@@ -219,6 +219,12 @@ if [ "$launcher" = slurm ]; then
     # host its own directory (a tmpfs mounted in the host's mount namespace, below).
     echo "PMIxCliTmpDirBase=$work/hosttmp" > "$work/mpi.conf"
     mkdir -p "$work/state" "$work/hosttmp"
+    # cgroup v2 machines (not exercised on the project's, which has v1): no systemd here.
+    cgroups=v1
+    if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+        cgroups=v2
+        printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\nCgroupAutomount=yes\n' > "$work/cgroup.conf"
+    fi
     export SLURM_CONF="$work/slurm.conf"
     ip netns exec "$launch_ns" slurmctld -f "$SLURM_CONF" -i
     h=1
@@ -228,13 +234,17 @@ if [ "$launcher" = slurm ]; then
         nsenter -t "$holder" --net --uts --ipc --mount --pid sh -c '
             mount -t tmpfs -o mode=755 hosttmp "$3/hosttmp" &&
             mkdir -p "$3/spool-$2" &&
+            if [ "$4" = v2 ]; then
+                mount -t cgroup2 cgroup2 /sys/fs/cgroup || exit 1
+                exec slurmd -f "$1" -N "$2"
+            fi
             mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup &&
             for c in $(awk '"'"'$4 == 1 && $1 !~ /^#/ { print $1 }'"'"' /proc/cgroups); do
                 mkdir -p /sys/fs/cgroup/$c && mount -t cgroup -o $c cgroup /sys/fs/cgroup/$c || exit 1
             done
             mkdir -p /sys/fs/cgroup/systemd &&
             mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || exit 1
-            exec slurmd -f "$1" -N "$2"' sh "$SLURM_CONF" "simhost${idx}-${h}" "$work" || {
+            exec slurmd -f "$1" -N "$2"' sh "$SLURM_CONF" "simhost${idx}-${h}" "$work" "$cgroups" || {
             echo "simhosts: slurmd on host $h did not start:" >&2
             tail -n 5 "$work"/slurmd-*.log >&2
             exit 1

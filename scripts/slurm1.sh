@@ -130,6 +130,11 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=main Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
 : > "$dir/plugstack.conf"
+# On a cgroup v2 machine without systemd, slurmd needs to be told not to ask systemd (not
+# exercised on the project's machine, which has cgroup v1).
+if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+    printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\nCgroupAutomount=yes\n' > "$dir/cgroup.conf"
+fi
 # Slurm's PMIx plugin keeps per-step files under /tmp by default.
 mkdir -p "$dir/pmix"
 echo "PMIxCliTmpDirBase=$dir/pmix" > "$dir/mpi.conf"
