@@ -45,6 +45,8 @@ fn one_job_of_n_pes_under_mpirun() {
     for np in [3, 4] {
         mpirun(np, &[], "coll_basic", &[]).assert_all_ok(np, "coll_basic");
     }
+    // Symmetric globals: the PMIx library's own thread must not make init go without them.
+    mpirun(3, &[], "statics_basic", &[]).assert_all_ok(3, "statics_basic");
     let out = mpirun(4, &[], "core_amo", &["blocking"]);
     out.assert_ok();
     assert!(

@@ -65,6 +65,7 @@ fn srun_pmi2_and_pmix_run_one_job() {
             srun(dir, mpi, np, "api_ring", &[]).assert_ring(np);
         }
         srun(dir, mpi, 4, "coll_basic", &[]).assert_all_ok(4, "coll_basic");
+        srun(dir, mpi, 3, "statics_basic", &[]).assert_all_ok(3, "statics_basic");
         let out = srun(dir, mpi, 4, "pmi_probe", &["nodes"]);
         out.assert_ok();
         let want = "size=4 [0, 0, 0, 0]";
