@@ -102,7 +102,8 @@ fn sbatch_script_calling_srun() {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nsrun --mpi=pmix -n 4 {ring}\nsrun --mpi=pmi2 -n 3 {coll}\necho batch-done\n",
+            // The script itself is no task of a step: a program it runs directly is one PE.
+            "#!/bin/sh\nsrun --mpi=pmix -n 4 {ring}\nsrun --mpi=pmi2 -n 3 {coll}\n{ring}\necho batch-done\n",
             ring = bin("api_ring").display(),
             coll = bin("coll_basic").display()
         ),
@@ -116,7 +117,8 @@ fn sbatch_script_calling_srun() {
     let text = std::fs::read_to_string(&out_file).unwrap_or_default();
     assert_eq!(out.code(), 0, "{out:?}\n--- job output\n{text}");
     let count = |p: &str| text.lines().filter(|l| l.starts_with(p)).count();
-    assert_eq!(count("ok api_ring"), 4, "{text}");
+    assert_eq!(count("ok api_ring"), 5, "{text}");
+    assert_eq!(count("ring pe=0 from=0 "), 1, "{text}");
     assert_eq!(count("ok coll_basic"), 3, "{text}");
     assert_eq!(count("batch-done"), 1, "{text}");
 }
