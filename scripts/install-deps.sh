@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs, on Debian, every tool the test suite uses beyond Rust: mpich (mpiexec.hydra, the
-# second PMI-1 server the bootstrap is tested against), UCX's runtime library (libucx0: the
+# second PMI-1 server the bootstrap is tested against), Open MPI, libpmix2, Slurm and munge
+# (the PMIx and Slurm launch tests), UCX's runtime library (libucx0: the
 # UCX transport loads libucp.so.0 at run time; the suite runs a second time over it), the
 # C/C++ compilers, gfortran, pkg-config and binutils for the C ABI tests, and iproute2, util-linux and
 # procps for the simulated-host tests. Run it once before `cargo test --workspace`; `.ci/run` does.
@@ -11,6 +12,13 @@ SUDO=""
 need=()
 command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
 ls /usr/lib/*/libucp.so.0 /usr/lib64/libucp.so.0 /usr/lib/libucp.so.0 >/dev/null 2>&1 || need+=(libucx0)
+# Launchers that hand their processes PMIx (tests/launch_openmpi.rs, launch_slurm.rs): Open MPI's
+# mpirun, the PMIx client library the bootstrap loads at run time, and a one-node Slurm
+# (scripts/slurm1.sh: slurmctld, slurmd, munged).
+command -v mpirun.openmpi >/dev/null 2>&1 || need+=(openmpi-bin)
+ls /usr/lib/*/libpmix.so.2 /usr/lib64/libpmix.so.2 >/dev/null 2>&1 || need+=(libpmix2)
+command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || need+=(munge)
 # Simulated hosts (scripts/simhosts.sh): ip, unshare and nsenter; pgrep in the tests.
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v nsenter >/dev/null 2>&1 || need+=(util-linux)

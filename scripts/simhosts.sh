@@ -3,7 +3,7 @@
 # mpiexec.hydra as on a cluster.
 #
 #   scripts/simhosts.sh run [--hosts H] [--ppn P] [--env K=V]... [--timeout S]
-#                           [--launcher hydra|openmpi] -- PROG ARGS...
+#                           [--launcher hydra|openmpi|slurm] -- PROG ARGS...
 #
 # Each simulated host is a network namespace with its own address, joined to the others by a
 # bridge, and a holder process that owns the host's UTS (hostname), IPC, mount (a private
@@ -18,12 +18,19 @@
 # benchmarks), its daemons started through the same fake ssh; extra mpirun arguments come
 # from SIMHOSTS_MPIRUN_ARGS.
 #
+# --launcher slurm runs a Slurm cluster instead: munged and slurmctld beside the launcher, one
+# slurmd per host (inside the host's namespaces, NodeAddr = the host's address), and
+# `srun -N HOSTS -n HOSTS*PPN` from the launcher's namespace; extra srun arguments (--mpi=pmix,
+# --mpi=pmi2) come from SIMHOSTS_SRUN_ARGS.
+#
 # Everything (namespaces, links, holders and the PEs in them, the private /dev/shm) is
 # removed on exit, whatever the outcome. Exit status: the job's (mpiexec.hydra's); 124 when
 # --timeout (default 120 s) killed it; 77 when this machine does not permit network
 # namespaces (not root, no CAP_NET_ADMIN, no `ip`/`unshare`/`nsenter`/`mpiexec.hydra`).
 # Needs root. Concurrent runs take different names and subnets.
 set -euo pipefail
+# Daemons (slurmctld, slurmd, munged) live in sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 usage() {
     sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -58,9 +65,12 @@ done
 case "$launcher" in
 hydra) mpirun=mpiexec.hydra ;;
 openmpi) mpirun=mpirun.openmpi ;;
-*) echo "simhosts: --launcher must be hydra or openmpi" >&2; exit 2 ;;
+slurm) mpirun=srun ;;
+*) echo "simhosts: --launcher must be hydra, openmpi or slurm" >&2; exit 2 ;;
 esac
-for tool in ip unshare nsenter "$mpirun" timeout; do
+tools=(ip unshare nsenter "$mpirun" timeout)
+[ "$launcher" = slurm ] && tools+=(slurmctld slurmd munged)
+for tool in "${tools[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (scripts/install-deps.sh installs it)"
 done
 prog=$(command -v "$1" || true)
@@ -90,6 +100,10 @@ unshares=()
 
 cleanup() {
     set +e
+    # Slurm's daemons outside the hosts (slurmd and its steps die with their host's holder).
+    for f in "$work"/slurmctld.pid "$work"/munged.pid; do
+        [ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+    done
     # A PID namespace's init ignores SIGTERM from outside; SIGKILL ends it and every
     # process of that host with it.
     for p in "${holders[@]}" "${unshares[@]}"; do
@@ -162,8 +176,105 @@ exec nsenter -t "\$pid" --net --uts --ipc --mount --pid --wd="\$PWD" sh -c "\$*"
 EOF
 chmod +x "$work/fake_ssh"
 
+if [ "$launcher" = slurm ]; then
+    # One munged for all hosts (its socket is a file every host's mount namespace sees).
+    mkdir -m 700 "$work/munge"
+    dd if=/dev/urandom of="$work/munge/key" bs=1024 count=1 status=none
+    chmod 400 "$work/munge/key"
+    munged --force --key-file="$work/munge/key" --socket="$work/munge/sock" \
+        --pid-file="$work/munged.pid" --log-file="$work/munged.log" --seed-file="$work/munge/seed"
+    nodes=""
+    {
+        echo "ClusterName=simhosts"
+        # The launcher's namespace shares this machine's host name.
+        echo "SlurmctldHost=$(hostname -s)(${net}.1)"
+        echo "SlurmUser=root"
+        echo "AuthType=auth/munge"
+        echo "CredType=cred/munge"
+        echo "AuthInfo=socket=$work/munge/sock"
+        echo "StateSaveLocation=$work/state"
+        echo "SlurmdSpoolDir=$work/spool-%n"
+        echo "SlurmctldPidFile=$work/slurmctld.pid"
+        echo "SlurmdPidFile=$work/slurmd-%n.pid"
+        echo "SlurmctldLogFile=$work/slurmctld.log"
+        echo "SlurmdLogFile=$work/slurmd-%n.log"
+        echo "ProctrackType=proctrack/linuxproc"
+        echo "TaskPlugin=task/none"
+        echo "SelectType=select/cons_tres"
+        echo "SelectTypeParameters=CR_CPU"
+        echo "MpiDefault=none"
+        echo "JobAcctGatherType=jobacct_gather/none"
+        echo "ReturnToService=2"
+        echo "SlurmdParameters=config_overrides"
+        echo "KillWait=2"
+        echo "PlugStackConfig=$work/plugstack.conf"
+        for h in $(seq 1 "$hosts"); do
+            echo "NodeName=simhost${idx}-${h} NodeAddr=${net}.$((10 + h)) CPUs=$((ppn > 8 ? ppn : 8)) State=UNKNOWN"
+            nodes+="${nodes:+,}simhost${idx}-${h}"
+        done
+        echo "PartitionName=main Nodes=$nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
+    } > "$work/slurm.conf"
+    : > "$work/plugstack.conf"
+    # Slurm's PMIx plugin keeps per-step files under /tmp, named by job id only; give each
+    # host its own directory (a tmpfs mounted in the host's mount namespace, below).
+    echo "PMIxCliTmpDirBase=$work/hosttmp" > "$work/mpi.conf"
+    mkdir -p "$work/state" "$work/hosttmp"
+    # cgroup v2 machines (not exercised on the project's, which has v1): no systemd here.
+    cgroups=v1
+    if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+        cgroups=v2
+        printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\nCgroupAutomount=yes\n' > "$work/cgroup.conf"
+    fi
+    export SLURM_CONF="$work/slurm.conf"
+    ip netns exec "$launch_ns" slurmctld -f "$SLURM_CONF" -i
+    h=1
+    while read -r _ holder; do
+        # `ip netns exec` gave the host a fresh /sys without cgroups, which slurmd needs:
+        # mount the machine's cgroup (v1) hierarchies again, in the host's mount namespace.
+        nsenter -t "$holder" --net --uts --ipc --mount --pid sh -c '
+            mount -t tmpfs -o mode=755 hosttmp "$3/hosttmp" &&
+            mkdir -p "$3/spool-$2" &&
+            if [ "$4" = v2 ]; then
+                mount -t cgroup2 cgroup2 /sys/fs/cgroup || exit 1
+                exec slurmd -f "$1" -N "$2"
+            fi
+            mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup &&
+            for c in $(awk '"'"'$4 == 1 && $1 !~ /^#/ { print $1 }'"'"' /proc/cgroups); do
+                mkdir -p /sys/fs/cgroup/$c && mount -t cgroup -o $c cgroup /sys/fs/cgroup/$c || exit 1
+            done
+            mkdir -p /sys/fs/cgroup/systemd &&
+            mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || exit 1
+            exec slurmd -f "$1" -N "$2"' sh "$SLURM_CONF" "simhost${idx}-${h}" "$work" "$cgroups" || {
+            echo "simhosts: slurmd on host $h did not start:" >&2
+            tail -n 5 "$work"/slurmd-*.log >&2
+            exit 1
+        }
+        h=$((h + 1))
+    done < "$work/hosts"
+    idle() {
+        [ "$(timeout -s KILL 5 ip netns exec "$launch_ns" sinfo -h -t idle -o %D 2>/dev/null)" = "$hosts" ]
+    }
+    start=$SECONDS
+    until idle || [ $((SECONDS - start)) -ge 30 ]; do
+        sleep 0.2
+    done
+    idle || {
+        echo "simhosts: the Slurm nodes did not become idle:" >&2
+        tail -n 5 "$work"/*.log >&2
+        exit 1
+    }
+fi
+
 set +e
-if [ "$launcher" = hydra ]; then
+started=$SECONDS
+if [ "$launcher" = slurm ]; then
+    for kv in UCX_TLS=tcp UCX_NET_DEVICES=eth0 "${envs[@]}"; do
+        export "${kv?}"
+    done
+    # shellcheck disable=SC2086
+    timeout -s KILL "$limit" ip netns exec "$launch_ns" \
+        srun -N "$hosts" -n $((hosts * ppn)) --ntasks-per-node="$ppn" ${SIMHOSTS_SRUN_ARGS:-} "$prog" "$@"
+elif [ "$launcher" = hydra ]; then
     genv=(-genv UCX_TLS tcp -genv UCX_NET_DEVICES eth0)
     for kv in "${envs[@]}"; do
         genv+=(-genv "${kv%%=*}" "${kv#*=}")
@@ -184,7 +295,13 @@ else
 fi
 status=$?
 set -e
-if [ "$status" = 137 ]; then
+if [ "$launcher" = slurm ] && [ "$status" != 0 ]; then
+    for f in "$work"/slurmd-*.log; do
+        echo "simhosts: $(basename "$f"):" >&2
+        grep -i error "$f" | tail -n 5 >&2
+    done
+fi
+if [ "$status" = 137 ] && [ $((SECONDS - started)) -ge "$limit" ]; then
     echo "simhosts: the job did not end within ${limit} s; killed" >&2
     status=124
 fi

@@ -11,6 +11,9 @@ const TOOLS: &[(&str, &str)] = &[
     ("pkg-config", "have_pkg_config"),
     ("python3", "have_python3"),
     ("gfortran", "have_gfortran"),
+    // Open MPI's mpirun (its PMIx server) and Slurm's client commands.
+    ("mpirun.openmpi", "have_openmpi"),
+    ("srun", "have_slurm"),
 ];
 
 fn on_path(prog: &str) -> bool {
@@ -62,6 +65,15 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(have_ucx)");
     for d in LIB_DIRS.iter().filter(|d| Path::new(d).is_dir()) {
         println!("cargo::rerun-if-changed={d}");
+    }
+    println!("cargo::rustc-check-cfg=cfg(have_pmix)");
+    if LIB_DIRS
+        .iter()
+        .any(|d| Path::new(d).join("libpmix.so.2").exists())
+    {
+        println!("cargo::rustc-cfg=have_pmix");
+    } else {
+        missing.push("libpmix.so.2 (PMIx: apt-get install libpmix2)");
     }
     if have_ucx() {
         println!("cargo::rustc-cfg=have_ucx");

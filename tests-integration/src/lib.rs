@@ -40,6 +40,27 @@ impl JobOutput {
         self
     }
 
+    /// Panics unless the job exited 0 and each of its `np` PEs printed `ok <prog>`.
+    #[track_caller]
+    pub fn assert_all_ok(&self, np: usize, prog: &str) -> &Self {
+        self.assert_ok();
+        let oks = self.lines_with(&format!("ok {prog}")).len();
+        assert_eq!(oks, np, "{np} PEs: {self:?}");
+        self
+    }
+
+    /// Panics unless `api_ring` ran as one job of `np` PEs: each PE received from its left
+    /// neighbour in a ring of `np` (N jobs of one PE would each receive from itself).
+    #[track_caller]
+    pub fn assert_ring(&self, np: usize) -> &Self {
+        self.assert_all_ok(np, "api_ring");
+        for me in 0..np {
+            let want = format!("ring pe={me} from={} ", (me + np - 1) % np);
+            assert!(self.stdout.contains(&want), "no {want:?}: {self:?}");
+        }
+        self
+    }
+
     /// Lines of stdout that start with `prefix`, with the prefix removed.
     pub fn lines_with(&self, prefix: &str) -> Vec<String> {
         self.stdout
@@ -290,6 +311,29 @@ pub fn assert_left_nothing(exe: &Path, shm_before: &[String], ctx: &str) {
         after.iter().all(|o| shm_before.contains(o)),
         "{ctx}: {after:?}"
     );
+}
+
+/// Whether the tests run as root (launchers that need it: `mpirun --allow-run-as-root`,
+/// slurmd, network namespaces).
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Whether a `scripts/simhosts.sh` run was skipped because this machine does not permit
+/// network namespaces (exit status 77; the reason is printed). A failure when
+/// `RSHMEM_TESTS_REQUIRE_NETNS=1` (CI).
+#[track_caller]
+pub fn simhosts_skipped(out: &JobOutput) -> bool {
+    if out.code() != 77 {
+        return false;
+    }
+    assert!(
+        std::env::var("RSHMEM_TESTS_REQUIRE_NETNS").as_deref() != Ok("1"),
+        "simulated hosts are required here but were skipped: {out:?}"
+    );
+    eprintln!("skipping: {}", out.stderr.trim());
+    true
 }
 
 /// The workspace's root folder.

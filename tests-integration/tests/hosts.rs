@@ -8,13 +8,10 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use rshmem_tests::{bin, run_bounded, workspace, JobOutput};
+use rshmem_tests::{bin, run_bounded, simhosts_skipped, workspace, JobOutput};
 
 /// One simulated-host job at a time: each takes 2 cores' worth of PEs and threads.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Exit status of `simhosts.sh` where namespaces are not permitted.
-const SKIPPED: i32 = 77;
 
 fn simhosts(hosts: usize, ppn: usize, envs: &[&str], prog: &str, args: &[&str]) -> JobOutput {
     let mut cmd = Command::new(workspace().join("scripts/simhosts.sh"));
@@ -34,23 +31,10 @@ fn simhosts(hosts: usize, ppn: usize, envs: &[&str], prog: &str, args: &[&str]) 
     run_bounded(cmd, None, Duration::from_secs(120))
 }
 
-/// Whether the run was skipped for want of namespaces (a failure when CI requires them).
-fn skipped(out: &JobOutput) -> bool {
-    if out.code() != SKIPPED {
-        return false;
-    }
-    assert!(
-        std::env::var("RSHMEM_TESTS_REQUIRE_NETNS").as_deref() != Ok("1"),
-        "simulated hosts are required here but were skipped: {out:?}"
-    );
-    eprintln!("skipping: {}", out.stderr.trim());
-    true
-}
-
 /// Runs `prog args` on `hosts` x `ppn` PEs; every PE must print a line starting `ok`.
 fn check(hosts: usize, ppn: usize, envs: &[&str], prog: &str, args: &[&str]) -> bool {
     let out = simhosts(hosts, ppn, envs, prog, args);
-    if skipped(&out) {
+    if simhosts_skipped(&out) {
         return false;
     }
     out.assert_ok();
@@ -72,7 +56,7 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
 fn process_mapping_names_the_hosts() {
     let _g = lock();
     let out = simhosts(2, 2, &[], "pmi_probe", &["nodes"]);
-    if skipped(&out) {
+    if simhosts_skipped(&out) {
         return;
     }
     out.assert_ok();
@@ -160,7 +144,7 @@ fn killed_pe_ends_the_job_on_every_host() {
     let _g = lock();
     let start = Instant::now();
     let out = simhosts(2, 2, &[], "api_failure", &["kill"]);
-    if skipped(&out) {
+    if simhosts_skipped(&out) {
         return;
     }
     let took = start.elapsed();

@@ -3,23 +3,30 @@
 //!
 //! [`from_env`] picks the implementation: a [`PmiClient`] speaking PMI-1 "simple" (see
 //! [`wire`]) when a launcher (`oshrun`, MPICH's `mpiexec.hydra`, Slurm's
-//! `srun --mpi=pmi2`) set `PMI_FD` (or `PMI_PORT` and `PMI_ID`), else a [`Singleton`] for a
-//! program started on its own.
+//! `srun --mpi=pmi2`) set `PMI_FD` (or `PMI_PORT` and `PMI_ID`), a [`PmixClient`] when a
+//! PMIx server (Open MPI's `mpirun`, `srun --mpi=pmix`, `prterun`) set `PMIX_NAMESPACE`,
+//! and a [`Singleton`] for a program no launcher started. A process some other launcher
+//! started as one of several is an error (see [`detect`]), never a silent single PE.
+//! `SHMEM_BOOTSTRAP=pmi1|pmix|auto` forces the choice.
 //!
 //! Keys and values must be non-empty and free of whitespace, `=` and control characters;
 //! values are at most [`MAX_VALUE_LEN`] bytes and keys at most [`MAX_KEY_LEN`] bytes. Other
 //! inputs are refused with [`BootError::Invalid`] (the PMI-1 wire format has no escaping).
 
-// One audited exception: adopting the inherited PMI_FD needs `from_raw_fd` (see client.rs).
+// Audited exceptions: adopting the inherited PMI_FD needs `from_raw_fd` (see client.rs), and
+// the PMIx client calls libpmix (pmix.rs).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod client;
+pub mod detect;
 pub mod mapping;
+mod pmix;
 mod singleton;
 pub mod wire;
 
 pub use client::{PmiClient, PmiStream, BARRIER_WARN_VAR};
+pub use pmix::PmixClient;
 pub use singleton::Singleton;
 
 /// Longest value [`Bootstrap::put`] accepts, in bytes.
@@ -116,6 +123,28 @@ pub enum BootError {
         /// The reply line.
         reply: String,
     },
+    /// A launcher started this process as one of several, but rshmem cannot join its job.
+    #[error(
+        "this process was started by {launcher}, but rshmem cannot join that job: {reason}; {fix}"
+    )]
+    Unjoinable {
+        /// Who started the process.
+        launcher: String,
+        /// Why the job cannot be joined.
+        reason: String,
+        /// What the user can do.
+        fix: String,
+    },
+    /// A PMIx call failed.
+    #[error("{call} failed: {text} (PMIx status {status})")]
+    Pmix {
+        /// The PMIx function.
+        call: &'static str,
+        /// Its status code.
+        status: i32,
+        /// `PMIx_Error_string` of it.
+        text: String,
+    },
     /// `get` found nothing under the key for that rank.
     #[error("PMI get: rank {rank} published no key {key:?} ({msg})")]
     NotFound {
@@ -156,39 +185,125 @@ pub fn exit_status(status: i32) -> i32 {
     }
 }
 
-/// Connects to the launcher named by the environment: a [`PmiClient`] when `PMI_FD` is set,
-/// else a [`Singleton`] (rank 0 of 1).
+/// Connects to the launcher named by the environment: a [`PmiClient`] when `PMI_FD` (or
+/// `PMI_PORT`) is set, a [`PmixClient`] when `PMIX_NAMESPACE` is, else a [`Singleton`]
+/// (rank 0 of 1) when no launcher started this process. `SHMEM_BOOTSTRAP` (`pmi1`, `pmix`,
+/// `auto`) forces one wire.
 ///
-/// The launcher's variables (`PMI_FD`, `PMI_RANK`, `PMI_SIZE`) are removed from the
-/// environment once read, so a program this process starts (`system()`, `Command`) is a
-/// single-PE job of its own instead of failing on a socket it does not have. A second
-/// call after a launcher connection fails with [`BootError::AlreadyConnected`].
+/// A process that a launcher started as one of several but that cannot join the job (no
+/// PMIx library, `srun --mpi=none`, ...) gets [`BootError::Unjoinable`] naming the launcher
+/// and what to do, never a single-PE job of its own.
+///
+/// The PMI-1 variables (`PMI_FD`, `PMI_RANK`, `PMI_SIZE`) are removed from the environment
+/// once read, and [`detect::PE_MARKER_VAR`] is set, so a program this process starts
+/// (`system()`, `Command`) is a single-PE job of its own instead of failing on a socket it
+/// does not have or joining this PE's job. A second call after a launcher connection fails
+/// with [`BootError::AlreadyConnected`].
 pub fn from_env() -> Result<Box<dyn Bootstrap>, BootError> {
+    use detect::Choice;
     if client::launcher_env_taken() {
         return Err(BootError::AlreadyConnected);
     }
-    if launched() {
+    let env = detect::process_env;
+    let choice = detect::choice(&env).map_err(|reason| BootError::Env {
+        var: detect::BOOTSTRAP_VAR,
+        value: env(detect::BOOTSTRAP_VAR).unwrap_or_default(),
+        reason,
+    })?;
+    let hint = detect::launcher_hint(&env);
+    let pmi1 = detect::has_pmi1(&env);
+    let pmix = detect::has_pmix(&env);
+    let launcher = |what: &str| match &hint {
+        Some(h) => h.launcher.clone(),
+        None => what.to_owned(),
+    };
+    let use_pmix = match choice {
+        Choice::Pmi1 if !pmi1 => {
+            return Err(BootError::Unjoinable {
+                launcher: launcher("no launcher"),
+                reason: "SHMEM_BOOTSTRAP=pmi1 but neither PMI_FD nor PMI_PORT is set".into(),
+                fix: "launch with oshrun, mpiexec.hydra or srun --mpi=pmi2, or unset \
+                      SHMEM_BOOTSTRAP"
+                    .into(),
+            })
+        }
+        Choice::Pmix if !pmix => {
+            return Err(BootError::Unjoinable {
+                launcher: launcher("no launcher"),
+                reason: "SHMEM_BOOTSTRAP=pmix but PMIX_NAMESPACE is not set".into(),
+                fix: "launch with Open MPI's mpirun, srun --mpi=pmix or prterun, or unset \
+                      SHMEM_BOOTSTRAP"
+                    .into(),
+            })
+        }
+        Choice::Pmi1 => false,
+        Choice::Pmix => true,
+        Choice::Auto => !pmi1 && pmix,
+    };
+    // Set before any connection starts threads (see client.rs on changing the environment).
+    let mark = |ns: Option<&str>| std::env::set_var(detect::PE_MARKER_VAR, detect::marker(ns));
+    if use_pmix {
+        let launcher = launcher("a PMIx launcher");
+        let ns = env("PMIX_NAMESPACE");
+        mark(ns.as_deref());
+        return match PmixClient::connect(&launcher) {
+            Ok(c) => Ok(Box::new(c)),
+            // A job the environment says is of one process may run without its launcher.
+            Err(BootError::Unjoinable { .. }) if hint.as_ref().and_then(|h| h.size) == Some(1) => {
+                Ok(Box::new(Singleton::new()))
+            }
+            Err(e) => Err(e),
+        };
+    }
+    if pmi1 {
+        mark(None);
         return Ok(Box::new(PmiClient::from_env()?));
+    }
+    if let Some(h) = hint {
+        let n = match h.size {
+            Some(n) => format!("{n} processes"),
+            None => "several processes".into(),
+        };
+        return Err(BootError::Unjoinable {
+            launcher: format!("{} as one of {n}", h.launcher),
+            reason: "it offers neither of the bootstraps rshmem speaks (PMI-1: PMI_FD or \
+                     PMI_PORT; PMIx: PMIX_NAMESPACE)"
+                .into(),
+            fix: h.fix,
+        });
     }
     Ok(Box::new(Singleton::new()))
 }
 
 /// Whether [`from_env`] connects to a launcher (rather than making a single PE).
 pub fn launched() -> bool {
-    std::env::var_os("PMI_FD").is_some() || std::env::var_os("PMI_PORT").is_some()
+    let env = detect::process_env;
+    detect::has_pmi1(&env) || detect::has_pmix(&env)
 }
 
-/// This process's rank as its launcher announced it, without connecting: `PMI_RANK`
-/// under a launcher, 0 alone, `None` when unknown. For messages about a failure before
-/// or while connecting.
+/// This process's rank as its launcher announced it, without connecting: `PMI_RANK` (or
+/// `PMIX_RANK`) under a launcher, 0 alone, `None` when unknown. For messages about a
+/// failure before or while connecting.
 pub fn rank_hint() -> Option<usize> {
-    if launched() {
+    let env = detect::process_env;
+    if detect::has_pmi1(&env) {
         // Hydra's -pmi-port mode gives only PMI_ID, which is the rank.
         std::env::var("PMI_RANK")
             .or_else(|_| std::env::var("PMI_ID"))
             .ok()?
             .parse()
             .ok()
+    } else if detect::has_pmix(&env) {
+        std::env::var("PMIX_RANK").ok()?.parse().ok()
+    } else if detect::launcher_hint(&env).is_some() {
+        [
+            "OMPI_COMM_WORLD_RANK",
+            "SLURM_PROCID",
+            "PMI_RANK",
+            "PALS_RANKID",
+        ]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
     } else {
         Some(0)
     }

@@ -387,6 +387,10 @@ env_table! {
         "Split the PEs into this many virtual hosts (contiguous blocks) for HOST/LEADERS; 0 = real hosts. With SHMEM_TRANSPORT=mixed they are transport boundaries too.";
     transport "TRANSPORT": Transport(TransportMode) = "auto", "transport",
         "How PEs reach each other: auto (shared memory on the host, UCX to other hosts), shm (shared memory only; a PE on another host is an init error), ucx (UCX to every PE, this one included), mixed (as auto, with each SHMEM_VIRTUAL_HOSTS block counted as a host: UCX between blocks).";
+    bootstrap "BOOTSTRAP": Text(String) = "auto", "launch",
+        "How a PE joins its job: auto (PMI-1 when the launcher set PMI_FD or PMI_PORT: oshrun, mpiexec.hydra, srun --mpi=pmi2; PMIx when it set PMIX_NAMESPACE: Open MPI's mpirun, srun --mpi=pmix, prterun; one PE alone when no launcher started the process; an error when a launcher started it as one of several and offers neither), pmi1, pmix. Read by the bootstrap before this table.";
+    pmix_library "PMIX_LIBRARY": PathText(String) = "libpmix.so.2", "launch",
+        "The PMIx client library loaded at init under a PMIx launcher (a file name the dynamic loader finds, or a path).";
     ucx_library "UCX_LIBRARY": PathText(String) = "libucp.so.0", "transport",
         "The UCX library loaded at init when a PE is reached through UCX (a file name the dynamic loader finds, or a path).";
     wait_spin "WAIT_SPIN": WaitTime(Option<std::time::Duration>) = "auto", "waiting",

@@ -12,6 +12,9 @@
 //!   `grandchild rank=<me> pid=<pid>` for each; then END is `ok` (finalize), `fail` (the
 //!   last PE exits with status 3, the others wait in a barrier) or `hang` (sleep 30 s).
 //!
+//! - `hold SECS`: after init and a barrier every PE prints `holding pe=<me>`, sleeps SECS
+//!   and finalizes (a running job for a launcher to cancel).
+//!
 //! Modes that fail print `pid rank=<r> pid=<pid>` first (rank from `PMI_RANK`).
 #![allow(unsafe_code)]
 
@@ -76,6 +79,14 @@ fn main() {
             let (me, _) = init();
             sync::barrier_all().unwrap();
             println!("passed init pe={me}");
+            rshmem_core::finalize();
+        }
+        "hold" => {
+            let (me, _) = init();
+            sync::barrier_all().unwrap();
+            println!("holding pe={me}");
+            flush();
+            sleep(Duration::from_secs(arg(&args, 1)));
             rshmem_core::finalize();
         }
         "spawn-child" => {

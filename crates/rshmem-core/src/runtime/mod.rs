@@ -558,6 +558,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let cfg = Config::from_env()?;
     let algs = Algorithms::from_config(&cfg).map_err(InitError::Algorithm)?;
     LAUNCHED.store(rshmem_boot::launched(), Ordering::Relaxed);
+    // The program's threads, counted before the bootstrap starts its own (the PMIx library's
+    // progress thread, which never touches the executable's globals).
+    let want_data = SYMMETRIC_DATA.load(Ordering::Relaxed) && cfg.symmetric_data;
+    let threads = if want_data {
+        sys::thread_count().unwrap_or(1)
+    } else {
+        1
+    };
     let boot = rshmem_boot::from_env()?;
     let (me, npes) = (boot.rank(), boot.size());
     INIT_PE.store(me, Ordering::Relaxed);
@@ -585,16 +593,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     }
     boot.put("host", &host)?;
     // The executable's globals and statics, moved onto a shared file (C programs).
-    let want_data = SYMMETRIC_DATA.load(Ordering::Relaxed) && cfg.symmetric_data;
     // The move below copies, then remaps: a write another thread made in between would be
     // lost without a trace. So with other threads running (a Python interpreter's, an
     // OpenMP pool started early) nothing is moved; the PEs then agree below to go without
-    // symmetric globals, and a global used in RMA fails naming the routine.
-    let threads = if want_data {
-        sys::thread_count().unwrap_or(1)
-    } else {
-        1
-    };
+    // symmetric globals, and a global used in RMA fails naming the routine (`threads`,
+    // counted above).
     let data = if want_data && threads == 1 {
         sys::executable_data()
     } else {
