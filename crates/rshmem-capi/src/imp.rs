@@ -1104,8 +1104,9 @@ pub(crate) unsafe fn merge_request(
 // ---------------------------------------------------------------- teams
 
 /// Handles of the teams made by splits: never dereferenced, never reused. Each is
-/// `TEAM_BASE + 16 * n` for the n-th team made, so a handle below the next one that is
-/// not live names a destroyed team, and anything else is not a team handle at all.
+/// `TEAM_BASE + 16 * n` for the n-th team made (plus [`ASET_TAG`] for an active set), so
+/// a handle below the next one that is not live names a destroyed team (or deleted
+/// set), and anything else is not a team handle at all.
 struct Teams {
     live: BTreeMap<usize, Arc<Team>>,
     /// The live handles that are active sets (deleted locally).
@@ -1117,6 +1118,8 @@ struct Teams {
 const TEAM_BASE: usize = 0x1000;
 const _: () = assert!(H_LEADERS < TEAM_BASE);
 const TEAM_STEP: usize = 16;
+/// Added to an active set's handle, so that a use after `shmemx_delete_aset` names it.
+const ASET_TAG: usize = 8;
 
 // An RwLock: every team routine looks its handle up, threads running collectives on
 // their own teams must not serialize on it; only split and destroy write.
@@ -1166,8 +1169,11 @@ fn team_arg(routine: &'static str, arg: &'static str, h: TeamHandle) -> Option<A
                 return Some(t.clone());
             }
             let issued =
-                x >= TEAM_BASE && x < reg.next && (x - TEAM_BASE).is_multiple_of(TEAM_STEP);
+                x >= TEAM_BASE && x < reg.next && ((x - TEAM_BASE) % TEAM_STEP) & !ASET_TAG == 0;
             drop(reg);
+            if issued && x & ASET_TAG != 0 {
+                invalid(routine, arg, "was deleted (by shmemx_delete_aset)")
+            }
             if issued {
                 invalid(routine, arg, "was destroyed (by shmem_team_destroy)")
             }
@@ -1196,11 +1202,15 @@ pub(crate) fn team_ptr(
 }
 
 fn new_handle(t: Option<Arc<Team>>) -> TeamHandle {
+    new_handle_tagged(t, 0)
+}
+
+fn new_handle_tagged(t: Option<Arc<Team>>, tag: usize) -> TeamHandle {
     let Some(t) = t else {
         return std::ptr::null_mut();
     };
     let mut reg = teams_mut();
-    let h = reg.next;
+    let h = reg.next + tag;
     reg.next += TEAM_STEP;
     reg.live.insert(h, t);
     h as TeamHandle
@@ -1213,6 +1223,18 @@ fn config(c: *const TeamConfigC, mask: c_long) -> TeamConfig {
         cfg.num_contexts = unsafe { (*c).num_contexts };
     }
     cfg
+}
+
+/// A split's output argument must be writable: a null one would leak the new team (the
+/// split is collective, so the job ends rather than making it on the other PEs alone).
+fn need_out(routine: &'static str, arg: &'static str, out: *mut TeamHandle) {
+    if out.is_null() {
+        invalid(
+            routine,
+            arg,
+            "is NULL (it must point at a shmem_team_t that receives the new team)",
+        );
+    }
 }
 
 /// Writes a split's result; returns the C status (0 or -1).
@@ -1287,6 +1309,7 @@ pub(crate) unsafe fn team_split_strided(
     mask: c_long,
     out: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "new_team", out);
     let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => rshmem_core::team::split_strided(
             &p,
@@ -1316,6 +1339,8 @@ pub(crate) unsafe fn team_split_2d(
     ymask: c_long,
     yout: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "xaxis_team", xout);
+    need_out(routine, "yaxis_team", yout);
     let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => {
             rshmem_core::team::split_2d(&p, xrange.into(), config(xcfg, xmask), config(ycfg, ymask))
@@ -1354,6 +1379,7 @@ pub(crate) unsafe fn team_split_color(
     mask: c_long,
     out: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "new_team", out);
     let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => rshmem_core::team::split_color(&p, color, key, config(cfg, mask)),
         None => Err(Error::InvalidArgument {
@@ -1400,12 +1426,13 @@ pub(crate) fn pe_failed(routine: &'static str, pe: c_int) -> c_int {
 /// returns 0, or the `SHMEMX_ERR_*` code with `out` set to `SHMEM_TEAM_INVALID`.
 ///
 /// # Safety
-/// `out` is null or points at a `shmem_team_t`.
+/// `out` is null (an error that ends the job) or points at a `shmem_team_t`.
 pub(crate) unsafe fn team_survivors(
     routine: &'static str,
     h: TeamHandle,
     out: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "new_team", out);
     let r = match team(routine, h) {
         Some(t) => rshmem_core::team::survivors(&t),
         None => Err(Error::InvalidArgument {
@@ -1449,7 +1476,7 @@ fn new_aset(routine: &'static str, members: rshmem_core::team::Members) -> TeamH
     match ok(rshmem_core::team::active_set(routine, members)) {
         None => std::ptr::null_mut(),
         Some(t) => {
-            let h = new_handle(Some(t));
+            let h = new_handle_tagged(Some(t), ASET_TAG);
             teams_mut().asets.insert(h as usize);
             h
         }

@@ -229,11 +229,7 @@ pub(crate) fn alloc<T: Remote>(
         // calloc zero-fills before its barrier.
         memory::calloc(routine, len, size_of::<T>())?
     } else {
-        memory::align(
-            routine,
-            if over_aligned { align_of::<T>() } else { 0 },
-            size,
-        )?
+        memory::align(routine, align_of::<T>(), size)?
     };
     let ptr =
         NonNull::new(raw.cast::<T>()).expect("the runtime returned null for a non-empty block");

@@ -68,7 +68,7 @@ fn main() -> rshmem::Result<()> {
     assert!(!shmem.test(&token, Cmp::Gt, 0));
     shmem.barrier_all();
     token.atomic_set(me as u32 + 1, right)?;
-    shmem.wait_until(&token, Cmp::Eq, left as u32 + 1);
+    shmem.wait_until(&token, Cmp::Eq, left as u32 + 1)?;
     assert!(shmem.test(&token, Cmp::Ge, 1));
     println!("ok api_p2p pe={me}");
     Ok(())

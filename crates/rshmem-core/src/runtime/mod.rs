@@ -545,13 +545,35 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let boot = rshmem_boot::from_env()?;
     let (me, npes) = (boot.rank(), boot.size());
     INIT_PE.store(me, Ordering::Relaxed);
+    // One PE is one host whatever the variable says: a setting for multi-PE runs (the
+    // test suite's simulated hosts) leaves single-PE programs alone.
+    if npes > 1 && cfg.virtual_hosts > npes {
+        return Err(InitError::Config(rshmem_util::ConfigError {
+            var: "SHMEM_VIRTUAL_HOSTS".into(),
+            value: cfg.virtual_hosts.to_string(),
+            reason: format!("must be at most the number of PEs ({npes}): every virtual host holds at least one PE"),
+        }));
+    }
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
-    let heap_len = cfg.symmetric_size.next_multiple_of(4096);
     let max_teams = cfg.teams_max;
     let layout = Layout::new(max_teams, npes);
-    let slot_len = layout.size + heap_len;
-    let stride = slot_len.next_multiple_of(SLOT_ALIGN);
+    // The table bounds the size; checked all the same, as a wrapped size maps nothing.
+    let too_large = || {
+        InitError::Topology(format!(
+            "SHMEM_SYMMETRIC_SIZE={} plus the runtime area of {} (sized by SHMEM_TEAMS_MAX={max_teams}) overflows the address space",
+            cfg.symmetric_size,
+            show_size(layout.size),
+        ))
+    };
+    let heap_len = cfg
+        .symmetric_size
+        .checked_next_multiple_of(4096)
+        .ok_or_else(too_large)?;
+    let slot_len = layout.size.checked_add(heap_len).ok_or_else(too_large)?;
+    let stride = slot_len
+        .checked_next_multiple_of(SLOT_ALIGN)
+        .ok_or_else(too_large)?;
     let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len).map_err(
         os(format!(
             "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={} (plus a runtime area of {} for SHMEM_TEAMS_MAX={max_teams})",
