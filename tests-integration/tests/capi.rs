@@ -691,3 +691,55 @@ fn c_fault_tolerance() {
         rshmem_tests::assert_left_nothing(Path::new(&exe), &before, &ctx);
     }
 }
+
+/// Issue 26, item 6: `shmem_align` returns truly aligned addresses (up to the heap's
+/// 64 MiB alignment) and NULL when an alignment cannot fit; above 64 MiB, or 0, it is an
+/// error naming the routine and argument.
+#[test]
+fn align_is_true_and_bounded() {
+    let exe = build("heap_args.c", &[]);
+    for np in [1, 2, 3] {
+        let out = run_mode(np, &exe, "align", &[("SHMEM_SYMMETRIC_SIZE", "16M")]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok align pe=").len(), np, "{out:?}");
+    }
+    for (what, msg) in [
+        (
+            "align_huge",
+            "shmem_align: argument alignment: must be at most 64 MiB",
+        ),
+        (
+            "align_zero",
+            "shmem_align: argument alignment: must be a power of two (0 is not)",
+        ),
+    ] {
+        let out = run_mode(2, &exe, what, &[]);
+        assert_ne!(out.code(), 0, "{what}: {out:?}");
+        assert!(out.code() < 128, "{what}: a PE died of a signal: {out:?}");
+        assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+    }
+}
+
+/// Issue 26, item 9: a split without an output handle, and an active set deleted twice,
+/// are errors naming the routine and argument.
+#[test]
+fn team_outputs_and_deleted_sets_are_named() {
+    let exe = build("heap_args.c", &[]);
+    for (what, msg) in [
+        (
+            "split_null",
+            "shmem_team_split_strided: argument new_team: is NULL",
+        ),
+        (
+            "aset_twice",
+            "shmemx_delete_aset: argument aset: was deleted (by shmemx_delete_aset)",
+        ),
+    ] {
+        for np in [2, 3] {
+            let out = run_mode(np, &exe, what, &[]);
+            assert_ne!(out.code(), 0, "{what}: {out:?}");
+            assert!(out.code() < 128, "{what}: a PE died of a signal: {out:?}");
+            assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+        }
+    }
+}
