@@ -135,6 +135,47 @@ fn point_to_point_waits() {
     }
 }
 
+/// Issue 26: a wait whose writer finalized, or died (fault-tolerant mode), returns the
+/// error from `wait_until` and `signal_wait_until` instead of panicking.
+#[test]
+fn waits_return_their_errors() {
+    for (mode, np, env, want) in [
+        ("finalized", 2, None, "no PE can change any more"),
+        (
+            "killed",
+            3,
+            Some(("SHMEM_FAULT_TOLERANT", "1")),
+            "PE 2 failed",
+        ),
+    ] {
+        let mut job = Job::new(np, "api_p2p")
+            .args([mode])
+            .timeout(Duration::from_secs(30));
+        if let Some((k, v)) = env {
+            job = job.env(k, v).env("SHMEM_TRANSPORT", "shm");
+        }
+        let out = job.run();
+        assert!(out.status.is_some(), "{mode}: hung: {out:?}");
+        assert!(!out.stderr.contains("panicked"), "{mode}: {out:?}");
+        let errs = out.lines_with("err ");
+        assert_eq!(errs.len(), 2 * (np - 1), "{mode}: {out:?}");
+        assert!(errs.iter().all(|e| e.contains(want)), "{mode}: {errs:?}");
+        assert!(
+            errs.iter().any(|e| e.starts_with("shmem_wait_until: "))
+                && errs
+                    .iter()
+                    .any(|e| e.starts_with("shmem_signal_wait_until: ")),
+            "{mode}: {errs:?}"
+        );
+        match mode {
+            "finalized" => {
+                out.assert_ok();
+            }
+            _ => assert_eq!(out.code(), 137, "{mode}: {out:?}"),
+        };
+    }
+}
+
 /// Runs an `api_failure` mode on `np` PEs, which must end well within its bound.
 fn failure(np: usize, args: &[&str]) -> JobOutput {
     let out = Job::new(np, "api_failure")

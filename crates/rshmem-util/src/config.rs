@@ -78,7 +78,7 @@ impl Kind for Secs {
     type Value = Option<std::time::Duration>;
     fn parse(s: &str) -> Result<Self::Value, String> {
         match s.trim().parse::<f64>() {
-            Ok(v) if v == 0.0 => Ok(None),
+            Ok(0.0) => Ok(None),
             Ok(v) if v > 0.0 => std::time::Duration::try_from_secs_f64(v)
                 .map(Some)
                 .map_err(|_| format!("{s:?} is too large")),

@@ -386,7 +386,7 @@ macro_rules! ctx_amos {
                     concat!("shmem_", stringify!($p)),
                     concat!("shmem_ctx_", stringify!($p)),
                 );
-                self.amo(r, dst.into(), $pop, pe).map(drop)
+                self.amo_post(r, dst.into(), $pop, pe)
             }
         )*
     };
@@ -432,6 +432,18 @@ impl<M: CtxMode> Ctx<'_, M> {
         self.state.check(routine, pe)?;
         let (region, i) = dst.parts();
         raw::amo(self.state.raw(), routine, region, i, op, pe)
+    }
+
+    fn amo_post<T: AmoExtended>(
+        &self,
+        routine: &'static str,
+        dst: AtomicElem<'_, T>,
+        op: AmoOp<T>,
+        pe: usize,
+    ) -> Result<()> {
+        self.state.check(routine, pe)?;
+        let (region, i) = dst.parts();
+        raw::amo_post(self.state.raw(), routine, region, i, op, pe)
     }
 
     amo_table!(ctx_amos);
