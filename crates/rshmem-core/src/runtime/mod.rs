@@ -807,7 +807,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             region(dstart, 0, dlen, false),
             region(slot, 0, layout.size, true),
         ];
-        let mut u = Ucx::start(boot.as_ref(), &cfg.ucx_library, layout.size, regions)?;
+        let one_host = real_host.iter().all(|&h| h == 0);
+        let mut u = Ucx::start(
+            boot.as_ref(),
+            &cfg.ucx_library,
+            layout.size,
+            regions,
+            one_host,
+        )?;
         boot.fence()?;
         // Every PE, those on shared memory and this one included: atomics to all of them
         // go through UCX (one atomicity domain).
