@@ -306,6 +306,18 @@ impl Layout {
     }
 }
 
+/// The executable's globals, left unshared because other threads ran at `shmem_init`.
+#[derive(Debug)]
+struct GlobalsOff {
+    /// Which PE had threads, and how many.
+    why: String,
+    /// This PE's data and bss range.
+    start: usize,
+    len: usize,
+    /// Said once per PE.
+    told: AtomicBool,
+}
+
 /// Slots, the runtime area and hence the user heap start on 64 MiB boundaries on every PE:
 /// the largest alignment `shmem_align` guarantees. It costs address space only (the
 /// padding is never touched, so never committed).
@@ -353,6 +365,8 @@ pub struct Runtime {
     /// This PE's shared globals `[data_start, data_start + data_len)` (length 0: none).
     pub(crate) data_start: usize,
     pub(crate) data_len: usize,
+    /// Why the executable's globals are not symmetric, if other threads prevented it.
+    globals_off: Option<GlobalsOff>,
     /// Keeps the peers' views of their globals mapped.
     _data_resv: Option<sys::Reservation>,
     pub(crate) heap: Mutex<Heap>,
@@ -601,11 +615,12 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     } else {
         1
     };
-    let data = if want_data && threads == 1 {
+    let exe_data = if want_data {
         sys::executable_data()
     } else {
         None
     };
+    let data = exe_data.filter(|_| threads == 1);
     let data_file = match data {
         Some((start, len, rel)) => {
             let f = sys::share_in_place(&format!("rshmem-data-{}-{me}", boot.job_id()), start, len)
@@ -712,17 +727,18 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let busy = peer_data
         .iter()
         .find_map(|(pe, d)| Some((pe, d.strip_prefix("threads:")?)));
-    let data = match busy {
-        Some((pe, count)) => {
-            if me == 0 {
-                eprintln!(
-                    "rshmem: warning: global and static variables are not symmetric in this job: PE {pe} had {count} threads running at shmem_init, and moving globals onto shared memory would lose their writes (call shmem_init before starting threads; SHMEM_SYMMETRIC_DATA=0 silences this)"
-                );
-            }
-            None
-        }
-        None => data,
-    };
+    // Said when a global is used in communication (`Runtime::not_symmetric`), not here:
+    // many programs start threads early (NumPy's import does) and never need globals.
+    let globals_off = busy.and_then(|(pe, count)| {
+        let (start, len, _) = exe_data?;
+        Some(GlobalsOff {
+            why: format!("PE {pe} had {count} threads running at shmem_init"),
+            start,
+            len,
+            told: AtomicBool::new(false),
+        })
+    });
+    let data = if busy.is_some() { None } else { data };
     if let Some((start, len, rel)) = data {
         let dstride = len.next_multiple_of(4096);
         let r = sys::Reservation::new(dstride * npes, 4096).map_err(os(
@@ -904,6 +920,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         ),
         data_start: data_resv.as_ref().map_or(0, |d| d.1),
         data_len: data_resv.as_ref().map_or(0, |d| d.2),
+        globals_off,
         _data_resv: data_resv.map(|d| d.0),
         heap: Mutex::new(Heap::new(heap_len)),
         requests: crate::request::new_pool(),
@@ -1096,6 +1113,15 @@ impl Runtime {
         addr: usize,
         len: usize,
     ) -> Error {
+        if let Some(g) = &self.globals_off {
+            let global = addr.wrapping_sub(g.start) < g.len;
+            if global && !g.told.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "rshmem: PE {}: {routine}: argument {arg} is a global or static variable, but global and static variables are not symmetric in this job: {}, and moving globals onto shared memory would have lost their writes (call shmem_init before starting threads, or use shmem_malloc)",
+                    self.me, g.why
+                );
+            }
+        }
         let (base, end) = self.heap_range();
         Error::NotSymmetric {
             routine,
