@@ -743,3 +743,22 @@ fn team_outputs_and_deleted_sets_are_named() {
         }
     }
 }
+
+/// Issue 26, item 10: `shmemx_register_gettid` (Sandia OpenSHMEM) links, and the library
+/// tells threads apart by the program's names for them (here: `SHMEM_DEBUG`'s check of a
+/// private context's thread).
+#[test]
+fn registered_gettid_names_the_threads() {
+    let exe = build("gettid.c", &["-pthread"]);
+    for np in [1, 2, 3] {
+        let out = run_mode(np, &exe, "same", &[("SHMEM_DEBUG", "1")]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok gettid pe=").len(), np, "{out:?}");
+    }
+    let out = run_mode(2, &exe, "other", &[("SHMEM_DEBUG", "1")]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    assert!(out.code() < 128, "a PE died of a signal: {out:?}");
+    let msg =
+        "shmem_ctx_long_atomic_add: argument ctx: is a SHMEM_CTX_PRIVATE context of another thread";
+    assert!(out.stderr.contains(msg), "want {msg:?} in {out:?}");
+}

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::thread::ThreadId;
 use std::time::Instant;
@@ -668,13 +669,48 @@ const _: () = assert!(
         && rshmem_core::ctx::NOSTORE == 4
 );
 
+/// `shmemx_register_gettid`'s function: the program's name for the calling thread.
+pub type GettidFn = Option<unsafe extern "C" fn() -> u64>;
+
+/// The registered [`GettidFn`] as an address (0: none).
+static GETTID: AtomicUsize = AtomicUsize::new(0);
+
+/// `shmemx_register_gettid` (Sandia OpenSHMEM): from now on threads are told apart by
+/// `f` (NULL: by the runtime's own thread ids again). May be called before `shmem_init`.
+pub(crate) fn register_gettid(f: GettidFn) {
+    GETTID.store(f.map_or(0, |f| f as usize), Ordering::Release);
+}
+
+/// A thread, as the library tells threads apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tid {
+    /// The runtime's own id.
+    Own(ThreadId),
+    /// The value of the program's registered function.
+    Program(u64),
+}
+
+/// The calling thread's [`Tid`]: the registered function's value if there is one.
+fn current_tid() -> Tid {
+    match GETTID.load(Ordering::Acquire) {
+        0 => Tid::Own(std::thread::current().id()),
+        f => {
+            // SAFETY: a non-zero value was stored from a `unsafe extern "C" fn() -> u64`
+            // by `register_gettid`.
+            let f: unsafe extern "C" fn() -> u64 = unsafe { std::mem::transmute(f) };
+            // SAFETY: the program registered it to be called from any of its threads.
+            Tid::Program(unsafe { f() })
+        }
+    }
+}
+
 /// What the C face remembers of a context it made.
 struct CtxInfo {
     /// The `shmem_team_t` it was made from (for `shmem_ctx_get_team`).
     team: usize,
     /// The creating thread of a `SHMEM_CTX_PRIVATE` context (checked under
     /// `SHMEM_DEBUG`).
-    owner: Option<ThreadId>,
+    owner: Option<Tid>,
 }
 
 /// Every context address this face has handed out. The core pools context objects and
@@ -747,7 +783,7 @@ fn check_created(routine: &'static str, a: usize) {
             "ctx",
             "is not a context handle (no context was created at this address)",
         ),
-        Some(Some(t)) if t != std::thread::current().id() => invalid(
+        Some(Some(t)) if t != current_tid() => invalid(
             routine,
             "ctx",
             "is a SHMEM_CTX_PRIVATE context of another thread",
@@ -775,8 +811,7 @@ unsafe fn make_ctx(
     }
     let (h, rc) = match make() {
         Ok(c) => {
-            let owner =
-                (options & rshmem_core::ctx::PRIVATE != 0).then(|| std::thread::current().id());
+            let owner = (options & rshmem_core::ctx::PRIVATE != 0).then(current_tid);
             ctxs().insert(c.as_ptr() as usize, CtxInfo { team, owner });
             (c.as_ptr().cast::<c_void>(), 0)
         }
