@@ -359,6 +359,14 @@ fn run_mode(np: usize, exe: &str, mode: &str, env: &[(&str, &str)]) -> JobOutput
     job.run()
 }
 
+/// Runs `mode`, which must end the job (not by a signal) with `msg` on stderr.
+fn fails_naming(np: usize, exe: &str, mode: &str, env: &[(&str, &str)], msg: &str) {
+    let out = run_mode(np, exe, mode, env);
+    assert_ne!(out.code(), 0, "{mode}: {out:?}");
+    assert!(out.code() < 128, "{mode}: a PE died of a signal: {out:?}");
+    assert!(out.stderr.contains(msg), "{mode}: want {msg:?} in {out:?}");
+}
+
 const NO_FINALIZE_WARNING: &str = "warning: exiting without shmem_finalize";
 
 #[test]
@@ -520,10 +528,7 @@ fn team_handles_are_validated() {
         ),
     ] {
         for np in [2, 3] {
-            let out = run_mode(np, &exe, what, &[]);
-            assert_ne!(out.code(), 0, "{what}: {out:?}");
-            assert!(out.code() < 128, "{what}: a PE died of a signal: {out:?}");
-            assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+            fails_naming(np, &exe, what, &[], msg);
         }
     }
 }
@@ -713,10 +718,7 @@ fn align_is_true_and_bounded() {
             "shmem_align: argument alignment: must be a power of two (0 is not)",
         ),
     ] {
-        let out = run_mode(2, &exe, what, &[]);
-        assert_ne!(out.code(), 0, "{what}: {out:?}");
-        assert!(out.code() < 128, "{what}: a PE died of a signal: {out:?}");
-        assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+        fails_naming(2, &exe, what, &[], msg);
     }
 }
 
@@ -736,10 +738,7 @@ fn team_outputs_and_deleted_sets_are_named() {
         ),
     ] {
         for np in [2, 3] {
-            let out = run_mode(np, &exe, what, &[]);
-            assert_ne!(out.code(), 0, "{what}: {out:?}");
-            assert!(out.code() < 128, "{what}: a PE died of a signal: {out:?}");
-            assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+            fails_naming(np, &exe, what, &[], msg);
         }
     }
 }
@@ -755,10 +754,7 @@ fn registered_gettid_names_the_threads() {
         out.assert_ok();
         assert_eq!(out.lines_with("ok gettid pe=").len(), np, "{out:?}");
     }
-    let out = run_mode(2, &exe, "other", &[("SHMEM_DEBUG", "1")]);
-    assert_ne!(out.code(), 0, "{out:?}");
-    assert!(out.code() < 128, "a PE died of a signal: {out:?}");
     let msg =
         "shmem_ctx_long_atomic_add: argument ctx: is a SHMEM_CTX_PRIVATE context of another thread";
-    assert!(out.stderr.contains(msg), "want {msg:?} in {out:?}");
+    fails_naming(2, &exe, "other", &[("SHMEM_DEBUG", "1")], msg);
 }
