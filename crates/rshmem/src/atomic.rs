@@ -397,6 +397,9 @@ macro_rules! ctx_amos {
 /// Which operations a type has follows its class ([`AmoExtended`], [`AmoStandard`],
 /// [`AmoBitwise`]). Every call checks `pe` and the word's index first. The `atomic_*`
 /// methods of [`SymAtomic`] and [`SymAtomicVec`] are these on the default context.
+/// The non-fetching ones (`atomic_set`, `atomic_add`...) are writes, as in C: through
+/// UCX they are posted, and complete at the context's next
+/// [`quiet`](Ctx::quiet) (or a barrier); on shared memory they complete at once.
 ///
 /// ```
 /// use rshmem::Serialized;
