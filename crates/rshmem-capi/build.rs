@@ -189,6 +189,7 @@ fn rs_scalar(c: &str) -> &'static str {
         "void" => "core::ffi::c_void",
         "shmem_team_t" | "shmemx_aset_t" => "crate::imp::TeamHandle",
         "shmemx_offset_fn" => "crate::imp::AsetIndexFn",
+        "shmemx_gettid_fn" => "crate::imp::GettidFn",
         "shmem_team_config_t" => "crate::imp::TeamConfigC",
         "shmem_ctx_t" => "crate::imp::CtxH",
         "shmem_ctx_session_config_t" => "crate::imp::SessionConfigC",
@@ -393,6 +394,15 @@ fn pcntr(g: &mut Gen) {
     g.f(
         "void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr)",
         "imp::pcntr(R, ctx, pcntr, |p| p)",
+    );
+}
+
+/// Sandia OpenSHMEM's `shmemx_register_gettid`: the program names its threads.
+fn gettid(g: &mut Gen) {
+    g.xsection("Thread identification (Sandia OpenSHMEM)");
+    g.f(
+        "void shmemx_register_gettid(shmemx_gettid_fn gettid_fn)",
+        "imp::register_gettid(gettid_fn)",
     );
 }
 
@@ -1997,6 +2007,31 @@ const HEAD: &str = r#"/* shmem.h: the OpenSHMEM 1.5 C API of rshmem (with the 1.
 #define _SHMEM_MAX_NAME_LEN SHMEM_MAX_NAME_LEN
 #define _SHMEM_VENDOR_STRING SHMEM_VENDOR_STRING
 
+/* shmem4py (Python) tells implementations apart by their own macros, and for any other
+ * it emulates the OpenSHMEM 1.5 routines it cannot assume with 1.4 ones or stubs: these
+ * are its names for what rshmem has (all of it), so `pip install shmem4py` with
+ * CC=oshcc builds against rshmem's routines. */
+#define PySHMEM_HAVE_shmem_malloc_with_hints 1
+#define PySHMEM_HAVE_shmem_team_t 1
+#define PySHMEM_HAVE_SHMEM_CTX_INVALID 1
+#define PySHMEM_HAVE_shmem_amo_nbi 1
+#define PySHMEM_HAVE_shmem_put_signal 1
+#define PySHMEM_HAVE_shmem_signal_fetch 1
+#define PySHMEM_HAVE_shmem_signal_wait_until 1
+#define PySHMEM_HAVE_shmem_broadcast 1
+#define PySHMEM_HAVE_shmem_collect 1
+#define PySHMEM_HAVE_shmem_fcollect 1
+#define PySHMEM_HAVE_shmem_alltoall 1
+#define PySHMEM_HAVE_shmem_alltoalls 1
+#define PySHMEM_HAVE_shmem_broadcastmem 1
+#define PySHMEM_HAVE_shmem_collectmem 1
+#define PySHMEM_HAVE_shmem_fcollectmem 1
+#define PySHMEM_HAVE_shmem_alltoallmem 1
+#define PySHMEM_HAVE_shmem_alltoallsmem 1
+#define PySHMEM_HAVE_shmem_reduce 1
+#define PySHMEM_HAVE_shmem_wait_test_many 1
+#define PySHMEM_HAVE_shmem_pcontrol 1
+
 #define SHMEM_THREAD_SINGLE 0
 #define SHMEM_THREAD_FUNNELED 1
 #define SHMEM_THREAD_SERIALIZED 2
@@ -2116,6 +2151,7 @@ fn main() {
     nbe(&mut g);
     sos_aliases(&mut g);
     pcntr(&mut g);
+    gettid(&mut g);
     g.flush_ctx();
 
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -2171,7 +2207,10 @@ fn main() {
          * count operations issued, cumulatively). rshmem keeps no target-side counter:\n \
          * target is always 0. Counting is on with SHMEM_PROFILE or shmem_pcontrol(1). */\n\
          typedef struct {\n    uint64_t pending_put;\n    uint64_t pending_get;\n    uint64_t completed_put;\n    \
-         uint64_t completed_get;\n    uint64_t target;\n} shmemx_pcntr_t;\n\n",
+         uint64_t completed_get;\n    uint64_t target;\n} shmemx_pcntr_t;\n\n\
+         /* Sandia OpenSHMEM: a function naming the calling thread, which the library then\n \
+         * uses to tell threads apart (the creator of a SHMEM_CTX_PRIVATE context). */\n\
+         typedef uint64_t (*shmemx_gettid_fn)(void);\n\n",
     );
     for d in &g.xdecls {
         writeln!(x, "{d}").unwrap();

@@ -4,6 +4,8 @@
 !   errorstr   image 1 ERROR STOPs with a message (the job exits 1)
 !   pointer    a coindexed read through a pointer component associated with memory
 !              that is not symmetric (not supported yet: must fail naming it)
+!   unalloc    image 1 writes into an allocatable component not allocated on the last
+!              image (an error naming _gfortran_caf_send_by_ref once)
 program term
   implicit none
   type :: box
@@ -13,6 +15,10 @@ program term
   integer :: me, np, a(4)[*], v(2)
   integer, allocatable, target :: tgt(:)
   type(box) :: b[*]
+  type :: abox
+    integer, allocatable :: c(:)
+  end type
+  type(abox) :: ab[*]
   me = this_image()
   np = num_images()
   a = me
@@ -39,5 +45,10 @@ program term
     if (me == 1) v = b[np]%q(1:2)
     print *, v
     sync all
+  case ('unalloc')
+    sync all
+    if (me == 1) ab[np]%c(1:2) = [1, 2]
+    sync all
+    print '(a)', 'not reached'
   end select
 end program

@@ -100,7 +100,8 @@ fn bad_arguments_return_errors() {
         assert_eq!(cases % np, 0);
         assert!(cases / np >= 20, "{}", out.stdout);
         assert!(out.stdout.contains(&format!(
-            "err put to PE n: shmem_put: PE {np} is out of range (valid PEs are 0..{np})"
+            "err put to PE n: shmem_put: PE {np} is out of range (valid PEs are 0 to {})",
+            np - 1
         )));
         assert!(out.stdout.contains(
             "err put past end: shmem_put: argument dest: elements 5..9 are out of bounds for length 8"
@@ -131,6 +132,47 @@ fn nbi_scope_completes_operations() {
 fn point_to_point_waits() {
     for np in NPS {
         run_ok(np, "api_p2p", &[]);
+    }
+}
+
+/// Issue 26: a wait whose writer finalized, or died (fault-tolerant mode), returns the
+/// error from `wait_until` and `signal_wait_until` instead of panicking.
+#[test]
+fn waits_return_their_errors() {
+    for (mode, np, env, want) in [
+        ("finalized", 2, None, "no PE can change any more"),
+        (
+            "killed",
+            3,
+            Some(("SHMEM_FAULT_TOLERANT", "1")),
+            "PE 2 failed",
+        ),
+    ] {
+        let mut job = Job::new(np, "api_p2p")
+            .args([mode])
+            .timeout(Duration::from_secs(30));
+        if let Some((k, v)) = env {
+            job = job.env(k, v).env("SHMEM_TRANSPORT", "shm");
+        }
+        let out = job.run();
+        assert!(out.status.is_some(), "{mode}: hung: {out:?}");
+        assert!(!out.stderr.contains("panicked"), "{mode}: {out:?}");
+        let errs = out.lines_with("err ");
+        assert_eq!(errs.len(), 2 * (np - 1), "{mode}: {out:?}");
+        assert!(errs.iter().all(|e| e.contains(want)), "{mode}: {errs:?}");
+        assert!(
+            errs.iter().any(|e| e.starts_with("shmem_wait_until: "))
+                && errs
+                    .iter()
+                    .any(|e| e.starts_with("shmem_signal_wait_until: ")),
+            "{mode}: {errs:?}"
+        );
+        match mode {
+            "finalized" => {
+                out.assert_ok();
+            }
+            _ => assert_eq!(out.code(), 137, "{mode}: {out:?}"),
+        };
     }
 }
 

@@ -230,6 +230,26 @@ fn caf_unsupported_features_fail_naming_the_feature() {
     );
 }
 
+/// An error of a CAF entry point names the routine once (issue 26, item 9).
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_errors_name_their_routine_once() {
+    let out = cafrun(2, &build("term"), &["unalloc"]);
+    assert_ne!(out.code(), 0, "{out:?}");
+    assert!(out.lines_with("not reached").is_empty(), "{out:?}");
+    let r = "_gfortran_caf_send_by_ref";
+    assert!(
+        out.stderr.contains(&format!(
+            "{r}: the allocatable or pointer component is not allocated on image 2"
+        )),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains(&format!("{r}: {r}")), "{out:?}");
+}
+
 #[test]
 #[cfg_attr(
     not(have_gfortran),

@@ -359,6 +359,14 @@ fn run_mode(np: usize, exe: &str, mode: &str, env: &[(&str, &str)]) -> JobOutput
     job.run()
 }
 
+/// Runs `mode`, which must end the job (not by a signal) with `msg` on stderr.
+fn fails_naming(np: usize, exe: &str, mode: &str, env: &[(&str, &str)], msg: &str) {
+    let out = run_mode(np, exe, mode, env);
+    assert_ne!(out.code(), 0, "{mode}: {out:?}");
+    assert!(out.code() < 128, "{mode}: a PE died of a signal: {out:?}");
+    assert!(out.stderr.contains(msg), "{mode}: want {msg:?} in {out:?}");
+}
+
 const NO_FINALIZE_WARNING: &str = "warning: exiting without shmem_finalize";
 
 #[test]
@@ -520,10 +528,7 @@ fn team_handles_are_validated() {
         ),
     ] {
         for np in [2, 3] {
-            let out = run_mode(np, &exe, what, &[]);
-            assert_ne!(out.code(), 0, "{what}: {out:?}");
-            assert!(out.code() < 128, "{what}: a PE died of a signal: {out:?}");
-            assert!(out.stderr.contains(msg), "{what}: want {msg:?} in {out:?}");
+            fails_naming(np, &exe, what, &[], msg);
         }
     }
 }
@@ -781,4 +786,66 @@ fn c_try_request_wait_and_try_aset_creation() {
         let want = if np == 1 { 1 } else { np - 1 };
         assert_eq!(out.lines_with("ok try_forms pe=").len(), want, "{out:?}");
     }
+}
+
+/// Issue 26, item 6: `shmem_align` returns truly aligned addresses (up to the heap's
+/// 64 MiB alignment) and NULL when an alignment cannot fit; above 64 MiB, or 0, it is an
+/// error naming the routine and argument.
+#[test]
+fn align_is_true_and_bounded() {
+    let exe = build("heap_args.c", &[]);
+    for np in [1, 2, 3] {
+        let out = run_mode(np, &exe, "align", &[("SHMEM_SYMMETRIC_SIZE", "16M")]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok align pe=").len(), np, "{out:?}");
+    }
+    for (what, msg) in [
+        (
+            "align_huge",
+            "shmem_align: argument alignment: must be at most 64 MiB",
+        ),
+        (
+            "align_zero",
+            "shmem_align: argument alignment: must be a power of two (0 is not)",
+        ),
+    ] {
+        fails_naming(2, &exe, what, &[], msg);
+    }
+}
+
+/// Issue 26, item 9: a split without an output handle, and an active set deleted twice,
+/// are errors naming the routine and argument.
+#[test]
+fn team_outputs_and_deleted_sets_are_named() {
+    let exe = build("heap_args.c", &[]);
+    for (what, msg) in [
+        (
+            "split_null",
+            "shmem_team_split_strided: argument new_team: is NULL",
+        ),
+        (
+            "aset_twice",
+            "shmemx_delete_aset: argument aset: was deleted (by shmemx_delete_aset)",
+        ),
+    ] {
+        for np in [2, 3] {
+            fails_naming(np, &exe, what, &[], msg);
+        }
+    }
+}
+
+/// Issue 26, item 10: `shmemx_register_gettid` (Sandia OpenSHMEM) links, and the library
+/// tells threads apart by the program's names for them (here: `SHMEM_DEBUG`'s check of a
+/// private context's thread).
+#[test]
+fn registered_gettid_names_the_threads() {
+    let exe = build("gettid.c", &["-pthread"]);
+    for np in [1, 2, 3] {
+        let out = run_mode(np, &exe, "same", &[("SHMEM_DEBUG", "1")]);
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok gettid pe=").len(), np, "{out:?}");
+    }
+    let msg =
+        "shmem_ctx_long_atomic_add: argument ctx: is a SHMEM_CTX_PRIVATE context of another thread";
+    fails_naming(2, &exe, "other", &[("SHMEM_DEBUG", "1")], msg);
 }

@@ -74,8 +74,10 @@ fn errors_fatal_ends_the_job() {
     for np in NPS {
         let out = run_failing(np, "fatal");
         assert_eq!(out.code(), 1, "{}", out.stderr);
-        let want =
-            format!("shmem_putmem: argument pe: PE {np} is out of range (valid PEs are 0..{np})");
+        let want = format!(
+            "shmem_putmem: argument pe: PE {np} is out of range (valid PEs are 0 to {})",
+            np - 1
+        );
         assert!(
             out.stderr.contains(&want),
             "stderr lacks {want:?}:\n{}",

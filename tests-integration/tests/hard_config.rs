@@ -55,3 +55,46 @@ fn address_space_error_names_teams_max() {
         &["SHMEM_SYMMETRIC_SIZE=100T", "SHMEM_TEAMS_MAX=1024"],
     );
 }
+
+/// Issue 26, item 5: sizes near 2^64 fail init naming the variable, never wrap into a
+/// 16 EiB or a 0-byte heap.
+#[test]
+fn symmetric_size_near_2_64_fails_init() {
+    for v in ["18446744072635809792", "18446744073709551615", "65537T"] {
+        init_fails(
+            2,
+            &[("SHMEM_SYMMETRIC_SIZE", v)],
+            &[&format!("SHMEM_SYMMETRIC_SIZE=\"{v}\" is invalid"), "64P"],
+        );
+    }
+}
+
+/// Issue 26, item 9: values that used to be taken silently fail init naming the
+/// variable; unknown names of the project's own are warned about like `SHMEM_*` ones.
+#[test]
+fn bad_values_of_every_variable_fail_init() {
+    for (var, v, why) in [
+        (
+            "RSHMEM_BOOT_WARN_SECS",
+            "abc",
+            "expected a number of seconds",
+        ),
+        ("SHMEM_PROFILE", "5", "must be at most 2"),
+        ("RSHMEM_CAF_LOCK", "ticket", "auto, fifo, steal"),
+        ("RSHMEM_CAF_TEAM_HEAP", "lots", "is not a size"),
+    ] {
+        init_fails(2, &[(var, v)], &[&format!("{var}=\"{v}\" is invalid"), why]);
+    }
+    // The T suffix every size takes, and a warning for a misspelt name.
+    let out = Job::new(2, "core_smoke")
+        .env("RSHMEM_CAF_COMPONENT_HEAP", "1T")
+        .env("RSHMEM_CAF_COMPONENT_HEAPS", "1G")
+        .timeout(Duration::from_secs(30))
+        .run();
+    out.assert_ok();
+    assert_eq!(out.lines_with("ok core_smoke").len(), 2, "{out:?}");
+    assert!(
+        out.stderr.contains("unknown environment variable RSHMEM_CAF_COMPONENT_HEAPS ignored (did you mean RSHMEM_CAF_COMPONENT_HEAP?)"),
+        "{out:?}"
+    );
+}

@@ -506,7 +506,7 @@ fn fatal_error_is_reported_once_with_a_summary() {
     assert_eq!(
         lines,
         [
-            "rshmem: PE 1: shmem_putmem: argument pe: PE 2 is out of range (valid PEs are 0..2)",
+            "rshmem: PE 1: shmem_putmem: argument pe: PE 2 is out of range (valid PEs are 0 to 1)",
             "oshrun: PE 1 aborted the job (status 1)",
         ],
         "{out:?}"

@@ -131,7 +131,8 @@ fn fatal_message_printed_once_under_hydra() {
     // hydra does not print an abort's message, so the PE prints it itself.
     let out = run_prog(2, "core_errors", &["fatal"]);
     assert_ne!(out.code(), 0, "{out:?}");
-    let want = "rshmem: PE 1: shmem_putmem: argument pe: PE 2 is out of range (valid PEs are 0..2)";
+    let want =
+        "rshmem: PE 1: shmem_putmem: argument pe: PE 2 is out of range (valid PEs are 0 to 1)";
     let hits = out
         .stderr
         .lines()

@@ -71,10 +71,12 @@ fn shmem_profile_prints_per_pe_and_job_totals() {
         let job = format!("rshmem profile: job ({np} PEs)\n");
         assert_eq!(row(text, &job, "put"), Some((puts, 8 * puts)), "{text}");
         assert_eq!(row(text, &job, "get"), Some((gets, 8 * gets)), "{text}");
-        assert_eq!(row(text, &job, "quiet"), Some((3 * n, 0)), "{text}");
-        // Allocation and free (one each per PE) and the three barriers are counted too.
-        assert_eq!(row(text, &job, "alloc").map(|r| r.0), Some(2 * n), "{text}");
-        assert_eq!(row(text, &job, "sync").map(|r| r.0), Some(3 * n), "{text}");
+        assert_eq!(row(text, &job, "quiet"), Some((4 * n, 0)), "{text}");
+        // Allocations and frees (four each per PE), the three barriers and a sync_nbe,
+        // and a reduce_nbe of 24 bytes (issue 26: `_nbe` collectives count, as in C).
+        assert_eq!(row(text, &job, "alloc").map(|r| r.0), Some(8 * n), "{text}");
+        assert_eq!(row(text, &job, "sync").map(|r| r.0), Some(4 * n), "{text}");
+        assert_eq!(row(text, &job, "coll"), Some((n, 24 * n)), "{text}");
         assert_eq!(
             text.matches("rshmem profile: job").count(),
             1,

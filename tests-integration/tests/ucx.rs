@@ -95,3 +95,27 @@ fn a_job_needing_absent_ucx_fails_saying_what_to_install() {
     let left: Vec<_> = after.iter().filter(|o| !before.contains(o)).collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Issue 26, item 11: a job whose PEs share one host opens UCX's TCP listeners on the
+/// loopback device only (UCX_NET_DEVICES=lo unless the user chose devices).
+#[test]
+#[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
+fn one_host_jobs_listen_on_loopback_only() {
+    for (np, job) in [(2, over_ucx(2, "ucx_listen")), (3, mixed(3, "ucx_listen"))] {
+        let out = job.timeout(Duration::from_secs(60)).run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok ucx_listen pe=").len(), np, "{out:?}");
+        let listens = out.lines_with("listen pe=");
+        assert!(
+            !listens.is_empty(),
+            "UCX over TCP listens somewhere: {out:?}"
+        );
+        for l in &listens {
+            let addr = l.split_whitespace().nth(1).unwrap_or("");
+            assert!(
+                addr.starts_with("127.") || addr.starts_with("::1:"),
+                "a listener outside the loopback device: {l} in {out:?}"
+            );
+        }
+    }
+}

@@ -164,28 +164,16 @@ struct BarrierWarn {
 }
 
 /// Environment variable: seconds a PMI barrier waits before the warning of
-/// [`Conn::await_barrier`] (default [`BARRIER_WARN_DEFAULT`]; `0` = never warn).
+/// [`Conn::await_barrier`] (a row of `rshmem_util`'s table, default 30; `0` = never warn).
 pub const BARRIER_WARN_VAR: &str = "RSHMEM_BOOT_WARN_SECS";
 
-/// Default of [`BARRIER_WARN_VAR`].
-const BARRIER_WARN_DEFAULT: Duration = Duration::from_secs(30);
-
-/// The warning delay from the environment (`None`: never warn).
+/// The warning delay from the environment (`None`: never warn). `shmem_init` has
+/// refused a value that does not parse before it connects; the default stands in for
+/// one here only for other callers.
 fn barrier_warn_after() -> Option<Duration> {
-    match std::env::var(BARRIER_WARN_VAR) {
-        Err(_) => Some(BARRIER_WARN_DEFAULT),
-        Ok(v) => match v.trim().parse::<f64>() {
-            // 0, negative or beyond what a Duration holds: never warn.
-            Ok(s) if s > 0.0 => Duration::try_from_secs_f64(s).ok(),
-            Ok(_) => None,
-            Err(_) => {
-                eprintln!(
-                    "rshmem: {BARRIER_WARN_VAR}={v:?} is not a number of seconds; using {}",
-                    BARRIER_WARN_DEFAULT.as_secs()
-                );
-                Some(BARRIER_WARN_DEFAULT)
-            }
-        },
+    match rshmem_util::Config::from_env() {
+        Ok(c) => c.boot_warn_secs,
+        Err(_) => Some(Duration::from_secs(30)),
     }
 }
 

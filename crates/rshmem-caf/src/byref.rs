@@ -28,7 +28,7 @@ use crate::xfer::View;
 const ALIGN: usize = 64;
 /// Bytes before the first block: this image's heap start, for the translation.
 const HEADER: usize = ALIGN;
-/// Environment variable that sets the component heap's size in bytes (K, M, G suffixes).
+/// The variable that sets the component heap's size (for messages).
 const SIZE_VAR: &str = "RSHMEM_CAF_COMPONENT_HEAP";
 
 /// This image's component heap: a symmetric block carved up by this image alone.
@@ -48,24 +48,14 @@ fn heap() -> std::sync::MutexGuard<'static, Option<Heap>> {
     HEAP.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The component heap's size: `RSHMEM_CAF_COMPONENT_HEAP`, else an eighth of the
-/// symmetric heap.
+/// The component heap's size: `RSHMEM_CAF_COMPONENT_HEAP` (a row of the environment
+/// table), else an eighth of the symmetric heap.
 fn heap_size() -> rshmem_core::Result<usize> {
-    if let Ok(v) = std::env::var(SIZE_VAR) {
-        let v = v.trim();
-        let (num, mul) = match v.char_indices().last() {
-            Some((i, 'k' | 'K')) => (&v[..i], 1usize << 10),
-            Some((i, 'm' | 'M')) => (&v[..i], 1 << 20),
-            Some((i, 'g' | 'G')) => (&v[..i], 1 << 30),
-            _ => (v, 1),
-        };
-        match num.parse::<usize>().ok().and_then(|n| n.checked_mul(mul)) {
-            Some(n) => return Ok(n.max(HEADER + ALIGN)),
-            None => crate::stat::fatal(
-                "_gfortran_caf_init",
-                &format!("{SIZE_VAR}={v} is not a size in bytes (K, M or G suffix allowed)"),
-            ),
-        }
+    let rt = rshmem_core::runtime::try_runtime().ok_or(rshmem_core::Error::NotInitialized {
+        routine: "_gfortran_caf_init",
+    })?;
+    if let Some(n) = rt.config().caf_component_heap {
+        return Ok(n.max(HEADER + ALIGN));
     }
     Ok((memory::heap_size()? / 8).max(HEADER + ALIGN) / ALIGN * ALIGN)
 }

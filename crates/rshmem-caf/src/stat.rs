@@ -100,10 +100,17 @@ pub(crate) unsafe fn fill_errmsg(errmsg: *mut c_char, len: usize, msg: &str) {
     }
 }
 
-/// Ends the job with an error message naming `routine` (error termination).
+/// Ends the job with an error message naming `routine` (error termination), once: a
+/// runtime error's text already starts with it.
 #[cold]
 pub(crate) fn fatal(routine: &str, msg: &str) -> ! {
     crate::image::flush_fortran();
+    let named = msg
+        .strip_prefix(routine)
+        .is_some_and(|rest| rest.starts_with(": "));
+    if named {
+        rshmem_core::fatal(&msg)
+    }
     rshmem_core::fatal(&format!("{routine}: {msg}"))
 }
 

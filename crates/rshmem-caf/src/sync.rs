@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
+use rshmem_util::config::CafLock;
 use rshmem_util::Waiter;
 
 use crate::image::{pe_of, state, State, QNODES};
@@ -191,9 +192,6 @@ fn decode(v: u64) -> (usize, usize) {
     ((v >> 32) as usize - 1, (v & 0xffff_ffff) as usize)
 }
 
-/// The variable choosing how locks are taken: `fifo`, `steal` or `auto` (the default).
-pub(crate) const LOCK_VAR: &str = "RSHMEM_CAF_LOCK";
-
 /// `steal` mode's lock word: the holder's image number in the high half (0: free), the
 /// queue's tail in the low half ([`steal_tail`]).
 const TAIL: u64 = 0xffff_ffff;
@@ -226,15 +224,12 @@ pub(crate) fn agree_lock_mode(scratch: usize) -> rshmem_core::Result<bool> {
     const R: &str = "_gfortran_caf_init";
     let rt = rshmem_core::runtime::try_runtime()
         .ok_or(rshmem_core::Error::NotInitialized { routine: R })?;
-    let want: i64 = match std::env::var(LOCK_VAR).as_deref() {
+    // `RSHMEM_CAF_LOCK`, a row of the environment table (checked at init).
+    let want: i64 = match rt.config().caf_lock {
         _ if rt.world().n_pes() > STEAL_MAX_IMAGES => 0,
-        Err(_) | Ok("" | "auto") => rt.oversubscribed().into(),
-        Ok("fifo") => 0,
-        Ok("steal") => 1,
-        Ok(other) => crate::stat::fatal(
-            R,
-            &format!("{LOCK_VAR}={other:?}: unknown lock protocol (available: auto, fifo, steal)"),
-        ),
+        CafLock::Auto => rt.oversubscribed().into(),
+        CafLock::Fifo => 0,
+        CafLock::Steal => 1,
     };
     let p = scratch as *mut i64;
     // SAFETY: the start-up scratch buffer is symmetric, holds 4096 bytes and is not in use

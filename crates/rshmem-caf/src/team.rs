@@ -33,11 +33,8 @@ use rshmem_core::{memory, Heap};
 
 use crate::stat::{fatal, unsupported, CafError, CafResult, STAT_ERROR};
 
-/// Environment variable: bytes of symmetric memory FORM TEAM reserves for the coarrays and
-/// collectives of the teams it forms (suffixes K, M, G). Default: 1/16 of
-/// `SHMEM_SYMMETRIC_SIZE` when the parent is the initial team; inside a team at most half
-/// of what the parent's arena has free.
-pub(crate) const TEAM_HEAP_VAR: &str = "RSHMEM_CAF_TEAM_HEAP";
+/// The variable that sets the arena FORM TEAM reserves (for messages).
+const TEAM_HEAP_VAR: &str = "RSHMEM_CAF_TEAM_HEAP";
 
 /// The symmetric memory of a team: `[base, base + size)` on each member.
 #[derive(Debug)]
@@ -363,17 +360,11 @@ pub(crate) unsafe fn pe_in(
 fn arena_size(parent: Option<&CafTeam>) -> usize {
     static WANT: OnceLock<usize> = OnceLock::new();
     let want = *WANT.get_or_init(|| {
-        let default = rshmem_core::runtime::try_runtime()
-            .map_or(64 << 20, |rt| rt.config().symmetric_size / 16);
-        match std::env::var(TEAM_HEAP_VAR) {
-            Ok(v) => parse_size(&v).unwrap_or_else(|| {
-                fatal(
-                    "_gfortran_caf_form_team",
-                    &format!("{TEAM_HEAP_VAR}={v:?} is not a size (bytes, or with K, M, G)"),
-                )
-            }),
-            Err(_) => default,
-        }
+        // `RSHMEM_CAF_TEAM_HEAP` (a row of the environment table), else 1/16 of the heap.
+        rshmem_core::runtime::try_runtime().map_or(64 << 20, |rt| {
+            let cfg = rt.config();
+            cfg.caf_team_heap.unwrap_or(cfg.symmetric_size / 16)
+        })
     });
     match parent.and_then(|p| p.arena.as_ref()) {
         Some(a) => {
@@ -386,18 +377,6 @@ fn arena_size(parent: Option<&CafTeam>) -> usize {
         }
         None => want,
     }
-}
-
-/// `123`, `64K`, `16M`, `1G` (powers of 1024).
-fn parse_size(s: &str) -> Option<usize> {
-    let s = s.trim();
-    let (num, mul) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1usize << 10),
-        (i, 'm' | 'M') => (&s[..i], 1 << 20),
-        (i, 'g' | 'G') => (&s[..i], 1 << 30),
-        _ => (s, 1),
-    };
-    num.trim().parse::<usize>().ok()?.checked_mul(mul)
 }
 
 /// `form team(team_number, team [, new_index=])`: collective over the current team.

@@ -4355,6 +4355,7 @@ void pshmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
 void pshmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
 void pshmemx_pcntr_get_completed_target(uint64_t *cntr_value);
 void pshmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
+void pshmemx_register_gettid(shmemx_gettid_fn gettid_fn);
 
 #ifdef __cplusplus
 } /* extern "C" */

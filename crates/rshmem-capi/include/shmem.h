@@ -17,6 +17,31 @@
 #define _SHMEM_MAX_NAME_LEN SHMEM_MAX_NAME_LEN
 #define _SHMEM_VENDOR_STRING SHMEM_VENDOR_STRING
 
+/* shmem4py (Python) tells implementations apart by their own macros, and for any other
+ * it emulates the OpenSHMEM 1.5 routines it cannot assume with 1.4 ones or stubs: these
+ * are its names for what rshmem has (all of it), so `pip install shmem4py` with
+ * CC=oshcc builds against rshmem's routines. */
+#define PySHMEM_HAVE_shmem_malloc_with_hints 1
+#define PySHMEM_HAVE_shmem_team_t 1
+#define PySHMEM_HAVE_SHMEM_CTX_INVALID 1
+#define PySHMEM_HAVE_shmem_amo_nbi 1
+#define PySHMEM_HAVE_shmem_put_signal 1
+#define PySHMEM_HAVE_shmem_signal_fetch 1
+#define PySHMEM_HAVE_shmem_signal_wait_until 1
+#define PySHMEM_HAVE_shmem_broadcast 1
+#define PySHMEM_HAVE_shmem_collect 1
+#define PySHMEM_HAVE_shmem_fcollect 1
+#define PySHMEM_HAVE_shmem_alltoall 1
+#define PySHMEM_HAVE_shmem_alltoalls 1
+#define PySHMEM_HAVE_shmem_broadcastmem 1
+#define PySHMEM_HAVE_shmem_collectmem 1
+#define PySHMEM_HAVE_shmem_fcollectmem 1
+#define PySHMEM_HAVE_shmem_alltoallmem 1
+#define PySHMEM_HAVE_shmem_alltoallsmem 1
+#define PySHMEM_HAVE_shmem_reduce 1
+#define PySHMEM_HAVE_shmem_wait_test_many 1
+#define PySHMEM_HAVE_shmem_pcontrol 1
+
 #define SHMEM_THREAD_SINGLE 0
 #define SHMEM_THREAD_FUNNELED 1
 #define SHMEM_THREAD_SERIALIZED 2

@@ -44,6 +44,10 @@ typedef struct {
     uint64_t target;
 } shmemx_pcntr_t;
 
+/* Sandia OpenSHMEM: a function naming the calling thread, which the library then
+ * uses to tell threads apart (the creator of a SHMEM_CTX_PRIVATE context). */
+typedef uint64_t (*shmemx_gettid_fn)(void);
+
 double shmemx_wtime(void);
 size_t shmemx_heap_size(void);
 size_t shmemx_heap_free(void);
@@ -838,6 +842,9 @@ void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
 void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
 void shmemx_pcntr_get_completed_target(uint64_t *cntr_value);
 void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
+
+/* Thread identification (Sandia OpenSHMEM) */
+void shmemx_register_gettid(shmemx_gettid_fn gettid_fn);
 
 /* Error-returning forms (seed 004): shmemx_try_X is shmem_X returning 0 or a
  * SHMEMX_ERR_* code instead of ending the job; a routine's value goes to a trailing

@@ -25,7 +25,7 @@ fn set(routine: &'static str, start: c_int, logstride: c_int, size: c_int) -> Ar
     };
     let npes = crate::imp::ok(rshmem_core::setup::n_pes());
     if !(0..31).contains(&logstride) {
-        bad("logPE_stride", "must be in 0..31");
+        bad("logPE_stride", "must be 0 to 30");
     }
     if start < 0 || size < 1 {
         bad("PE_start/PE_size", "need PE_start >= 0 and PE_size >= 1");

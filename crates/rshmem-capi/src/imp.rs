@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::thread::ThreadId;
 use std::time::Instant;
@@ -668,13 +669,48 @@ const _: () = assert!(
         && rshmem_core::ctx::NOSTORE == 4
 );
 
+/// `shmemx_register_gettid`'s function: the program's name for the calling thread.
+pub type GettidFn = Option<unsafe extern "C" fn() -> u64>;
+
+/// The registered [`GettidFn`] as an address (0: none).
+static GETTID: AtomicUsize = AtomicUsize::new(0);
+
+/// `shmemx_register_gettid` (Sandia OpenSHMEM): from now on threads are told apart by
+/// `f` (NULL: by the runtime's own thread ids again). May be called before `shmem_init`.
+pub(crate) fn register_gettid(f: GettidFn) {
+    GETTID.store(f.map_or(0, |f| f as usize), Ordering::Release);
+}
+
+/// A thread, as the library tells threads apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tid {
+    /// The runtime's own id.
+    Own(ThreadId),
+    /// The value of the program's registered function.
+    Program(u64),
+}
+
+/// The calling thread's [`Tid`]: the registered function's value if there is one.
+fn current_tid() -> Tid {
+    match GETTID.load(Ordering::Acquire) {
+        0 => Tid::Own(std::thread::current().id()),
+        f => {
+            // SAFETY: a non-zero value was stored from a `unsafe extern "C" fn() -> u64`
+            // by `register_gettid`.
+            let f: unsafe extern "C" fn() -> u64 = unsafe { std::mem::transmute(f) };
+            // SAFETY: the program registered it to be called from any of its threads.
+            Tid::Program(unsafe { f() })
+        }
+    }
+}
+
 /// What the C face remembers of a context it made.
 struct CtxInfo {
     /// The `shmem_team_t` it was made from (for `shmem_ctx_get_team`).
     team: usize,
     /// The creating thread of a `SHMEM_CTX_PRIVATE` context (checked under
     /// `SHMEM_DEBUG`).
-    owner: Option<ThreadId>,
+    owner: Option<Tid>,
 }
 
 /// Every context address this face has handed out. The core pools context objects and
@@ -747,7 +783,7 @@ fn check_created(routine: &'static str, a: usize) {
             "ctx",
             "is not a context handle (no context was created at this address)",
         ),
-        Some(Some(t)) if t != std::thread::current().id() => invalid(
+        Some(Some(t)) if t != current_tid() => invalid(
             routine,
             "ctx",
             "is a SHMEM_CTX_PRIVATE context of another thread",
@@ -775,8 +811,7 @@ unsafe fn make_ctx(
     }
     let (h, rc) = match make() {
         Ok(c) => {
-            let owner =
-                (options & rshmem_core::ctx::PRIVATE != 0).then(|| std::thread::current().id());
+            let owner = (options & rshmem_core::ctx::PRIVATE != 0).then(current_tid);
             ctxs().insert(c.as_ptr() as usize, CtxInfo { team, owner });
             (c.as_ptr().cast::<c_void>(), 0)
         }
@@ -1104,8 +1139,9 @@ pub(crate) unsafe fn merge_request(
 // ---------------------------------------------------------------- teams
 
 /// Handles of the teams made by splits: never dereferenced, never reused. Each is
-/// `TEAM_BASE + 16 * n` for the n-th team made, so a handle below the next one that is
-/// not live names a destroyed team, and anything else is not a team handle at all.
+/// `TEAM_BASE + 16 * n` for the n-th team made (plus [`ASET_TAG`] for an active set), so
+/// a handle below the next one that is not live names a destroyed team (or deleted
+/// set), and anything else is not a team handle at all.
 struct Teams {
     live: BTreeMap<usize, Arc<Team>>,
     /// The live handles that are active sets (deleted locally).
@@ -1117,6 +1153,8 @@ struct Teams {
 const TEAM_BASE: usize = 0x1000;
 const _: () = assert!(H_LEADERS < TEAM_BASE);
 const TEAM_STEP: usize = 16;
+/// Added to an active set's handle, so that a use after `shmemx_delete_aset` names it.
+const ASET_TAG: usize = 8;
 
 // An RwLock: every team routine looks its handle up, threads running collectives on
 // their own teams must not serialize on it; only split and destroy write.
@@ -1166,8 +1204,11 @@ fn team_arg(routine: &'static str, arg: &'static str, h: TeamHandle) -> Option<A
                 return Some(t.clone());
             }
             let issued =
-                x >= TEAM_BASE && x < reg.next && (x - TEAM_BASE).is_multiple_of(TEAM_STEP);
+                x >= TEAM_BASE && x < reg.next && ((x - TEAM_BASE) % TEAM_STEP) & !ASET_TAG == 0;
             drop(reg);
+            if issued && x & ASET_TAG != 0 {
+                invalid(routine, arg, "was deleted (by shmemx_delete_aset)")
+            }
             if issued {
                 invalid(routine, arg, "was destroyed (by shmem_team_destroy)")
             }
@@ -1196,11 +1237,15 @@ pub(crate) fn team_ptr(
 }
 
 fn new_handle(t: Option<Arc<Team>>) -> TeamHandle {
+    new_handle_tagged(t, 0)
+}
+
+fn new_handle_tagged(t: Option<Arc<Team>>, tag: usize) -> TeamHandle {
     let Some(t) = t else {
         return std::ptr::null_mut();
     };
     let mut reg = teams_mut();
-    let h = reg.next;
+    let h = reg.next + tag;
     reg.next += TEAM_STEP;
     reg.live.insert(h, t);
     h as TeamHandle
@@ -1213,6 +1258,18 @@ fn config(c: *const TeamConfigC, mask: c_long) -> TeamConfig {
         cfg.num_contexts = unsafe { (*c).num_contexts };
     }
     cfg
+}
+
+/// A split's output argument must be writable: a null one would leak the new team (the
+/// split is collective, so the job ends rather than making it on the other PEs alone).
+fn need_out(routine: &'static str, arg: &'static str, out: *mut TeamHandle) {
+    if out.is_null() {
+        invalid(
+            routine,
+            arg,
+            "is NULL (it must point at a shmem_team_t that receives the new team)",
+        );
+    }
 }
 
 /// Writes a split's result; returns the C status (0 or -1).
@@ -1287,6 +1344,7 @@ pub(crate) unsafe fn team_split_strided(
     mask: c_long,
     out: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "new_team", out);
     let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => rshmem_core::team::split_strided(
             &p,
@@ -1316,6 +1374,8 @@ pub(crate) unsafe fn team_split_2d(
     ymask: c_long,
     yout: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "xaxis_team", xout);
+    need_out(routine, "yaxis_team", yout);
     let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => {
             rshmem_core::team::split_2d(&p, xrange.into(), config(xcfg, xmask), config(ycfg, ymask))
@@ -1354,6 +1414,7 @@ pub(crate) unsafe fn team_split_color(
     mask: c_long,
     out: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "new_team", out);
     let r = match team_arg(routine, "parent_team", parent) {
         Some(p) => rshmem_core::team::split_color(&p, color, key, config(cfg, mask)),
         None => Err(Error::InvalidArgument {
@@ -1400,12 +1461,13 @@ pub(crate) fn pe_failed(routine: &'static str, pe: c_int) -> c_int {
 /// returns 0, or the `SHMEMX_ERR_*` code with `out` set to `SHMEM_TEAM_INVALID`.
 ///
 /// # Safety
-/// `out` is null or points at a `shmem_team_t`.
+/// `out` is null (an error that ends the job) or points at a `shmem_team_t`.
 pub(crate) unsafe fn team_survivors(
     routine: &'static str,
     h: TeamHandle,
     out: *mut TeamHandle,
 ) -> c_int {
+    need_out(routine, "new_team", out);
     let r = match team(routine, h) {
         Some(t) => rshmem_core::team::survivors(&t),
         None => Err(Error::InvalidArgument {
@@ -1449,7 +1511,7 @@ fn new_aset(routine: &'static str, members: rshmem_core::team::Members) -> TeamH
     match ok(rshmem_core::team::active_set(routine, members)) {
         None => std::ptr::null_mut(),
         Some(t) => {
-            let h = new_handle(Some(t));
+            let h = new_handle_tagged(Some(t), ASET_TAG);
             teams_mut().asets.insert(h as usize);
             h
         }

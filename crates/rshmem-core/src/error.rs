@@ -18,7 +18,7 @@ pub enum Error {
         routine: &'static str,
     },
     /// A PE number outside the team.
-    #[error("{routine}: argument {arg}: PE {pe} is out of range (valid PEs are 0..{npes})")]
+    #[error("{routine}: argument {arg}: PE {pe} is out of range (valid PEs are 0 to {})", npes.saturating_sub(1))]
     PeOutOfRange {
         /// The routine.
         routine: &'static str,

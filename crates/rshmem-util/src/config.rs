@@ -1,7 +1,7 @@
 //! The typed table of environment variables: one row per variable gives its name, kind,
 //! default, category and help. The table generates the frozen [`Config`], its parser
-//! (`SHMEM_<NAME>`, then the deprecated `SMA_<NAME>`), the `SHMEM_INFO` printer and the
-//! warning for unknown `SHMEM_*` names.
+//! (`SHMEM_<NAME>`, then the deprecated `SMA_<NAME>`; the project's own `RSHMEM_*` names
+//! as written), the `SHMEM_INFO` printer and the warning for unknown names.
 
 use std::fmt::Write as _;
 
@@ -33,6 +33,104 @@ impl Kind for Size {
     }
     fn show(v: &usize) -> String {
         show_size(*v)
+    }
+}
+
+/// Largest symmetric heap: 64 PiB, more than a process can address (57-bit virtual
+/// addresses), so the sizes derived from it never overflow.
+pub const HEAP_MAX: usize = 1 << 56;
+
+/// The symmetric heap's size: a [`Size`] of at most [`HEAP_MAX`].
+struct HeapSize;
+impl Kind for HeapSize {
+    type Value = usize;
+    fn parse(s: &str) -> Result<usize, String> {
+        match parse_size(s)? {
+            v if v > HEAP_MAX => Err(format!(
+                "{s:?} is larger than 64P ({HEAP_MAX} bytes), more than a process can address"
+            )),
+            v => Ok(v),
+        }
+    }
+    fn show(v: &usize) -> String {
+        show_size(*v)
+    }
+}
+
+/// A size, or `auto` (`None`): the default is derived from another variable.
+struct AutoSize;
+impl Kind for AutoSize {
+    type Value = Option<usize>;
+    fn parse(s: &str) -> Result<Option<usize>, String> {
+        match s.trim() {
+            "" | "auto" => Ok(None),
+            t => parse_size(t).map(Some),
+        }
+    }
+    fn show(v: &Option<usize>) -> String {
+        v.map_or("auto".into(), show_size)
+    }
+}
+
+/// Seconds (a decimal number); 0 = never (`None`).
+struct Secs;
+impl Kind for Secs {
+    type Value = Option<std::time::Duration>;
+    fn parse(s: &str) -> Result<Self::Value, String> {
+        match s.trim().parse::<f64>() {
+            Ok(0.0) => Ok(None),
+            Ok(v) if v > 0.0 => std::time::Duration::try_from_secs_f64(v)
+                .map(Some)
+                .map_err(|_| format!("{s:?} is too large")),
+            _ => Err("expected a number of seconds (0 = never)".into()),
+        }
+    }
+    fn show(v: &Self::Value) -> String {
+        v.map_or("0".into(), |d| format!("{}", d.as_secs_f64()))
+    }
+}
+
+/// `SHMEM_PROFILE`: 0, 1 or 2.
+struct ProfileLevel;
+impl Kind for ProfileLevel {
+    type Value = usize;
+    fn parse(s: &str) -> Result<usize, String> {
+        count_in(s, 0, 2, "0 = off, 1 = sampled times, 2 = every call timed")
+    }
+    fn show(v: &usize) -> String {
+        v.to_string()
+    }
+}
+
+/// The coarray lock protocol (`RSHMEM_CAF_LOCK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CafLock {
+    /// `steal` when some host runs more images than it has cores, `fifo` otherwise.
+    Auto,
+    /// The MCS queue, handed from each holder to the next.
+    Fifo,
+    /// The queue, but a running image may take a free lock ahead of it.
+    Steal,
+}
+
+struct CafLockKind;
+impl Kind for CafLockKind {
+    type Value = CafLock;
+    fn parse(s: &str) -> Result<CafLock, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(CafLock::Auto),
+            "fifo" => Ok(CafLock::Fifo),
+            "steal" => Ok(CafLock::Steal),
+            _ => Err("unknown lock protocol (available: auto, fifo, steal)".into()),
+        }
+    }
+    fn show(v: &CafLock) -> String {
+        match v {
+            CafLock::Auto => "auto",
+            CafLock::Fifo => "fifo",
+            CafLock::Steal => "steal",
+        }
+        .into()
     }
 }
 
@@ -273,6 +371,25 @@ pub fn show_size(v: usize) -> String {
     format!("{v}B")
 }
 
+/// Prefix of the rows that are the project's own names, read as written (no `SHMEM_` or
+/// `SMA_` spelling).
+const OWN: &str = "RSHMEM_";
+
+/// The names a row is read under, first match wins: `SHMEM_<NAME>`, then the deprecated
+/// `SMA_<NAME>`; a row named `RSHMEM_...` under that name alone.
+fn spellings(name: &str) -> Vec<String> {
+    if name.starts_with(OWN) {
+        vec![name.to_string()]
+    } else {
+        vec![format!("SHMEM_{name}"), format!("SMA_{name}")]
+    }
+}
+
+/// The name a row is shown under.
+fn shown(name: &str) -> String {
+    spellings(name).swap_remove(0)
+}
+
 macro_rules! env_table {
     ($( $field:ident $name:literal : $kind:ident ( $ty:ty ) = $default:literal, $cat:literal, $help:literal; )*) => {
         /// The frozen configuration, read once at init.
@@ -289,7 +406,8 @@ macro_rules! env_table {
         /// One row of the table, for printing and name suggestions.
         #[derive(Debug, Clone, Copy)]
         pub struct Row {
-            /// Name without prefix (`SYMMETRIC_SIZE`).
+            /// Name without prefix (`SYMMETRIC_SIZE`), or in full for the project's own
+            /// `RSHMEM_*` names.
             pub name: &'static str,
             /// Default as text.
             pub default: &'static str,
@@ -313,7 +431,7 @@ macro_rules! env_table {
                     $(
                         $field: {
                             let name = $name;
-                            let found = [format!("SHMEM_{name}"), format!("SMA_{name}")]
+                            let found = spellings(name)
                                 .into_iter()
                                 .find_map(|var| lookup(&var).map(|v| (var, v)));
                             match found {
@@ -344,7 +462,8 @@ macro_rules! env_table {
                         cat = c;
                     }
                     let mark = if set { " (set)" } else { "" };
-                    let _ = writeln!(out, "    SHMEM_{name:<24} = {value:<10}{mark}  {help}");
+                    let name = shown(name);
+                    let _ = writeln!(out, "    {name:<30} = {value:<10}{mark}  {help}");
                 }
                 out
             }
@@ -353,7 +472,7 @@ macro_rules! env_table {
 }
 
 env_table! {
-    symmetric_size "SYMMETRIC_SIZE": Size(usize) = "1G", "openshmem",
+    symmetric_size "SYMMETRIC_SIZE": HeapSize(usize) = "1G", "openshmem",
         "Symmetric heap size of each PE (K/M/G/T suffixes); reserved up front, committed on use.";
     symmetric_data "SYMMETRIC_DATA": Bool(bool) = "1", "openshmem",
         "Make a C program's global and static variables symmetric (moves them onto shared memory at init).";
@@ -363,7 +482,7 @@ env_table! {
         "Print this configuration at init (PE 0).";
     version "VERSION": Bool(bool) = "0", "openshmem",
         "Print the library name and version at init (PE 0).";
-    profile "PROFILE": Count(usize) = "0", "openshmem",
+    profile "PROFILE": ProfileLevel(usize) = "0", "openshmem",
         "Count calls, bytes and time per routine family and print a per-PE and job-wide summary at finalize (PE 0): 0 = off, 1 = on with time sampled (1 call in 128 per family), 2 = every call timed. shmem_pcontrol changes the counting at run time. The same on every PE.";
     fault_tolerant "FAULT_TOLERANT": Bool(bool) = "0", "openshmem",
         "Fault-tolerant mode: when a PE dies, oshrun keeps the others running (the job still exits non-zero); survivors see the failure as errors of the collectives and waits that involve it, can list the failed PEs and build a team of the survivors. Shared memory only. Read by oshrun and by the PEs.";
@@ -403,6 +522,14 @@ env_table! {
         "Large engine transfers are cut into up to 16 pieces of at least this size, which a thread waiting for the transfer shares with the engine; 0 = never cut (the waiter then runs a transfer only if the engine has not started it).";
     copy_engine_lanes "COPY_ENGINE_LANES": Lanes(usize) = "1", "contexts",
         "Background copy threads (lanes); contexts and requests are spread over them. 0 = no engine: every transfer completes at once; at most 256.";
+    boot_warn_secs "RSHMEM_BOOT_WARN_SECS": Secs(Option<std::time::Duration>) = "30", "launcher",
+        "Seconds a PE waits in a launcher (PMI) barrier before it warns that a PE may have left; 0 = never. Not under oshrun, which ends such a job itself.";
+    caf_component_heap "RSHMEM_CAF_COMPONENT_HEAP": AutoSize(Option<usize>) = "auto", "coarrays",
+        "Coarray Fortran: the symmetric heap of allocatable and pointer components (K/M/G/T suffixes); auto = an eighth of SHMEM_SYMMETRIC_SIZE.";
+    caf_team_heap "RSHMEM_CAF_TEAM_HEAP": AutoSize(Option<usize>) = "auto", "coarrays",
+        "Coarray Fortran: the arena FORM TEAM reserves for the initial team's children (K/M/G/T suffixes; a child team's is at most half its parent's free space); auto = SHMEM_SYMMETRIC_SIZE / 16.";
+    caf_lock "RSHMEM_CAF_LOCK": CafLockKind(CafLock) = "auto", "coarrays",
+        "Coarray Fortran LOCK protocol, the same on every image: fifo (an MCS queue handed from holder to holder), steal (a running image may take a free lock ahead of the queue), auto (steal when a host runs more images than it has cores, fifo otherwise).";
 }
 
 impl Config {
@@ -411,29 +538,39 @@ impl Config {
         Config::from_lookup(|k| std::env::var(k).ok())
     }
 
-    /// Warnings for `SHMEM_*`/`SMA_*` variables in `vars` that no row knows, each with the
-    /// closest known name.
+    /// Warnings for `SHMEM_*`/`SMA_*` variables in `vars`, and the project's own
+    /// `RSHMEM_CAF_*`/`RSHMEM_BOOT_*` ones, that no row knows, each with the closest
+    /// known name. (Other `RSHMEM_*` names are the build's and the tests', not read here.)
     pub fn unknown_vars<'a>(vars: impl Iterator<Item = &'a str>) -> Vec<String> {
         let mut out = Vec::new();
         for var in vars {
+            let own = ["RSHMEM_CAF_", "RSHMEM_BOOT_"]
+                .iter()
+                .any(|p| var.starts_with(p));
             let name = match var
                 .strip_prefix("SHMEM_")
                 .or_else(|| var.strip_prefix("SMA_"))
             {
                 Some(n) => n,
+                None if own => var,
                 None => continue,
             };
-            if ROWS.iter().any(|r| r.name == name) || EXTERNAL.contains(&var) {
+            let known = ROWS
+                .iter()
+                .any(|r| r.name == name && r.name.starts_with(OWN) == own);
+            if known || EXTERNAL.contains(&var) {
                 continue;
             }
             let best = ROWS
                 .iter()
+                .filter(|r| r.name.starts_with(OWN) == own)
                 .map(|r| (edit_distance(name, r.name), r.name))
                 .min()
                 .map(|(_, n)| n)
                 .unwrap_or("SYMMETRIC_SIZE");
             out.push(format!(
-                "unknown environment variable {var} ignored (did you mean SHMEM_{best}?)"
+                "unknown environment variable {var} ignored (did you mean {}?)",
+                shown(best)
             ));
         }
         out
@@ -491,6 +628,24 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert!(parse_size("").is_err());
         assert!(parse_size("-1M").is_err());
+        // Near 2^64: a clear error, never a wrapped size.
+        assert!(parse_size("18446744073709551616").is_err());
+        for big in [
+            "18446744072635809792",
+            "18446744073709551615",
+            "65P",
+            "16777216T",
+            "65537T",
+        ] {
+            let e = HeapSize::parse(big).unwrap_err();
+            assert!(
+                e.contains("larger than 64P")
+                    || e.contains("not a size")
+                    || e.contains("too large"),
+                "{e}"
+            );
+        }
+        assert_eq!(HeapSize::parse("64T"), Ok(64 << 40));
         assert_eq!(show_size(1 << 30), "1G");
         assert_eq!(show_size(3 << 29), "1.50G");
     }
@@ -543,6 +698,45 @@ mod tests {
                 .unwrap()
                 .copy_engine_lanes,
             0
+        );
+    }
+
+    #[test]
+    fn own_names_are_read_as_written_and_checked() {
+        let with = |k: &'static str, v: &'static str| {
+            Config::from_lookup(move |q| (q == k).then(|| v.into()))
+        };
+        let c = with("RSHMEM_CAF_COMPONENT_HEAP", "1T").unwrap();
+        assert_eq!(c.caf_component_heap, Some(1 << 40));
+        assert_eq!(c.provided, ["RSHMEM_CAF_COMPONENT_HEAP"]);
+        assert!(with("SHMEM_RSHMEM_CAF_COMPONENT_HEAP", "1T")
+            .unwrap()
+            .provided
+            .is_empty());
+        let e = with("RSHMEM_BOOT_WARN_SECS", "abc").unwrap_err();
+        assert_eq!(e.var, "RSHMEM_BOOT_WARN_SECS");
+        assert_eq!(
+            with("RSHMEM_BOOT_WARN_SECS", "0").unwrap().boot_warn_secs,
+            None
+        );
+        assert!(with("RSHMEM_CAF_LOCK", "ticket").is_err());
+        assert!(with("SHMEM_PROFILE", "5").is_err());
+        assert_eq!(with("SHMEM_PROFILE", "2").unwrap().profile, 2);
+        let d = Config::from_lookup(|_| None).unwrap().describe();
+        assert!(d.contains("    RSHMEM_CAF_LOCK "), "{d}");
+        assert!(d.contains("    SHMEM_SYMMETRIC_SIZE "), "{d}");
+        let w = Config::unknown_vars(
+            [
+                "RSHMEM_CAF_COMPONENT_HEAPS",
+                "RSHMEM_BLESS",
+                "RSHMEM_CAF_LOCK",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("did you mean RSHMEM_CAF_COMPONENT_HEAP?"),
+            "{w:?}"
         );
     }
 

@@ -45,7 +45,7 @@ fn main() -> rshmem::Result<()> {
             )?;
         }
         if let Some(from) = prev {
-            let seen = shmem.signal_wait_until(&arrived, Cmp::Ge, c as u64 + 1);
+            let seen = shmem.signal_wait_until(&arrived, Cmp::Ge, c as u64 + 1)?;
             assert!(seen > c as u64);
             let mut got = vec![0u32; len];
             shmem.get(&mut got, &slots, c * len, me)?;

@@ -386,7 +386,7 @@ macro_rules! ctx_amos {
                     concat!("shmem_", stringify!($p)),
                     concat!("shmem_ctx_", stringify!($p)),
                 );
-                self.amo(r, dst.into(), $pop, pe).map(drop)
+                self.amo_post(r, dst.into(), $pop, pe)
             }
         )*
     };
@@ -397,6 +397,9 @@ macro_rules! ctx_amos {
 /// Which operations a type has follows its class ([`AmoExtended`], [`AmoStandard`],
 /// [`AmoBitwise`]). Every call checks `pe` and the word's index first. The `atomic_*`
 /// methods of [`SymAtomic`] and [`SymAtomicVec`] are these on the default context.
+/// The non-fetching ones (`atomic_set`, `atomic_add`...) are writes, as in C: through
+/// UCX they are posted, and complete at the context's next
+/// [`quiet`](Ctx::quiet) (or a barrier); on shared memory they complete at once.
 ///
 /// ```
 /// use rshmem::Serialized;
@@ -432,6 +435,18 @@ impl<M: CtxMode> Ctx<'_, M> {
         self.state.check(routine, pe)?;
         let (region, i) = dst.parts();
         raw::amo(self.state.raw(), routine, region, i, op, pe)
+    }
+
+    fn amo_post<T: AmoExtended>(
+        &self,
+        routine: &'static str,
+        dst: AtomicElem<'_, T>,
+        op: AmoOp<T>,
+        pe: usize,
+    ) -> Result<()> {
+        self.state.check(routine, pe)?;
+        let (region, i) = dst.parts();
+        raw::amo_post(self.state.raw(), routine, region, i, op, pe)
     }
 
     amo_table!(ctx_amos);

@@ -36,7 +36,7 @@ pub enum Error {
         range: Range<usize>,
     },
     /// A PE number not below the number of PEs.
-    #[error("{routine}: PE {pe} is out of range (valid PEs are 0..{npes})")]
+    #[error("{routine}: PE {pe} is out of range (valid PEs are 0 to {})", npes.saturating_sub(1))]
     PeOutOfRange {
         /// The routine.
         routine: &'static str,
@@ -104,7 +104,8 @@ pub enum Error {
         waiter: usize,
     },
     /// An error reported by the runtime (heap exhausted, unreachable PE, collective
-    /// arguments that differ between PEs under `SHMEM_DEBUG=1`, ...).
+    /// arguments that differ between PEs under `SHMEM_DEBUG=1`, ...), as
+    /// [`CoreError`](crate::CoreError).
     #[error(transparent)]
     Core(rshmem_core::Error),
 }
@@ -127,6 +128,15 @@ impl From<rshmem_core::Error> for Error {
                 routine,
                 pe,
                 waiter,
+            },
+            rshmem_core::Error::InvalidArgument {
+                routine,
+                arg,
+                reason,
+            } => Error::InvalidArgument {
+                routine,
+                arg,
+                reason,
             },
             e => Error::Core(e),
         }

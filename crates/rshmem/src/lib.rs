@@ -57,7 +57,7 @@
 //!     let arrived = shmem.alloc_atomic(0u64)?;
 //!     arrived.atomic_inc(0)?;
 //!     if me == 0 {
-//!         shmem.wait_until(&arrived, Cmp::Eq, n as u64);
+//!         shmem.wait_until(&arrived, Cmp::Eq, n as u64)?;
 //!     }
 //!     Ok(()) // frees `arrived` and `inbox`, then finalizes
 //! }
@@ -96,6 +96,8 @@ pub use nbi::{FetchNbi, GetNbi, NbiScope};
 pub use raw::{Fetch, ReqOutput};
 pub use remote::Remote;
 pub use rshmem_core::profile::{Counts as ProfileCounts, Family as ProfileFamily, Pcntr};
+/// The runtime's error, carried by [`Error::Core`].
+pub use rshmem_core::Error as CoreError;
 pub use rshmem_core::{Cmp, SignalOp, ThreadLevel};
 pub use shmem::{Info, Shmem};
 pub use sym::{SharedSlice, SymBox, SymSlice, SymVec};

@@ -4,6 +4,8 @@
 
 use std::marker::PhantomData;
 
+use rshmem_core::profile::Family;
+
 use crate::coll::{sealed, Operator, Reducible};
 use crate::error::Result;
 use crate::nbe::{NbeScope, Request};
@@ -58,13 +60,20 @@ impl<'sc> CollRequest<'sc> {
 }
 
 impl<'sc, 'env> NbeScope<'sc, 'env> {
+    /// Issues a collective, counted in the profile as one call of `fam` moving `bytes`
+    /// (as the C face counts its `_nbe` collectives: the issue, not the wait).
     fn issue(
         &self,
+        fam: Family,
+        bytes: usize,
         f: impl FnOnce(&mut Option<rshmem_core::ReqHandle>) -> Result<()>,
     ) -> Result<CollRequest<'sc>> {
         let _ = self.drain;
+        let t = rshmem_core::profile::now();
         let mut r = CollRequest::new();
-        f(r.req.slot())?;
+        let issued = f(r.req.slot());
+        rshmem_core::profile::coll(fam, bytes, t);
+        issued?;
         Ok(r)
     }
 
@@ -92,7 +101,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         nelems: usize,
         root: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(|r| {
+        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
             raw::broadcast(
                 "shmemx_broadcast_nbe",
                 &team.team,
@@ -135,7 +144,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
         let _ = op;
-        self.issue(|r| {
+        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
             raw::reduce(
                 <T as sealed::Reduce<Op>>::ROUTINE,
                 &team.team,
@@ -156,7 +165,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src: &'env SymVec<'_, T>,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(|r| {
+        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
             raw::fcollect_or_alltoall(
                 "shmemx_fcollect_nbe",
                 &team.team,
@@ -177,7 +186,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src: &'env SymVec<'_, T>,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(|r| {
+        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
             raw::collect(
                 "shmemx_collect_nbe",
                 &team.team,
@@ -197,7 +206,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src: &'env SymVec<'_, T>,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(|r| {
+        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
             raw::fcollect_or_alltoall(
                 "shmemx_alltoall_nbe",
                 &team.team,
@@ -232,7 +241,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src_stride: usize,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(|r| {
+        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
             raw::alltoalls(
                 "shmemx_alltoalls_nbe",
                 &team.team,
@@ -248,7 +257,9 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
 
     /// Non-blocking [`TeamRef::sync`].
     pub fn sync_nbe(&self, team: &TeamRef<'_>) -> Result<CollRequest<'sc>> {
-        self.issue(|r| raw::sync("shmemx_team_sync_nbe", &team.team, Some(r)))
+        self.issue(Family::Sync, 0, |r| {
+            raw::sync("shmemx_team_sync_nbe", &team.team, Some(r))
+        })
     }
 
     /// Non-blocking [`Shmem::barrier_all`](crate::Shmem::barrier_all): the quiet of the
@@ -262,6 +273,8 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
     /// ```
     pub fn barrier_all_nbe(&self) -> Result<CollRequest<'sc>> {
         let world = rshmem_core::team::world()?;
-        self.issue(|r| raw::barrier_nbe("shmemx_barrier_all_nbe", &world, r))
+        self.issue(Family::Sync, 0, |r| {
+            raw::barrier_nbe("shmemx_barrier_all_nbe", &world, r)
+        })
     }
 }

@@ -231,7 +231,7 @@ macro_rules! rma_table {
                 /// let data = shmem.alloc(4, 0u32)?;
                 /// let ready = shmem.alloc_atomic(0u64)?;
                 /// ops.put_signal(&data, 0, &[7, 8, 9, 10], &ready, 1, SignalOp::Add, (me + 1) % n)?;
-                /// shmem.signal_wait_until(&ready, Cmp::Eq, 1);
+                /// shmem.signal_wait_until(&ready, Cmp::Eq, 1)?;
                 /// assert_eq!(data.to_vec(), [7, 8, 9, 10]);
             }
             fn [T: Remote](
@@ -255,7 +255,7 @@ macro_rules! rma_table {
                 /// let sig = shmem.alloc_atomic(0u64)?;
                 /// ops.signal_add(&sig, 1, 0)?;
                 /// if shmem.my_pe() == 0 {
-                ///     shmem.signal_wait_until(&sig, Cmp::Eq, n as u64);
+                ///     shmem.signal_wait_until(&sig, Cmp::Eq, n as u64)?;
                 /// }
             }
             fn [](sig: &SymAtomic<'_, u64>, signal: u64) -> () =

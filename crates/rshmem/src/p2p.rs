@@ -61,24 +61,27 @@ fn some(r: SetResult) -> Vec<usize> {
 impl Shmem {
     /// `shmem_wait_until`: waits until `ivar cmp value` holds on this PE.
     ///
+    /// # Errors
+    /// [`Error::PeFailed`] when a PE that could still change the word failed, and the
+    /// runtime's error ([`Error::Core`]) when no PE can change it any more (every other
+    /// PE finalized): the wait could never end.
+    ///
     /// ```
     /// use rshmem::Cmp;
     /// let shmem = rshmem::Shmem::init()?;
     /// let (me, n) = (shmem.my_pe(), shmem.n_pes());
     /// let flag = shmem.alloc_atomic(0i32)?;
     /// flag.atomic_set(1, (me + 1) % n)?; // wake the right neighbour
-    /// shmem.wait_until(&flag, Cmp::Eq, 1); // woken by the left one
+    /// shmem.wait_until(&flag, Cmp::Eq, 1)?; // woken by the left one
     /// # Ok::<(), rshmem::Error>(())
     /// ```
-    pub fn wait_until<T: AmoStandard>(&self, ivar: &SymAtomic<'_, T>, cmp: Cmp, value: T) {
-        ok(raw::wait_one(
-            "shmem_wait_until",
-            &ivar.region,
-            0,
-            cmp,
-            value,
-            true,
-        ));
+    pub fn wait_until<T: AmoStandard>(
+        &self,
+        ivar: &SymAtomic<'_, T>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<()> {
+        raw::wait_one("shmem_wait_until", &ivar.region, 0, cmp, value, true).map(drop)
     }
 
     /// `shmem_test`: whether `ivar cmp value` holds on this PE now.

@@ -229,11 +229,7 @@ pub(crate) fn alloc<T: Remote>(
         // calloc zero-fills before its barrier.
         memory::calloc(routine, len, size_of::<T>())?
     } else {
-        memory::align(
-            routine,
-            if over_aligned { align_of::<T>() } else { 0 },
-            size,
-        )?
+        memory::align(routine, align_of::<T>(), size)?
     };
     let ptr =
         NonNull::new(raw.cast::<T>()).expect("the runtime returned null for a non-empty block");
@@ -669,6 +665,22 @@ pub(crate) fn amo<T: AmoExtended>(
     bounds(routine, "dest", dst.len, i, 1)?;
     // SAFETY: element `i` is inside a symmetric block aligned for `T`.
     Ok(unsafe { amo::ctx_atomic(ctx.get(), routine, dst.at(i), op, pe_arg(pe))? })
+}
+
+/// `op` on element `i` of `dst` on `pe`, not fetching (a write, as C's non-fetching
+/// atomics: through UCX posted, complete at the context's next quiet).
+pub(crate) fn amo_post<T: AmoExtended>(
+    ctx: &RawCtx,
+    routine: &'static str,
+    dst: &Region<T>,
+    i: usize,
+    op: AmoOp<T>,
+    pe: usize,
+) -> Result<()> {
+    bounds(routine, "dest", dst.len, i, 1)?;
+    // SAFETY: element `i` is inside a symmetric block aligned for `T`.
+    unsafe { amo::ctx_atomic_post(ctx.get(), routine, dst.at(i), op, pe_arg(pe)) }
+        .map_err(Into::into)
 }
 
 /// Put-with-signal: `src` to `dst[start..]` on `pe`, then `op` on `sig` there.

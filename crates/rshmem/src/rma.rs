@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::ops_table::{rma_example, rma_table};
 use crate::raw;
 use crate::remote::Remote;
-use crate::shmem::{ok, Shmem};
+use crate::shmem::Shmem;
 use crate::sym::SymSlice;
 
 /// The Ctx methods of an [`rma_table!`] row: check the thread and `pe`, then the body.
@@ -81,12 +81,10 @@ impl Shmem {
 
     /// `shmem_signal_wait_until`: waits until this PE's signal satisfies
     /// `signal cmp value` and returns the value that did.
-    pub fn signal_wait_until(&self, sig: &SymAtomic<'_, u64>, cmp: Cmp, value: u64) -> u64 {
-        ok(raw::signal_wait_until(
-            "shmem_signal_wait_until",
-            &sig.region,
-            cmp,
-            value,
-        ))
+    ///
+    /// # Errors
+    /// As [`wait_until`](Self::wait_until): the wait could never end.
+    pub fn signal_wait_until(&self, sig: &SymAtomic<'_, u64>, cmp: Cmp, value: u64) -> Result<u64> {
+        raw::signal_wait_until("shmem_signal_wait_until", &sig.region, cmp, value)
     }
 }

@@ -180,12 +180,26 @@ fn main() {
     assert_eq!(shmem.world().n_pes(), n);
     // Bad members.
     let refused = |r: rshmem::Result<Option<rshmem::Team<'_>>>, why: &str| match r {
-        Err(e) => assert!(e.to_string().contains(why), "{e}"),
+        Err(e) => {
+            assert!(e.to_string().contains(why), "{e}");
+            e
+        }
         Ok(_) => panic!("accepted: {why}"),
     };
-    refused(shmem.active_set_from_list(&[0, n]), "out of range");
+    // The documented variants (issue 26), not `Error::Core`.
+    let e = refused(
+        shmem.active_set_from_list(&[0, n]),
+        &format!("out of range (valid PEs are 0 to {})", n - 1),
+    );
+    assert!(matches!(e, rshmem::Error::PeOutOfRange { .. }), "{e:?}");
+    let e = refused(shmem.active_set_strided(0, 1, 0), "at least one PE");
+    assert!(
+        matches!(e, rshmem::Error::InvalidArgument { arg: "PE_size", .. }),
+        "{e:?}"
+    );
     if n >= 2 {
-        refused(shmem.active_set_from_list(&[1, 1]), "names a PE twice");
+        let e = refused(shmem.active_set_from_list(&[1, 1]), "names a PE twice");
+        assert!(matches!(e, rshmem::Error::InvalidArgument { .. }), "{e:?}");
     }
     // barrier_all_nbe: a put before it is delivered once it completes (issue 26).
     bufs.boxed.store(0, -1);

@@ -371,11 +371,11 @@ fn suite(t: &TeamRef, b: &Bufs, salt: i64) -> rshmem::Result<()> {
     if n > 1 {
         (0..K).for_each(|i| b.i.store(i, 1));
         match t.collect(&b.i2, &b.i, 2) {
-            Err(Error::Core(rshmem_core::Error::InvalidArgument {
+            Err(Error::InvalidArgument {
                 routine: "shmem_collect",
                 arg: "dest",
                 ..
-            })) => {}
+            }) => {}
             other => panic!("shmem_collect: expected a dest error on every member, got {other:?}"),
         }
     }

@@ -62,7 +62,7 @@ fn main() -> rshmem::Result<()> {
             dst.load(len - 1),
             r << 40 | (left as u64) << 20 | (len as u64 - 1)
         );
-        assert_eq!(shmem.signal_wait_until(&sig, Cmp::Ge, r + 1), r + 1);
+        assert_eq!(shmem.signal_wait_until(&sig, Cmp::Ge, r + 1)?, r + 1);
         if me == 0 {
             assert_eq!(counter.load(), 2 * n as u64 * (r + 1));
             let want = (0..n.min(32)).fold(0u32, |acc, p| acc | 1 << p);

@@ -83,6 +83,38 @@ fn main() -> rshmem::Result<()> {
         (ctx_puts, ctx_puts, 0)
     );
 
+    // Issue 26: non-fetching atomics are writes, fetching ones reads (as in C).
+    let word = shmem.alloc_atomic(0u64)?;
+    let actx = shmem.create_ctx::<Private>(false)?;
+    for _ in 0..3 {
+        actx.atomic_add(&word, 1, right)?;
+    }
+    actx.atomic_set(&word, 7, right)?;
+    for _ in 0..2 {
+        actx.atomic_fetch(&word, right)?;
+    }
+    actx.quiet();
+    let a = actx.pcntr();
+    assert_eq!((a.issued_write, a.completed_write), (4, 4), "{a:?}");
+    assert_eq!((a.issued_read, a.completed_read), (2, 2), "{a:?}");
+    drop(actx);
+    // And `_nbe` collectives are counted when issued, as C counts them.
+    let coll = count(&shmem, ProfileFamily::Coll);
+    let sync = count(&shmem, ProfileFamily::Sync);
+    let src = shmem.alloc(3, me as u64)?;
+    let dst = shmem.alloc(3, 0u64)?;
+    let world = shmem.world();
+    shmem.nbe_scope(|s| -> rshmem::Result<()> {
+        s.reduce_nbe(&world, rshmem::Sum, &dst, &src, 3)?.wait()?;
+        s.sync_nbe(&world)?.wait()
+    })?;
+    let coll2 = count(&shmem, ProfileFamily::Coll);
+    assert_eq!((coll2.0 - coll.0, coll2.1 - coll.1), (1, 24), "reduce_nbe");
+    assert_eq!(count(&shmem, ProfileFamily::Sync).0 - sync.0, 1, "sync_nbe");
+    assert_eq!(dst.to_vec(), [(n * (n - 1) / 2) as u64; 3]);
+    // Frees are collective: every PE frees the same blocks, in order.
+    drop((dst, src, word));
+
     if !env_on {
         // Level 0 stops counting; what was counted stays.
         shmem.pcontrol(0);
@@ -93,8 +125,8 @@ fn main() -> rshmem::Result<()> {
         assert_eq!(count(&shmem, ProfileFamily::Put).0, puts + ctx_puts);
         assert_eq!(
             count(&shmem, ProfileFamily::Quiet).0,
-            3,
-            "2 quiets and a ctx quiet"
+            4,
+            "2 quiets, a ctx quiet and the atomics' ctx quiet"
         );
         assert_eq!(shmem.default_ctx().pcntr().issued_write, puts);
     }

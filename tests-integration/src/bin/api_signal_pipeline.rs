@@ -37,7 +37,7 @@ fn main() -> rshmem::Result<()> {
             }
         }
         if let Some(from) = prev {
-            let seen = shmem.signal_wait_until(&arrived, Cmp::Ge, c as u64 + 1);
+            let seen = shmem.signal_wait_until(&arrived, Cmp::Ge, c as u64 + 1)?;
             assert!(seen > c as u64);
             let mut got = vec![0u32; len];
             shmem.get(&mut got, &slots, c * len, me)?;
@@ -58,7 +58,7 @@ fn main() -> rshmem::Result<()> {
     shmem.signal_set(&arrived, 100, (me + 1) % n)?;
     shmem.fence(); // orders the add after the set
     shmem.signal_add(&arrived, 5, (me + 1) % n)?;
-    assert_eq!(shmem.signal_wait_until(&arrived, Cmp::Eq, 105), 105);
+    assert_eq!(shmem.signal_wait_until(&arrived, Cmp::Eq, 105)?, 105);
     println!("ok api_signal_pipeline pe={me}");
     Ok(())
 }

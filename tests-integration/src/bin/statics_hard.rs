@@ -1,7 +1,8 @@
 //! Symmetric globals at the edges: `statics_hard <mode>` with mode
-//! - `threads [all|pe0]`: a thread writes a global while `init` would move the globals
-//!   (on every PE, or on PE 0 only): none of its writes may be lost, and the job agrees to
-//!   go without symmetric globals (a global in RMA is then refused, naming the routine);
+//! - `threads [all|pe0] [nouse]`: a thread writes a global while `init` would move the
+//!   globals (on every PE, or on PE 0 only): none of its writes may be lost, and the job
+//!   agrees to go without symmetric globals (a global in RMA is then refused, naming the
+//!   routine; with `nouse` no global is used, so nothing is said);
 //! - `fork`: after init, a forked child's writes to a global must not reach the parent;
 //! - `deleted <dir>`: every PE's executable is deleted before init (as when a binary is
 //!   rebuilt while a job starts); the globals are symmetric all the same.
@@ -28,7 +29,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("", String::as_str);
     match mode {
-        "threads" => threads(args.get(2).is_some_and(|a| a == "pe0")),
+        "threads" => threads(
+            args.get(2).is_some_and(|a| a == "pe0"),
+            args.get(3).is_some_and(|a| a == "nouse"),
+        ),
         "fork" => fork(),
         "deleted" => deleted(Path::new(&args[2])),
         _ => panic!("usage: statics_hard threads|fork|deleted <dir>"),
@@ -38,7 +42,7 @@ fn main() {
     rshmem_core::finalize();
 }
 
-fn threads(only_pe0: bool) {
+fn threads(only_pe0: bool, nouse: bool) {
     static STOP: AtomicBool = AtomicBool::new(false);
     let rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "0".into());
     let spawn = !only_pe0 || rank == "0";
@@ -67,6 +71,10 @@ fn threads(only_pe0: bool) {
             done,
             "writes made while shmem_init ran were lost"
         );
+    }
+    if nouse {
+        sync::barrier_all().unwrap();
+        return;
     }
     // Every PE agrees that globals are not symmetric: RMA on one is refused.
     // SAFETY: the call only validates the address, which is refused.

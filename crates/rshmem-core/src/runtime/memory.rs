@@ -90,7 +90,7 @@ impl Runtime {
 
 /// `shmem_malloc`: `size` bytes of symmetric memory (null for 0, without synchronizing).
 pub fn malloc(routine: &'static str, size: usize) -> Result<*mut u8> {
-    align(routine, 0, size)
+    allocate(routine, 0, size, true)
 }
 
 /// `shmem_malloc_with_hints`. With [`HINT_NO_BARRIER`] the allocation skips its closing
@@ -99,12 +99,21 @@ pub fn malloc_with_hints(routine: &'static str, size: usize, hints: i64) -> Resu
     allocate(routine, 0, size, hints & HINT_NO_BARRIER == 0)
 }
 
-/// `shmem_align`: like malloc, aligned to `alignment` (a power of two; 0 = default).
+/// `shmem_align`: like malloc, aligned to `alignment`, a power of two of at most
+/// [`SLOT_ALIGN`](crate::runtime::SLOT_ALIGN) (64 MiB): every PE's heap starts on such a
+/// boundary, so only up to there does one offset give an aligned address on every PE.
 pub fn align(routine: &'static str, alignment: usize, size: usize) -> Result<*mut u8> {
+    if alignment == 0 {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "alignment",
+            reason: "must be a power of two (0 is not)",
+        });
+    }
     allocate(routine, alignment, size, true)
 }
 
-/// `shmem_align`, ending with a barrier or not.
+/// `shmem_align` (`alignment` 0: the default), ending with a barrier or not.
 fn allocate(
     routine: &'static str,
     alignment: usize,
@@ -118,6 +127,13 @@ fn allocate(
             routine,
             arg: "alignment",
             reason: "must be a power of two",
+        });
+    }
+    if alignment > crate::runtime::SLOT_ALIGN {
+        return Err(Error::InvalidArgument {
+            routine,
+            arg: "alignment",
+            reason: "must be at most 64 MiB: each PE's symmetric heap starts on a 64 MiB boundary, so a larger alignment cannot be given at the same offset on every PE",
         });
     }
     if size == 0 {

@@ -322,6 +322,18 @@ impl Layout {
     }
 }
 
+/// The executable's globals, left unshared because other threads ran at `shmem_init`.
+#[derive(Debug)]
+struct GlobalsOff {
+    /// Which PE had threads, and how many.
+    why: String,
+    /// This PE's data and bss range.
+    start: usize,
+    len: usize,
+    /// Said once per PE.
+    told: AtomicBool,
+}
+
 /// Slots, the runtime area and hence the user heap start on 64 MiB boundaries on every PE:
 /// the largest alignment `shmem_align` guarantees. It costs address space only (the
 /// padding is never touched, so never committed).
@@ -369,6 +381,8 @@ pub struct Runtime {
     /// This PE's shared globals `[data_start, data_start + data_len)` (length 0: none).
     pub(crate) data_start: usize,
     pub(crate) data_len: usize,
+    /// Why the executable's globals are not symmetric, if other threads prevented it.
+    globals_off: Option<GlobalsOff>,
     /// Keeps the peers' views of their globals mapped.
     _data_resv: Option<sys::Reservation>,
     pub(crate) heap: Mutex<Heap>,
@@ -569,13 +583,35 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let boot = rshmem_boot::from_env()?;
     let (me, npes) = (boot.rank(), boot.size());
     INIT_PE.store(me, Ordering::Relaxed);
+    // One PE is one host whatever the variable says: a setting for multi-PE runs (the
+    // test suite's simulated hosts) leaves single-PE programs alone.
+    if npes > 1 && cfg.virtual_hosts > npes {
+        return Err(InitError::Config(rshmem_util::ConfigError {
+            var: "SHMEM_VIRTUAL_HOSTS".into(),
+            value: cfg.virtual_hosts.to_string(),
+            reason: format!("must be at most the number of PEs ({npes}): every virtual host holds at least one PE"),
+        }));
+    }
 
     // This PE's segment: runtime words, then the heap, in one sparse shared file.
-    let heap_len = cfg.symmetric_size.next_multiple_of(4096);
     let max_teams = cfg.teams_max;
     let layout = Layout::new(max_teams, npes);
-    let slot_len = layout.size + heap_len;
-    let stride = slot_len.next_multiple_of(SLOT_ALIGN);
+    // The table bounds the size; checked all the same, as a wrapped size maps nothing.
+    let too_large = || {
+        InitError::Topology(format!(
+            "SHMEM_SYMMETRIC_SIZE={} plus the runtime area of {} (sized by SHMEM_TEAMS_MAX={max_teams}) overflows the address space",
+            cfg.symmetric_size,
+            show_size(layout.size),
+        ))
+    };
+    let heap_len = cfg
+        .symmetric_size
+        .checked_next_multiple_of(4096)
+        .ok_or_else(too_large)?;
+    let slot_len = layout.size.checked_add(heap_len).ok_or_else(too_large)?;
+    let stride = slot_len
+        .checked_next_multiple_of(SLOT_ALIGN)
+        .ok_or_else(too_large)?;
     let file = sys::shared_file(&format!("rshmem-{}-{me}", boot.job_id()), slot_len).map_err(
         os(format!(
             "cannot create the symmetric heap of SHMEM_SYMMETRIC_SIZE={} (plus a runtime area of {} for SHMEM_TEAMS_MAX={max_teams})",
@@ -598,11 +634,12 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     // OpenMP pool started early) nothing is moved; the PEs then agree below to go without
     // symmetric globals, and a global used in RMA fails naming the routine (`threads`,
     // counted above).
-    let data = if want_data && threads == 1 {
+    let exe_data = if want_data {
         sys::executable_data()
     } else {
         None
     };
+    let data = exe_data.filter(|_| threads == 1);
     let data_file = match data {
         Some((start, len, rel)) => {
             let f = sys::share_in_place(&format!("rshmem-data-{}-{me}", boot.job_id()), start, len)
@@ -709,17 +746,18 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let busy = peer_data
         .iter()
         .find_map(|(pe, d)| Some((pe, d.strip_prefix("threads:")?)));
-    let data = match busy {
-        Some((pe, count)) => {
-            if me == 0 {
-                eprintln!(
-                    "rshmem: warning: global and static variables are not symmetric in this job: PE {pe} had {count} threads running at shmem_init, and moving globals onto shared memory would lose their writes (call shmem_init before starting threads; SHMEM_SYMMETRIC_DATA=0 silences this)"
-                );
-            }
-            None
-        }
-        None => data,
-    };
+    // Said when a global is used in communication (`Runtime::not_symmetric`), not here:
+    // many programs start threads early (NumPy's import does) and never need globals.
+    let globals_off = busy.and_then(|(pe, count)| {
+        let (start, len, _) = exe_data?;
+        Some(GlobalsOff {
+            why: format!("PE {pe} had {count} threads running at shmem_init"),
+            start,
+            len,
+            told: AtomicBool::new(false),
+        })
+    });
+    let data = if busy.is_some() { None } else { data };
     if let Some((start, len, rel)) = data {
         let dstride = len.next_multiple_of(4096);
         let r = sys::Reservation::new(dstride * npes, 4096).map_err(os(
@@ -804,7 +842,14 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             region(dstart, 0, dlen, false),
             region(slot, 0, layout.size, true),
         ];
-        let mut u = Ucx::start(boot.as_ref(), &cfg.ucx_library, layout.size, regions)?;
+        let one_host = real_host.iter().all(|&h| h == 0);
+        let mut u = Ucx::start(
+            boot.as_ref(),
+            &cfg.ucx_library,
+            layout.size,
+            regions,
+            one_host,
+        )?;
         boot.fence()?;
         // Every PE, those on shared memory and this one included: atomics to all of them
         // go through UCX (one atomicity domain).
@@ -894,6 +939,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         ),
         data_start: data_resv.as_ref().map_or(0, |d| d.1),
         data_len: data_resv.as_ref().map_or(0, |d| d.2),
+        globals_off,
         _data_resv: data_resv.map(|d| d.0),
         heap: Mutex::new(Heap::new(heap_len)),
         requests: crate::request::new_pool(),
@@ -1093,6 +1139,15 @@ impl Runtime {
         addr: usize,
         len: usize,
     ) -> Error {
+        if let Some(g) = &self.globals_off {
+            let global = addr.wrapping_sub(g.start) < g.len;
+            if global && !g.told.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "rshmem: PE {}: {routine}: argument {arg} is a global or static variable, but global and static variables are not symmetric in this job: {}, and moving globals onto shared memory would have lost their writes (call shmem_init before starting threads, or use shmem_malloc)",
+                    self.me, g.why
+                );
+            }
+        }
         let (base, end) = self.heap_range();
         Error::NotSymmetric {
             routine,

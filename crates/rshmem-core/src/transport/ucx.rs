@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rshmem_boot::Bootstrap;
 use rshmem_ucx::{
-    AtomicOp, Driver, Endpoint, FetchOp, Issued, ProgressThread, Region, RemoteKey, Ucp, UcxError,
-    Worker,
+    AtomicOp, Driver, Endpoint, FetchOp, Issued, LoadOptions, ProgressThread, Region, RemoteKey,
+    Ucp, UcxError, Worker,
 };
 
 use super::engine::Completion;
@@ -205,13 +205,25 @@ impl Ucx {
     /// Loads UCX, registers `segments` (indexed by [`Seg`]; length 0: none), starts the
     /// service worker and its progress thread, and publishes what peers need. Every PE
     /// of a job that uses UCX calls it, then [`Ucx::connect`] after the store's fence.
+    ///
+    /// `one_host`: every PE of the job is on this host, so UCX needs no network device:
+    /// it gets the loopback device alone (`UCX_NET_DEVICES=lo`) unless the user chose
+    /// devices, and its unauthenticated TCP listeners are not reachable from outside.
     pub(crate) fn start(
         boot: &dyn Bootstrap,
         library: &str,
         heap_off: usize,
         segments: [Segment; REGIONS],
+        one_host: bool,
     ) -> Result<Ucx, InitError> {
-        let ucp = Ucp::load_from(library).map_err(|e| InitError::Transport(e.to_string()))?;
+        let loopback = one_host && std::env::var_os("UCX_NET_DEVICES").is_none();
+        let config: &[(&str, &str)] = if loopback {
+            &[("NET_DEVICES", "lo")]
+        } else {
+            &[]
+        };
+        let ucp = Ucp::load_with(&LoadOptions { library, config })
+            .map_err(|e| InitError::Transport(e.to_string()))?;
         let service = Arc::new(
             ucp.worker()
                 .map_err(ucx_init_error("cannot create the UCX service worker"))?,
