@@ -577,8 +577,10 @@ impl Config {
     }
 }
 
-/// `SHMEM_*` names that other software on the machine uses; not ours to warn about.
-const EXTERNAL: &[&str] = &[];
+/// Names under the checked prefixes that are not configuration: other software's
+/// `SHMEM_*` names, and the marker a PE leaves for the programs it starts
+/// (`rshmem_boot::detect::PE_MARKER_VAR`: written and read by the library, never by users).
+const EXTERNAL: &[&str] = &["RSHMEM_BOOT_PE"];
 
 /// Levenshtein distance, for "did you mean" suggestions.
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -749,5 +751,7 @@ mod tests {
             "{}",
             w[0]
         );
+        // The marker a PE leaves for the programs it starts is no misspelt setting.
+        assert!(Config::unknown_vars(["RSHMEM_BOOT_PE"].into_iter()).is_empty());
     }
 }
