@@ -59,7 +59,19 @@ impl Runtime {
             return true;
         }
         let pid = l.pids[pe];
-        if pe == self.me || pid == 0 || !process_gone(pid) {
+        if pe == self.me {
+            return false;
+        }
+        if pid == 0 {
+            // Through UCX: gone without being known to have finalized (the state read
+            // notes a vanished peer).
+            if self.is_finalizing(pe) || !self.fabric.has_left(pe) {
+                return false;
+            }
+            l.failed[pe].store(true, Ordering::Relaxed);
+            return true;
+        }
+        if !process_gone(pid) {
             return false;
         }
         // Gone: its state word is final. A PE that finalized and left is not failed.

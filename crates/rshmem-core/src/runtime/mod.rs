@@ -74,6 +74,14 @@ pub(crate) struct Internal {
     /// Non-zero once this PE found a peer that finalized while it waited for it, and is
     /// about to end the job: peers in finalize's barrier stop waiting for it.
     pub(crate) failing: CachePadded<AtomicU64>,
+    /// Non-zero once a collective wait of this PE failed over a member that finalized or
+    /// died, naming it (`coll::sync::blame`): this PE will not do its part of that
+    /// collective, so the members waiting for it fail too, naming the same PE.
+    pub(crate) gave_up: CachePadded<AtomicU64>,
+    /// Non-zero while this PE is in a user wait (`shmem_wait_until`...) that is overdue:
+    /// a count raised at each of its overdue checks, after this PE's own transfers
+    /// completed. Peers tell from it that nobody is left to write what they wait for.
+    pub(crate) waiting: CachePadded<AtomicU64>,
     /// This PE's profiling summary, published at finalize for PE 0 to gather.
     pub(crate) profile: [u64; crate::profile::WORDS],
 }

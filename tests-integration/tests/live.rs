@@ -1,0 +1,130 @@
+//! Issue 26: waits on PEs that finalized or exited end with an error naming them instead
+//! of hanging (`tests-integration/c/live.c`), and the first failure is the one reported.
+//! Run in every transport mode the environment selects (shared memory, UCX, mixed).
+//!
+//! The C program is compiled with the installed `oshcc` as in capi.rs; run alone, this
+//! test needs `cargo build -p rshmem-capi -p oshrun`.
+
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rshmem_tests::{install_c_face, workspace, Job, JobOutput};
+
+/// Installs the C face once and compiles live.c; returns the program.
+fn live() -> &'static str {
+    static EXE: OnceLock<String> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let prefix = install_c_face("live-prefix");
+        let exe = prefix.join("live");
+        let out = Command::new(prefix.join("bin/oshcc"))
+            .args([
+                "-std=c11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-O1",
+            ])
+            .arg("-o")
+            .arg(&exe)
+            .arg(workspace().join("tests-integration/c/live.c"))
+            .output()
+            .expect("run oshcc");
+        assert!(
+            out.status.success(),
+            "oshcc live.c failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        exe.to_str().unwrap().to_string()
+    })
+}
+
+fn run(np: usize, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
+    let mut job = Job::new(np, live())
+        .args(args.iter().copied())
+        .timeout(Duration::from_secs(60));
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    let out = job.run();
+    assert!(out.status.is_some(), "{args:?} at {np} PEs hung: {out:?}");
+    out
+}
+
+/// Item 1: a PE that leaves holding a lock (shmem_finalize, exit(0), a return from main)
+/// makes the PE waiting for it fail naming it, instead of hanging.
+#[test]
+fn lock_held_by_a_finalized_pe_fails_the_waiter() {
+    for (np, how) in [(2, "finalize"), (3, "exit"), (2, "return"), (4, "finalize")] {
+        let out = run(np, &["lock", how], &[]);
+        assert_ne!(out.code(), 0, "{how} at {np}: {out:?}");
+        assert_eq!(out.lines_with("holding pe=1").len(), 1, "{out:?}");
+        let want =
+            "shmem_set_lock: argument lock: PE 1 called shmem_finalize while holding the lock PE ";
+        assert!(
+            out.stderr.contains(want),
+            "{how} at {np}: want {want:?}: {out:?}"
+        );
+        assert!(out.lines_with("not caught").is_empty(), "{out:?}");
+    }
+}
+
+/// Item 2: the last PE exits 0 after init (finalized at exit) while the others wait for a
+/// flag it would have set: the waits fail naming it once nobody else can write.
+#[test]
+fn wait_whose_writer_exited_fails_naming_it() {
+    for np in [2, 3, 4] {
+        let out = run(np, &["wait"], &[]);
+        assert_ne!(out.code(), 0, "at {np}: {out:?}");
+        let want = if np == 2 {
+            "every other PE has called shmem_finalize".to_string()
+        } else {
+            format!(
+                "no PE can change any more: PE {} called shmem_finalize",
+                np - 1
+            )
+        };
+        assert!(
+            out.stderr.contains("shmem_int_wait_until: PE ") && out.stderr.contains(&want),
+            "at {np}: want {want:?}: {out:?}"
+        );
+        assert!(out.lines_with("not caught").is_empty(), "{out:?}");
+    }
+}
+
+/// Item 12: the last PE finalizes while the others call shmemx_try_barrier_all(): every
+/// survivor gets SHMEMX_ERR_PE_FINALIZED naming it (not only its direct peers), and the
+/// survivors then sync together as an active set. Dissemination at 3 and 4 PEs, linear at
+/// 3.
+#[test]
+fn try_barrier_with_a_finalized_member_fails_on_every_survivor() {
+    for (np, alg) in [(4, "dissemination"), (3, "linear"), (3, "dissemination")] {
+        let out = run(np, &["try_barrier"], &[("SHMEM_BARRIER_ALGORITHM", alg)]);
+        out.assert_ok();
+        let tries = out.lines_with("try pe=");
+        assert_eq!(tries.len(), np - 1, "{alg} at {np}: {out:?}");
+        let want = format!("PE {} called shmem_finalize", np - 1);
+        assert!(
+            tries.iter().all(|l| l.contains(&want)),
+            "{alg} at {np}: {out:?}"
+        );
+        assert_eq!(out.lines_with("ok live pe=").len(), np - 1, "{out:?}");
+    }
+}
+
+/// Item 7 under oshrun: the PE that exits 3 in a barrier is the one reported, with its
+/// status.
+#[test]
+fn exit_status_of_a_pe_in_a_barrier_is_reported() {
+    for np in [2, 4] {
+        let out = run(np, &["exit3"], &[]);
+        assert_eq!(out.code(), 3, "at {np}: {out:?}");
+        let want = format!("PE {} exited with status 3", np - 1);
+        assert!(
+            out.stderr.contains(&want),
+            "at {np}: want {want:?}: {out:?}"
+        );
+        assert!(!out.stderr.contains("called shmem_finalize"), "{out:?}");
+    }
+}
