@@ -128,3 +128,25 @@ fn exit_status_of_a_pe_in_a_barrier_is_reported() {
         assert!(!out.stderr.contains("called shmem_finalize"), "{out:?}");
     }
 }
+
+/// Item 13: oshrun judges an exited PE only once its PMI socket has been read to the end.
+/// With the reader held up 3 s after reading PE 1's abort (longer than the 2 s oshrun
+/// once gave a socket before judging by the exit status alone, as on a loaded host), the
+/// abort and its message are still what is reported, not "PE 1 exited with status 1".
+#[test]
+fn exit_is_judged_once_the_pmi_socket_is_read_to_the_end() {
+    let out = Job::new(3, live())
+        .launcher_args(["--test-slow-pmi", "3000"])
+        .args(["abort"])
+        .timeout(Duration::from_secs(60))
+        .run();
+    assert_eq!(out.code(), 1, "{out:?}");
+    let want = "rshmem: PE 1: shmem_int_p: argument pe: PE 101 is out of range";
+    assert!(out.stderr.contains(want), "want {want:?}: {out:?}");
+    assert!(
+        out.stderr
+            .contains("oshrun: PE 1 aborted the job (status 1)"),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains("exited with status"), "{out:?}");
+}
