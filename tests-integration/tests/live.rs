@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use rshmem_tests::{install_c_face, workspace, Job, JobOutput};
+use rshmem_tests::{install_c_face, run_bounded, workspace, Job, JobOutput};
 
 /// Installs the C face once and compiles live.c; returns the program.
 fn live() -> &'static str {
@@ -126,6 +126,38 @@ fn exit_status_of_a_pe_in_a_barrier_is_reported() {
             "at {np}: want {want:?}: {out:?}"
         );
         assert!(!out.stderr.contains("called shmem_finalize"), "{out:?}");
+    }
+}
+
+/// Item 7 across (simulated) hosts under `mpiexec.hydra` (`scripts/simhosts.sh`, root
+/// only; skipped elsewhere unless `RSHMEM_TESTS_REQUIRE_NETNS=1`): PE 3 exits 3 in a
+/// barrier; its exit reaches hydra before the peers it leaves stuck can blame the PE
+/// hydra kills (PE 2, once "called shmem_finalize", then "failed"), so PE 3 and status 3
+/// are what is reported, in every run.
+#[test]
+fn exit_status_of_a_pe_in_a_barrier_is_reported_across_hosts() {
+    for run in 0..3 {
+        let mut cmd = Command::new(workspace().join("scripts/simhosts.sh"));
+        cmd.args(["run", "--hosts", "2", "--ppn", "2", "--timeout", "60"])
+            .args(["--env", "RSHMEM_TEST_HOSTS=2", "--"])
+            .args([live(), "exit3"]);
+        let out = run_bounded(cmd, None, Duration::from_secs(90));
+        if out.code() == 77 {
+            assert!(
+                std::env::var("RSHMEM_TESTS_REQUIRE_NETNS").as_deref() != Ok("1"),
+                "simulated hosts are required here but were skipped: {out:?}"
+            );
+            eprintln!("skipping: {}", out.stderr.trim());
+            return;
+        }
+        assert_eq!(out.code(), 3, "run {run}: {out:?}");
+        let want = "rshmem: PE 3: exited with status 3 without calling shmem_finalize";
+        assert!(
+            out.stderr.contains(want),
+            "run {run}: want {want:?}: {out:?}"
+        );
+        assert!(!out.stderr.contains("rshmem: PE 0"), "run {run}: {out:?}");
+        assert!(!out.stderr.contains("rshmem: PE 1"), "run {run}: {out:?}");
     }
 }
 

@@ -477,10 +477,11 @@ fn register_at_exit() {
 /// `std::process::exit` with a live guard; fewer finalizes than inits) is finalized here,
 /// collectively, as if `shmem_finalize` had been called last. Nothing happens for a
 /// non-zero status or while the job is torn down: the other PEs may never come to the
-/// finalize barrier, and the launcher ends the job anyway.
+/// finalize barrier, and the launcher ends the job anyway; a non-zero status after init
+/// goes to the launcher first (`Bootstrap::exiting`), so it is the failure reported.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
-    if status != 0 || TEARING_DOWN.load(Ordering::Relaxed) {
+    if TEARING_DOWN.load(Ordering::Relaxed) {
         return;
     }
     // A forked child inherits the hook and the mappings, but it is not the PE.
@@ -488,6 +489,19 @@ extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
         return;
     }
     let Some(rt) = try_runtime() else { return };
+    if status != 0 {
+        // The first failure must be the one reported: the launcher hears of this exit
+        // before the peers it leaves stuck can blame another PE.
+        let _ = std::io::stdout().flush();
+        let msg = format!(
+            "rshmem: PE {}: exited with status {status} without calling shmem_finalize",
+            rt.me
+        );
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.boot.exiting(status, &msg)
+        }));
+        return;
+    }
     if !EXIT_QUIET.load(Ordering::Relaxed) {
         let _ = std::io::stdout().flush();
         eprintln!(
