@@ -113,6 +113,20 @@ fn try_barrier_with_a_finalized_member_fails_on_every_survivor() {
     }
 }
 
+/// Item 12 from Rust: `sync_nbe` on WORLD with a finalized member fails on every survivor
+/// naming it (`src/bin/live_nbe.rs`), and the survivors go on as an active set.
+#[test]
+fn sync_nbe_with_a_finalized_member_fails_on_every_survivor() {
+    for np in [3, 4] {
+        let out = Job::new(np, "live_nbe")
+            .timeout(Duration::from_secs(60))
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("sync_nbe pe=").len(), np - 1, "{out:?}");
+        assert_eq!(out.lines_with("ok live_nbe pe=").len(), np - 1, "{out:?}");
+    }
+}
+
 /// Item 7 under oshrun: the PE that exits 3 in a barrier is the one reported, with its
 /// status.
 #[test]

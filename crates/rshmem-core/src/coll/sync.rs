@@ -184,7 +184,14 @@ impl Runtime {
             let v = self.peer_word(p, w).unwrap_or(0);
             let pe = (v >> 1).checked_sub(1)? as usize;
             let dead = v & 1 == 1;
-            if pe == self.me || pe >= self.npes || team.members().rank_of(pe).is_none() {
+            // The runtime's copies of HOST and LEADERS run parts of WORLD's collectives.
+            let world_part = std::ptr::eq(team, &*self.inner_host)
+                || self
+                    .inner_leaders
+                    .as_deref()
+                    .is_some_and(|l| std::ptr::eq(team, l));
+            let member = world_part || team.members().rank_of(pe).is_some();
+            if pe == self.me || pe >= self.npes || !member {
                 return None;
             }
             if !dead {
