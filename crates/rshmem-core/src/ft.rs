@@ -8,8 +8,9 @@
 //! overdue (`Waiter::overdue`) or where a program asks (`failed_pes`, `pe_failed`,
 //! `team::survivors`): no hot path pays anything. A dead process stays a zombie until
 //! its launcher reaps it, which `oshrun` does as soon as it learns of the exit (SIGCHLD).
-//! Only PEs on shared memory are probed (their pids are known from init); fault-tolerant
-//! mode refuses UCX routes at init.
+//! Only PEs on shared memory are probed by pid (known from init); a PE reached through
+//! UCX counts as failed once its connection failed without its having been seen to
+//! finalize. Fault-tolerant mode refuses UCX routes at init.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

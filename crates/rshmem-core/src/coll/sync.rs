@@ -322,11 +322,12 @@ struct Stuck {
     rounds: u32,
 }
 
-/// Rounds in a row in which every running peer must be seen stuck (in an overdue user
-/// wait, its own transfers complete) and to have checked its condition again, before a
-/// wait fails for want of a writer: with two, any write one of them issued before its
-/// wait has landed and been seen by its target, and none can issue another.
-const STUCK_ROUNDS: u32 = 2;
+/// Checks in a row at which every running peer must be seen stuck (in an overdue user
+/// wait, its own transfers complete) with its count advanced, before a wait fails for
+/// want of a writer: the first is a baseline; after two more, any write one of them
+/// issued before its wait has landed and been seen by its target, and none can issue
+/// another.
+const STUCK_ROUNDS: u32 = 3;
 
 impl UserWait {
     #[inline]
@@ -403,7 +404,7 @@ impl Runtime {
             stuck.rounds += 1;
             stuck.seen = now;
         }
-        (stalled == 0 || stuck.rounds > STUCK_ROUNDS).then_some((first?, gone, stalled))
+        (stalled == 0 || stuck.rounds >= STUCK_ROUNDS).then_some((first?, gone, stalled))
     }
 }
 
