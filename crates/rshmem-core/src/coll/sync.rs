@@ -367,11 +367,7 @@ impl Runtime {
     /// at least one finalized or failed): no PE can write any more. Only PEs on which a
     /// single thread calls OpenSHMEM publish (another thread of theirs could still write).
     #[cold]
-    fn nobody_writes(
-        &self,
-        routine: &'static str,
-        u: &mut UserWait,
-    ) -> Option<(usize, usize, usize)> {
+    fn nobody_writes(&self, u: &mut UserWait) -> Option<(usize, usize, usize)> {
         let waiting = Runtime::internal_addr(offset_of!(Internal, waiting));
         let stuck = u.stuck.get_or_insert_with(|| {
             Box::new(Stuck {
@@ -379,8 +375,11 @@ impl Runtime {
                 rounds: 0,
             })
         });
+        // Stuck only when nothing of this PE can write: one thread calls OpenSHMEM, no
+        // non-blocking collective runs, the default context's transfers have completed.
         if self.thread_level <= crate::runtime::ThreadLevel::Funneled
-            && self.fabric.drain(routine).is_ok()
+            && self.nb.idle()
+            && crate::ctx::Ctx::default_ctx().quiet(self).is_ok()
         {
             self.set_own(waiting, BEATS.fetch_add(1, Ordering::Relaxed) + 1);
         }
@@ -427,7 +426,7 @@ pub(crate) fn user_wait_check(
     if u.w.overdue() {
         if let Ok(rt) = rt(routine) {
             let nobody = (rt.npes > 1 && !rt.is_finalizing(rt.me))
-                .then(|| rt.nobody_writes(routine, u))
+                .then(|| rt.nobody_writes(u))
                 .flatten();
             if let Some((first, finalized, waiting)) = nobody {
                 if !ready() {
