@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
         }
         int rc = shmemx_try_barrier_all();
         printf("try pe=%d rc=%d msg=%s\n", me, rc, rc ? shmemx_error_message() : "");
+        fflush(stdout);
         CHECK(rc == SHMEMX_ERR_PE_FINALIZED);
         char want[64];
         snprintf(want, sizeof want, "PE %d called shmem_finalize", last);

@@ -65,8 +65,8 @@ impl Runtime {
         }
         if pid == 0 {
             // Through UCX: gone without being known to have finalized (the state read
-            // notes a vanished peer).
-            if self.is_finalizing(pe) || !self.fabric.has_left(pe) {
+            // notes a vanished peer; a peer's give-up record may know better).
+            if self.is_finalizing(pe) || !self.fabric.has_left(pe) || self.recorded_finalized(pe) {
                 return false;
             }
             l.failed[pe].store(true, Ordering::Relaxed);

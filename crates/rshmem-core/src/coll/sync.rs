@@ -69,9 +69,15 @@ impl Runtime {
         }
     }
 
-    /// Reads word `w` of `pe`'s runtime area; `None` once `pe` is known to have left the
-    /// job (through UCX, its memory goes with its process; on shared memory it stays).
+    /// Reads word `w` of `pe`'s runtime area (a word only `pe` stores); `None` once `pe`
+    /// is known to have left the job (through UCX, its memory goes with its process; on
+    /// shared memory it stays).
     fn peer_word(&self, pe: usize, w: crate::transport::SymAddr) -> Option<u64> {
+        // Words only their owner stores: a mapped peer's is read with a load, even in a
+        // job whose atomics go through UCX (and after its process is gone).
+        if let Some(v) = self.fabric.load_mapped(pe, w) {
+            return Some(v);
+        }
         if self.fabric.has_left(pe) {
             return None;
         }
@@ -170,6 +176,21 @@ impl Runtime {
             pe,
             waiter,
         }
+    }
+
+    /// Whether some PE's give-up record says that `pe` finalized: through UCX, a PE that
+    /// left the job after a peer gave up over it may never have been seen finalizing by
+    /// this one. Reads every PE's record (for the overdue path only).
+    #[cold]
+    pub(crate) fn recorded_finalized(&self, pe: usize) -> bool {
+        let w = Runtime::internal_addr(offset_of!(Internal, gave_up));
+        let found = (0..self.npes)
+            .filter(|&p| p != pe)
+            .any(|p| self.peer_word(p, w) == Some((pe as u64 + 1) << 1));
+        if found {
+            self.fabric.note_finalized(pe);
+        }
+        found
     }
 
     /// The member of `team` (finalized, or dead) over which one of `peers` gave up on a

@@ -247,6 +247,15 @@ impl Fabric {
         unsafe { u64::rmw(self.local(addr).cast::<u64>(), AmoOp::Set(v)) };
     }
 
+    /// Reads (acquire) a runtime word of `pe` that only its owner stores (never a network
+    /// atomic), if this process maps `pe`: a load, which works after `pe`'s process is
+    /// gone (the mapping keeps its memory), unlike an atomic through UCX.
+    pub(crate) fn load_mapped(&self, pe: usize, addr: SymAddr) -> Option<u64> {
+        // SAFETY: `pe` is mapped (checked); runtime words are aligned.
+        self.ptr(pe, addr)
+            .map(|p| unsafe { u64::load(p.cast::<u64>()) })
+    }
+
     /// A load/store pointer to `addr` on `pe`, if this process maps it.
     #[inline]
     pub(crate) fn ptr(&self, pe: usize, addr: SymAddr) -> Option<*mut u8> {
