@@ -4,7 +4,8 @@
  * PEs), the last PE finalizes early and the others see SHMEMX_ERR_PE_FINALIZED from a
  * collective and from a wait that nobody can satisfy any more, instead of a hang or an
  * abort, on shared memory and through UCX (where the finalized PE may already have
- * left the job: a peer gone through UCX counts as finalized). */
+ * left the job: a peer gone through UCX counts as finalized once it was seen to finalize,
+ * directly or through a peer that gave up over it). */
 #include "check.h"
 #include <shmemx.h>
 

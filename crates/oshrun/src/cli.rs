@@ -38,6 +38,11 @@ pub struct Args {
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
 
+    /// Test hook: the PMI reader pauses MS milliseconds after reading a PE's abort, as
+    /// on a host too loaded to run it.
+    #[arg(long, value_name = "MS", hide = true, default_value = "0", value_parser = parse_ms)]
+    pub test_slow_pmi: Duration,
+
     /// The program to run, then its arguments.
     #[arg(
         value_name = "PROGRAM",
@@ -94,6 +99,12 @@ fn parse_np(s: &str) -> Result<usize, String> {
         Ok(n) if (1..=MAX_PES).contains(&n) => Ok(n),
         _ => Err(format!("expected a number of PEs from 1 to {MAX_PES}")),
     }
+}
+
+fn parse_ms(s: &str) -> Result<Duration, String> {
+    s.parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| format!("{s:?} is not a number of milliseconds"))
 }
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {

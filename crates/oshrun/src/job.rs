@@ -22,11 +22,11 @@ pub const EXIT_NOT_EXECUTABLE: i32 = 127;
 /// Exit status after `--timeout` fired (as timeout(1) uses).
 pub const EXIT_TIMEOUT: i32 = 124;
 
-/// How long after a PE's exit we wait for its PMI socket to close, so that a `finalize` or
-/// `abort` it sent just before exiting is known when its exit is judged. Generous: on a
-/// loaded host (UCX's threads and 4 PEs on 2 cores) the PMI thread may not run for a
-/// while, and only a PE that has not finalized waits for it (or one whose socket a
-/// process it started keeps open).
+/// How long after a PE's exit we wait for its PMI socket to close while a process it
+/// started keeps the socket open (with nothing in it): only then is the exit judged by a
+/// timer. Otherwise a PE is judged once its socket has been read to the end, so a
+/// `finalize` or `abort` it sent before exiting is always known, however long a loaded
+/// host keeps the reader from running.
 const PMI_DRAIN: Duration = Duration::from_secs(2);
 /// Grace between SIGTERM and SIGKILL after `shmem_global_exit`.
 const GRACE_ABORT: Duration = Duration::from_millis(250);
@@ -58,6 +58,9 @@ pub struct JobSpec {
     pub tag_output: bool,
     /// Kill the job after this long.
     pub timeout: Option<Duration>,
+    /// Test hook (`--test-slow-pmi`): the PMI reader pauses this long after reading an
+    /// `abort`, as on a host too loaded to run it.
+    pub slow_pmi: Duration,
     /// `SHMEM_FAULT_TOLERANT=1`: a PE that dies (a signal, or an exit without finalize)
     /// does not end the job; the others run on, and the exit status says it failed.
     pub fault_tolerant: bool,
@@ -247,6 +250,9 @@ struct Pe {
     inited: bool,
     finalized: bool,
     pmi_closed: bool,
+    /// oshrun's end of the PE's PMI socket (the reader thread owns another handle), to
+    /// look whether anything holds the other end open.
+    pmi: UnixStream,
 }
 
 /// The running PEs; dropping it kills and reaps whatever is left, so no exit path (a
@@ -326,7 +332,8 @@ pub fn run(spec: &JobSpec) -> i32 {
     let pmi_tx = tx.clone();
     let server = Server::new(&kvsname, spec.np, move |rank, ev| {
         let _ = pmi_tx.send(Event::Pmi(rank, ev));
-    });
+    })
+    .with_abort_delay(spec.slow_pmi);
 
     let mut pes = Pes::default();
     let mut outputs = Vec::new();
@@ -445,7 +452,16 @@ fn start_pe(
     drop(theirs);
     let pe_stdout = child.stdout.take();
     let pe_stderr = child.stderr.take();
+    let pmi = match ours.try_clone() {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(fail("cannot serve PMI", e));
+        }
+    };
     let pe = Pe {
+        pmi,
         rank,
         pid: child.id(),
         child,
@@ -557,7 +573,12 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
                 continue;
             }
             let due = at + PMI_DRAIN;
-            if !pe.pmi_closed && !pe.finalized && now < due {
+            // Until its socket is read to the end (what it sent before exiting is in
+            // there), unless a process it left holds the socket open past PMI_DRAIN.
+            if !pe.pmi_closed
+                && !pe.finalized
+                && (now < due || !sys::peer_holds_open(pe.pmi.as_raw_fd()))
+            {
                 next_judgement = Some(next_judgement.map_or(due, |t| t.min(due)));
                 continue;
             }

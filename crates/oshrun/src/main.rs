@@ -14,6 +14,7 @@ fn main() {
         args: args.program_args().to_vec(),
         tag_output: args.tag_output,
         timeout: args.timeout,
+        slow_pmi: args.test_slow_pmi,
         fault_tolerant: job::fault_tolerant_from_env(),
     };
     std::process::exit(job::run(&spec));

@@ -62,6 +62,9 @@ struct Shared {
     size: usize,
     notify: Notify,
     state: Mutex<State>,
+    /// Test hook (`oshrun --test-slow-pmi`): how long a connection's reader pauses after
+    /// reading an `abort`, as a reader that gets no CPU on a loaded host would.
+    abort_delay: std::time::Duration,
 }
 
 struct State {
@@ -102,8 +105,18 @@ impl Server {
                     closed: vec![false; size],
                     stranded: false,
                 }),
+                abort_delay: std::time::Duration::ZERO,
             }),
         }
+    }
+
+    /// Test hook: each connection's reader pauses `d` after reading an `abort` (before
+    /// it reports it), as if the host were too loaded to run it. Before any `serve`.
+    pub fn with_abort_delay(mut self, d: std::time::Duration) -> Self {
+        Arc::get_mut(&mut self.shared)
+            .expect("set before serving")
+            .abort_delay = d;
+        self
     }
 
     /// The job's kvsname.
@@ -217,6 +230,8 @@ impl Shared {
                 Message::new("finalize_ack")
             }
             "abort" => {
+                drop(st);
+                thread::sleep(self.abort_delay);
                 let num = |k| m.get(k).and_then(|c: &str| c.trim().parse().ok());
                 let code = num("rshmem_status")
                     .or_else(|| num("exitcode"))

@@ -53,6 +53,24 @@ pub fn inherit_fd_and_die_with_parent(cmd: &mut Command, fd: RawFd) {
     }
 }
 
+/// Whether the other end of the connected socket `fd` is still open with nothing left to
+/// read: some process holds it (a PE's leftover child, once the PE is gone). False at end
+/// of file or when data waits to be read (the reader will get to it). A peek that
+/// consumes nothing and never blocks.
+pub fn peer_holds_open(fd: RawFd) -> bool {
+    let mut b = 0u8;
+    // SAFETY: recv(2) writes at most one byte into `b`, which lives across the call.
+    let r = unsafe {
+        libc::recv(
+            fd,
+            (&mut b as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    r < 0
+}
+
 /// Makes oshrun the reaper of its orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`):
 /// a process a PE started and left behind becomes oshrun's child, not init's, so the job can
 /// end it. Elsewhere this does nothing.

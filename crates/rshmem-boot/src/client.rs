@@ -338,6 +338,33 @@ fn adopt_pmi_fd(value: String) -> Result<UnixStream, BootError> {
 }
 
 impl PmiClient {
+    /// Sends the launcher an abort with status `code` and one-line report `msg` (printed
+    /// here when the launcher does not print it); the caller then exits.
+    fn send_abort(&self, code: i32, msg: &str) {
+        let status = crate::exit_status(code);
+        // One line on the wire: the protocol is line based.
+        let one_line: String = msg
+            .trim_end()
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if !self.launcher_prints_abort && !one_line.is_empty() {
+            crate::print_abort_msg(&one_line);
+            std::thread::sleep(ABORT_MSG_GRACE);
+        }
+        // `exitcode` is what hydra ends the job with, so it is the mapped status; oshrun
+        // reports the status as given (`rshmem_status`). The message goes last: the server
+        // takes the rest of the line, so it may hold blanks and `=`.
+        let mut m = Message::new("abort")
+            .with("exitcode", status)
+            .with("rshmem_status", code);
+        if !one_line.is_empty() {
+            m = m.with("error_msg", abort_msg_on_wire(&one_line));
+        }
+        // Best effort: if the launcher is gone, exiting is all that is left.
+        let _ = (&self.abort_tx).write_all(m.to_line().as_bytes());
+    }
+
     /// Connects using `PMI_FD`, `PMI_RANK` and `PMI_SIZE` (or `PMI_PORT` and `PMI_ID`) and
     /// performs the PMI-1 handshake. The variables are removed from the environment (so
     /// programs this PE starts are single PEs); a second call fails with
@@ -622,29 +649,15 @@ impl Bootstrap for PmiClient {
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
-        let status = crate::exit_status(code);
-        // One line on the wire: the protocol is line based.
-        let one_line: String = msg
-            .trim_end()
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        if !self.launcher_prints_abort && !one_line.is_empty() {
-            crate::print_abort_msg(&one_line);
-            std::thread::sleep(ABORT_MSG_GRACE);
+        self.send_abort(code, msg);
+        std::process::exit(crate::exit_status(code))
+    }
+
+    fn exiting(&self, status: i32, msg: &str) {
+        // oshrun sees the exit status itself (and reports it as an exit, not an abort).
+        if !self.launcher_prints_abort {
+            self.send_abort(status, msg);
         }
-        // `exitcode` is what hydra ends the job with, so it is the mapped status; oshrun
-        // reports the status as given (`rshmem_status`). The message goes last: the server
-        // takes the rest of the line, so it may hold blanks and `=`.
-        let mut m = Message::new("abort")
-            .with("exitcode", status)
-            .with("rshmem_status", code);
-        if !one_line.is_empty() {
-            m = m.with("error_msg", abort_msg_on_wire(&one_line));
-        }
-        // Best effort: if the launcher is gone, exiting is all that is left.
-        let _ = (&self.abort_tx).write_all(m.to_line().as_bytes());
-        std::process::exit(status)
     }
 
     fn finalize(&self) -> Result<(), BootError> {

@@ -65,6 +65,13 @@ pub trait Bootstrap: Send + Sync + std::fmt::Debug {
     fn abort(&self, code: i32, msg: &str) -> !;
     /// Tells the launcher this rank finished cleanly (PMI finalize). Idempotent.
     fn finalize(&self) -> Result<(), BootError>;
+    /// Called as this process exits with non-zero `status` after init, before it ends:
+    /// under a launcher that learns of the exit late (hydra, through a proxy on another
+    /// host), the failures it causes in other PEs would be reported first, so the exit
+    /// goes to the launcher as an abort carrying `msg` and `status` (what the launcher
+    /// then reports and exits with). Returns; does nothing under a launcher that watches
+    /// its PEs itself (`oshrun`) and without one.
+    fn exiting(&self, _status: i32, _msg: &str) {}
 }
 
 /// Why a bootstrap operation failed. Messages name the PMI command and the environment

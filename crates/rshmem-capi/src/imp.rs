@@ -140,7 +140,9 @@ pub(crate) fn error_code(e: &Error) -> c_int {
         | Error::CollectiveMismatchNamed { .. }
         | Error::CollectiveOrder { .. } => ERR_COLLECTIVE_MISMATCH,
         Error::InvalidArgument { .. } => ERR_INVALID_ARGUMENT,
-        Error::PeerFinalized { .. } | Error::WaitAfterFinalize { .. } => ERR_PE_FINALIZED,
+        Error::PeerFinalized { .. }
+        | Error::WaitAfterFinalize { .. }
+        | Error::LockHolderFinalized { .. } => ERR_PE_FINALIZED,
         Error::PeFailed { .. } => ERR_PE_FAILED,
         Error::Transport { .. } => ERR_TRANSPORT,
         _ => ERR_OTHER,

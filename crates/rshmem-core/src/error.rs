@@ -164,11 +164,28 @@ pub enum Error {
         waiter: usize,
     },
     /// A point-to-point wait that no PE can satisfy any more: every other PE has called
-    /// `shmem_finalize`.
-    #[error("{routine}: PE {waiter} waits for a symmetric variable that no PE can change any more: every other PE has called shmem_finalize")]
+    /// `shmem_finalize` (or failed), or is itself stuck in such a wait.
+    #[error("{routine}: PE {waiter} waits for a symmetric variable that no PE can change any more: {}", Nobody { first: *first, finalized: *finalized, waiting: *waiting })]
     WaitAfterFinalize {
         /// The routine waiting.
         routine: &'static str,
+        /// This PE.
+        waiter: usize,
+        /// The first PE that finalized (or failed).
+        first: usize,
+        /// How many PEs finalized (or failed).
+        finalized: usize,
+        /// How many other PEs wait in a user wait of their own, which nobody can end.
+        waiting: usize,
+    },
+    /// The PE ahead of this one in a lock's queue entered `shmem_finalize` holding the
+    /// lock: only `shmem_clear_lock` releases a lock, so it is held for good.
+    #[error("{routine}: argument lock: PE {pe} called shmem_finalize while holding the lock PE {waiter} waits for (a lock is released only by shmem_clear_lock; finalize does not release it)")]
+    LockHolderFinalized {
+        /// The routine waiting.
+        routine: &'static str,
+        /// The PE that finalized holding the lock (world number).
+        pe: usize,
         /// This PE.
         waiter: usize,
     },
@@ -184,6 +201,33 @@ pub enum Error {
         /// UCX's status name (empty when UCX reported nothing).
         status: &'static str,
     },
+}
+
+/// Why nobody can end a user wait: the PEs that finalized, and those that wait too.
+struct Nobody {
+    first: usize,
+    finalized: usize,
+    waiting: usize,
+}
+impl std::fmt::Display for Nobody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Nobody {
+            first,
+            finalized,
+            waiting,
+        } = *self;
+        if waiting == 0 {
+            return write!(f, "every other PE has called shmem_finalize");
+        }
+        write!(f, "PE {first} ")?;
+        if finalized > 1 {
+            write!(f, "and {} other PE(s) ", finalized - 1)?;
+        }
+        write!(
+            f,
+            "called shmem_finalize (or died), and the {waiting} other PE(s) are stuck in waits of their own"
+        )
+    }
 }
 
 /// " (PE n)" for a transport error aimed at a PE.

@@ -8,8 +8,9 @@
 //! overdue (`Waiter::overdue`) or where a program asks (`failed_pes`, `pe_failed`,
 //! `team::survivors`): no hot path pays anything. A dead process stays a zombie until
 //! its launcher reaps it, which `oshrun` does as soon as it learns of the exit (SIGCHLD).
-//! Only PEs on shared memory are probed (their pids are known from init); fault-tolerant
-//! mode refuses UCX routes at init.
+//! Only PEs on shared memory are probed by pid (known from init); a PE reached through
+//! UCX counts as failed once its connection failed without its having been seen to
+//! finalize. Fault-tolerant mode refuses UCX routes at init.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -59,7 +60,19 @@ impl Runtime {
             return true;
         }
         let pid = l.pids[pe];
-        if pe == self.me || pid == 0 || !process_gone(pid) {
+        if pe == self.me {
+            return false;
+        }
+        if pid == 0 {
+            // Through UCX: gone without being known to have finalized (the state read
+            // notes a vanished peer; a peer's give-up record may know better).
+            if self.is_finalizing(pe) || !self.fabric.has_left(pe) || self.recorded_finalized(pe) {
+                return false;
+            }
+            l.failed[pe].store(true, Ordering::Relaxed);
+            return true;
+        }
+        if !process_gone(pid) {
             return false;
         }
         // Gone: its state word is final. A PE that finalized and left is not failed.

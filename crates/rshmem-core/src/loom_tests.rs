@@ -95,11 +95,11 @@ impl LockWords for Words {
         })
     }
 
-    fn wait_own(&self, ready: impl Fn(u64) -> bool) -> u64 {
+    fn wait_own(&self, _ahead: Option<usize>, ready: impl Fn(u64) -> bool) -> Result<u64> {
         loop {
             let v = self.words[self.me].load(Ordering::Acquire);
             if ready(v) {
-                return v;
+                return Ok(v);
             }
             thread::yield_now();
         }

@@ -86,6 +86,11 @@ impl Worker {
     /// Waits until every non-blocking collective issued so far has finished, unless
     /// called by the worker itself (whose collectives are the ones running).
     #[inline(always)]
+    /// Whether every collective issued to the worker has completed (it writes to no peer).
+    pub(crate) fn idle(&self) -> bool {
+        self.issued.load(Ordering::Relaxed) == self.done.load(Ordering::Acquire)
+    }
+
     pub(crate) fn drain(&self, rt: &Runtime) {
         if self.issued.load(Ordering::Relaxed) != self.done.load(Ordering::Acquire) {
             self.drain_slow(rt);

@@ -2,6 +2,7 @@
 //! and the runtime's waits on peers, which end with an error when the peer has finalized.
 
 use std::mem::offset_of;
+use std::sync::atomic::Ordering;
 
 use rshmem_util::Waiter;
 
@@ -49,17 +50,34 @@ impl Runtime {
         Runtime::internal_addr(offset_of!(Internal, state))
     }
 
-    /// The [`PeState`] of `pe` as a number: `Left` once it is known gone through UCX,
-    /// `Running` when it cannot be read for another reason (the launcher reports dead
-    /// PEs on its own). An acquire load.
+    /// The [`PeState`] of `pe` as a number: `Left` once it is known gone through UCX
+    /// after finalize, `Running` when it cannot be read for another reason. An acquire
+    /// load.
     fn state_of(&self, pe: usize) -> u64 {
-        self.peer_word(pe, Self::state_word())
-            .unwrap_or(PeState::Left as u64)
+        match self.peer_word(pe, Self::state_word()) {
+            Some(v) => {
+                if v == PeState::Finalizing as u64 {
+                    self.fabric.note_finalized(pe);
+                }
+                v
+            }
+            // Gone through UCX: it left after finalize if it is known to have finalized;
+            // else it vanished (died, or its launcher killed it), which `probe_failed`
+            // reports. Never inferred finalized: that would blame the wrong PE.
+            None if self.fabric.known_finalized(pe) => PeState::Left as u64,
+            None => PeState::Running as u64,
+        }
     }
 
-    /// Reads word `w` of `pe`'s runtime area; `None` once `pe` is known to have left the
-    /// job (through UCX, its memory goes with its process; on shared memory it stays).
+    /// Reads word `w` of `pe`'s runtime area (a word only `pe` stores); `None` once `pe`
+    /// is known to have left the job (through UCX, its memory goes with its process; on
+    /// shared memory it stays).
     fn peer_word(&self, pe: usize, w: crate::transport::SymAddr) -> Option<u64> {
+        // Words only their owner stores: a mapped peer's is read with a load, even in a
+        // job whose atomics go through UCX (and after its process is gone).
+        if let Some(v) = self.fabric.load_mapped(pe, w) {
+            return Some(v);
+        }
         if self.fabric.has_left(pe) {
             return None;
         }
@@ -109,32 +127,27 @@ impl Runtime {
         let mut w = Waiter::new();
         while !ready() {
             if w.overdue() {
-                if let Some(pe) = self.finalized_among(quorum, peers()) {
-                    if ready() {
-                        break;
-                    }
-                    self.announce_failing(true);
-                    return Err(Error::PeerFinalized {
-                        routine,
-                        pe,
-                        waiter: self.me,
-                    });
+                // A finalized peer that did not do its part skipped the collective.
+                let mut culprit = self.finalized_among(quorum, peers()).map(|pe| (pe, false));
+                // A peer that gave up on this team's collective over a member will not do
+                // its part either (the chain of waits ends at the member).
+                if let (None, Some(t)) = (culprit, team) {
+                    culprit = self.blamed_by(t, peers());
                 }
                 // A dead peer fails the collective whatever the quorum: it may have
                 // done its part, but its team can run no further collective anyway.
-                let failed = match team {
-                    Some(t) => self.failed_among((0..t.n_pes()).map(|r| t.members().pe(r))),
-                    None => self.failed_among(peers()),
-                };
-                if let Some(pe) = failed {
+                if culprit.is_none() {
+                    culprit = match team {
+                        Some(t) => self.failed_among((0..t.n_pes()).map(|r| t.members().pe(r))),
+                        None => self.failed_among(peers()),
+                    }
+                    .map(|pe| (pe, true));
+                }
+                if let Some((pe, dead)) = culprit {
                     if ready() {
                         break;
                     }
-                    return Err(Error::PeFailed {
-                        routine,
-                        pe,
-                        waiter: self.me,
-                    });
+                    return Err(self.give_up(routine, pe, dead));
                 }
                 // A peer in another collective call than this one never comes.
                 if team.is_some() {
@@ -150,6 +163,73 @@ impl Runtime {
             w.snooze();
         }
         Ok(())
+    }
+
+    /// Records that this PE leaves a collective over `pe` (finalized, or `dead`), so the
+    /// members waiting for it fail too, and returns the error naming `pe`.
+    #[cold]
+    fn give_up(&self, routine: &'static str, pe: usize, dead: bool) -> Error {
+        let w = Runtime::internal_addr(offset_of!(Internal, gave_up));
+        self.set_own(w, ((pe as u64 + 1) << 1) | dead as u64);
+        let waiter = self.me;
+        if dead {
+            return Error::PeFailed {
+                routine,
+                pe,
+                waiter,
+            };
+        }
+        self.announce_failing(true);
+        Error::PeerFinalized {
+            routine,
+            pe,
+            waiter,
+        }
+    }
+
+    /// Whether some PE's give-up record says that `pe` finalized: through UCX, a PE that
+    /// left the job after a peer gave up over it may never have been seen finalizing by
+    /// this one. Reads every PE's record (for the overdue path only).
+    #[cold]
+    pub(crate) fn recorded_finalized(&self, pe: usize) -> bool {
+        let w = Runtime::internal_addr(offset_of!(Internal, gave_up));
+        let found = (0..self.npes)
+            .filter(|&p| p != pe)
+            .any(|p| self.peer_word(p, w) == Some((pe as u64 + 1) << 1));
+        if found {
+            self.fabric.note_finalized(pe);
+        }
+        found
+    }
+
+    /// The member of `team` (finalized, or dead) over which one of `peers` gave up on a
+    /// collective ([`Runtime::give_up`]). Sound because a member that finalized or died
+    /// while a collective of its team was still waiting for it leaves the team unable to
+    /// complete any collective (a member that finished this one and then finalized gives
+    /// no live peer a reason to give up).
+    #[cold]
+    fn blamed_by(&self, team: &Team, peers: impl Iterator<Item = usize>) -> Option<(usize, bool)> {
+        let w = Runtime::internal_addr(offset_of!(Internal, gave_up));
+        peers.filter(|&p| p != self.me).find_map(|p| {
+            let v = self.peer_word(p, w).unwrap_or(0);
+            let pe = (v >> 1).checked_sub(1)? as usize;
+            let dead = v & 1 == 1;
+            // The runtime's copies of HOST and LEADERS run parts of WORLD's collectives.
+            let world_part = std::ptr::eq(team, &*self.inner_host)
+                || self
+                    .inner_leaders
+                    .as_deref()
+                    .is_some_and(|l| std::ptr::eq(team, l));
+            let member = world_part || team.members().rank_of(pe).is_some();
+            if pe == self.me || pe >= self.npes || !member {
+                return None;
+            }
+            if !dead {
+                // Through UCX it may leave the job now: known finalized, not dead.
+                self.fabric.note_finalized(pe);
+            }
+            Some((pe, dead))
+        })
     }
 
     /// [`Runtime::wait_peers`] on one PE.
@@ -252,45 +332,141 @@ impl Runtime {
         }
         everyone
     }
+}
 
-    /// For user waits (`shmem_wait_until`, `shmem_signal_wait_until`...): whether no PE
-    /// can change this PE's memory any more, because every other PE has entered finalize
-    /// (or failed).
-    /// Only then is failing sound: any running peer might still write, whenever it likes.
-    /// (A thread of this PE could still write; a program that waits on its own threads
-    /// through a symmetric variable while every other PE has finalized is not supported.)
+/// A user wait (`shmem_wait_until`, `shmem_signal_wait_until`...): its [`Waiter`], and
+/// what its overdue checks saw of the peers (nothing on the fast path).
+#[derive(Debug)]
+pub(crate) struct UserWait {
+    w: Waiter,
+    /// Set once this wait published itself as stuck (`Internal::waiting`).
+    stuck: Option<Box<Stuck>>,
+}
+
+/// What the overdue checks of one user wait saw.
+#[derive(Debug)]
+struct Stuck {
+    /// Each peer's `waiting` count at the last check at which they had all advanced.
+    seen: Vec<u64>,
+    /// Checks in a row at which every running peer was stuck and had advanced.
+    rounds: u32,
+}
+
+/// Checks in a row at which every running peer must be seen stuck (in an overdue user
+/// wait, its own transfers complete) with its count advanced, before a wait fails for
+/// want of a writer: the first is a baseline; after two more, any write one of them
+/// issued before its wait has landed and been seen by its target, and none can issue
+/// another.
+const STUCK_ROUNDS: u32 = 3;
+
+impl UserWait {
+    #[inline]
+    pub(crate) fn new() -> UserWait {
+        UserWait {
+            w: Waiter::new(),
+            stuck: None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn snooze(&mut self) {
+        self.w.snooze();
+    }
+}
+
+impl Drop for UserWait {
+    #[inline]
+    fn drop(&mut self) {
+        if self.stuck.is_some() {
+            if let Some(rt) = crate::runtime::try_runtime() {
+                rt.set_own(Runtime::internal_addr(offset_of!(Internal, waiting)), 0);
+            }
+        }
+    }
+}
+
+/// The `waiting` count of this PE's overdue user waits (one per PE: published only by a
+/// PE on which a single thread calls OpenSHMEM).
+static BEATS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Runtime {
+    /// A user wait's overdue check for a wait nobody can end: this PE publishes that it is
+    /// stuck (after completing its own transfers), then looks at the others. Returns the
+    /// first finalized or failed PE, the number of them and of stuck PEs, once every other
+    /// PE has finalized, failed or stayed stuck for [`STUCK_ROUNDS`] checks in a row (and
+    /// at least one finalized or failed): no PE can write any more. Only PEs on which a
+    /// single thread calls OpenSHMEM publish (another thread of theirs could still write).
     #[cold]
-    pub(crate) fn all_others_finalizing(&self) -> bool {
-        self.npes > 1
-            && !self.is_finalizing(self.me)
-            && (0..self.npes)
-                .all(|pe| pe == self.me || self.is_finalizing(pe) || self.probe_failed(pe))
+    fn nobody_writes(&self, u: &mut UserWait) -> Option<(usize, usize, usize)> {
+        let waiting = Runtime::internal_addr(offset_of!(Internal, waiting));
+        let stuck = u.stuck.get_or_insert_with(|| {
+            Box::new(Stuck {
+                seen: vec![0; self.npes],
+                rounds: 0,
+            })
+        });
+        // Stuck only when nothing of this PE can write: one thread calls OpenSHMEM, no
+        // non-blocking collective runs, the default context's transfers have completed.
+        if self.thread_level <= crate::runtime::ThreadLevel::Funneled
+            && self.nb.idle()
+            && crate::ctx::Ctx::default_ctx().quiet(self).is_ok()
+        {
+            self.set_own(waiting, BEATS.fetch_add(1, Ordering::Relaxed) + 1);
+        }
+        let (mut first, mut gone, mut stalled, mut advanced) = (None, 0, 0, true);
+        let mut now = vec![0; self.npes];
+        for pe in (0..self.npes).filter(|&pe| pe != self.me) {
+            if self.is_finalizing(pe) || self.probe_failed(pe) {
+                first = first.or(Some(pe));
+                gone += 1;
+                continue;
+            }
+            now[pe] = self.peer_word(pe, waiting).unwrap_or(0);
+            if now[pe] == 0 {
+                stuck.rounds = 0;
+                return None;
+            }
+            stalled += 1;
+            advanced &= now[pe] > stuck.seen[pe];
+        }
+        if advanced {
+            stuck.rounds += 1;
+            stuck.seen = now;
+        }
+        (stalled == 0 || stuck.rounds >= STUCK_ROUNDS).then_some((first?, gone, stalled))
     }
 }
 
 /// A user wait loop's check, made only when its [`Waiter`] is overdue: fails with
-/// `WaitAfterFinalize` once every other PE has finalized and `ready()` (re-read after the
-/// states, with acquire) still does not hold, and with `PeFailed` while a PE has failed
-/// that this PE has not acknowledged (`ft::failed_pes`): any PE might have been the
-/// writer it waits for.
+/// `WaitAfterFinalize` once no PE can write any more (every other PE has finalized or
+/// failed, or is stuck in a user wait of its own: `Runtime::nobody_writes`) and `ready()`
+/// (re-read after the states, with acquire) still does not hold, and with `PeFailed` while
+/// a PE has failed that this PE has not acknowledged (`ft::failed_pes`): any PE might have
+/// been the writer it waits for.
 #[inline]
 pub(crate) fn user_wait_check(
     routine: &'static str,
-    w: &mut Waiter,
-    ready: impl FnOnce() -> bool,
+    u: &mut UserWait,
+    ready: impl Fn() -> bool,
 ) -> Result<()> {
     // Operations this PE posted through UCX may need the library's attention to leave.
     if let Some(rt) = crate::runtime::try_runtime() {
         rt.fabric.progress();
     }
-    if w.overdue() {
+    if u.w.overdue() {
         if let Ok(rt) = rt(routine) {
-            if rt.all_others_finalizing() {
+            let nobody = (rt.npes > 1 && !rt.is_finalizing(rt.me))
+                .then(|| rt.nobody_writes(u))
+                .flatten();
+            if let Some((first, finalized, waiting)) = nobody {
                 if !ready() {
                     rt.announce_failing(false);
                     return Err(Error::WaitAfterFinalize {
                         routine,
                         waiter: rt.me,
+                        first,
+                        finalized,
+                        waiting,
                     });
                 }
             } else if let Some(pe) = rt.unacked_failure() {

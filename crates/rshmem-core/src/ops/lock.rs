@@ -36,8 +36,10 @@ pub(crate) trait LockWords {
     fn me(&self) -> usize;
     /// An atomic operation on `pe`'s copy of the word.
     fn amo(&self, pe: usize, op: AmoOp<u64>) -> Result<u64>;
-    /// Waits until this PE's own word satisfies `ready`; returns the word.
-    fn wait_own(&self, ready: impl Fn(u64) -> bool) -> u64;
+    /// Waits until this PE's own word satisfies `ready`; returns the word. `ahead` is the
+    /// PE that must write it (the predecessor in the queue), when known: the wait fails
+    /// if that PE finalized (or died) without writing it.
+    fn wait_own(&self, ahead: Option<usize>, ready: impl Fn(u64) -> bool) -> Result<u64>;
     /// Completes this PE's outstanding operations (before a release).
     fn quiet(&self);
 }
@@ -130,7 +132,7 @@ pub(crate) fn acquire<L: LockWords>(l: &L, routine: &'static str, try_only: bool
     }
     // Link behind the predecessor, then wait for it to hand the lock over.
     l.amo((prev - 1) as usize, AmoOp::Or(me1 << 32))?;
-    l.wait_own(|w| w & GRANTED != 0);
+    l.wait_own(Some((prev - 1) as usize), |w| w & GRANTED != 0)?;
     Ok(true)
 }
 
@@ -151,7 +153,7 @@ pub(crate) fn release<L: LockWords>(l: &L, routine: &'static str) -> Result<()> 
             return Ok(());
         }
         // A successor swapped the tail but has not linked yet.
-        next = (l.wait_own(|w| w & NEXT_MASK != 0) & NEXT_MASK) >> 32;
+        next = (l.wait_own(None, |w| w & NEXT_MASK != 0)? & NEXT_MASK) >> 32;
     }
     // The successor is linked, so nobody writes our word any more: leave the queue, then
     // hand over.
@@ -175,12 +177,15 @@ impl LockWords for RtLock<'_> {
         self.rt.amo(self.routine, pe, self.a, op)
     }
 
-    fn wait_own(&self, ready: impl Fn(u64) -> bool) -> u64 {
+    fn wait_own(&self, ahead: Option<usize>, ready: impl Fn(u64) -> bool) -> Result<u64> {
         let mut w = Waiter::new();
         loop {
             let v = self.rt.load_local::<u64>(self.a);
             if ready(v) {
-                return v;
+                return Ok(v);
+            }
+            if let Some(pe) = ahead.filter(|_| w.overdue()) {
+                self.check_ahead(pe, &ready)?;
             }
             self.rt.fabric.progress();
             w.snooze();
@@ -189,6 +194,37 @@ impl LockWords for RtLock<'_> {
 
     fn quiet(&self) {
         self.rt.quiet_all();
+    }
+}
+
+impl RtLock<'_> {
+    /// The overdue check of a wait for the lock: the predecessor `pe` in the queue holds
+    /// the lock or waits for it. Once it has finalized it holds it for good (it cannot be
+    /// in `shmem_set_lock` any more, and only `shmem_clear_lock` hands it over), so the
+    /// wait fails naming it, unless the word (re-read after its state, with acquire)
+    /// shows the hand-over after all. A dead predecessor fails the wait as well.
+    #[cold]
+    fn check_ahead(&self, pe: usize, ready: &impl Fn(u64) -> bool) -> Result<()> {
+        let (rt, routine) = (self.rt, self.routine);
+        let err = if rt.is_finalizing(pe) {
+            Error::LockHolderFinalized {
+                routine,
+                pe,
+                waiter: rt.me,
+            }
+        } else if rt.probe_failed(pe) {
+            Error::PeFailed {
+                routine,
+                pe,
+                waiter: rt.me,
+            }
+        } else {
+            return Ok(());
+        };
+        if ready(rt.load_local::<u64>(self.a)) {
+            return Ok(());
+        }
+        Err(err)
     }
 }
 

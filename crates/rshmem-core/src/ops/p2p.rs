@@ -1,7 +1,7 @@
 //! Point-to-point synchronization: `wait_until` and `test` with their `_all`, `_any`,
 //! `_some` and `_vector` forms, on local symmetric words updated by other PEs.
 
-use rshmem_util::Waiter;
+use crate::sync::UserWait;
 
 use crate::sync::user_wait_check;
 
@@ -127,7 +127,7 @@ pub unsafe fn wait_until<W: Word>(
     let _p = profile::span(Family::Wait, 0);
     // SAFETY: forwarded; `Set::new` checks the word.
     let s = unsafe { Set::new(routine, ivar, 1, std::ptr::null(), cmp, Values::One(value))? };
-    let mut w = Waiter::new();
+    let mut w = UserWait::new();
     while !s.satisfied(0) {
         user_wait_check(routine, &mut w, || s.satisfied(0))?;
         w.snooze();
@@ -189,7 +189,7 @@ pub unsafe fn wait_until_all<W: Word>(
     // SAFETY: forwarded contract.
     let s = unsafe { Set::new(routine, ivars, n, status, cmp, values)? };
     for i in (0..n).filter(|&i| s.included(i)) {
-        let mut w = Waiter::new();
+        let mut w = UserWait::new();
         while !s.satisfied(i) {
             user_wait_check(routine, &mut w, || s.satisfied(i))?;
             w.snooze();
@@ -217,7 +217,7 @@ pub unsafe fn wait_until_any<W: Word>(
     if !s.any_included() {
         return Ok(None);
     }
-    let mut w = Waiter::new();
+    let mut w = UserWait::new();
     loop {
         if let Some(i) = s.find_one() {
             return Ok(Some(i));
@@ -248,7 +248,7 @@ pub unsafe fn wait_until_some<W: Word>(
     if !s.any_included() {
         return Ok(0);
     }
-    let mut w = Waiter::new();
+    let mut w = UserWait::new();
     loop {
         // SAFETY: forwarded contract on `indices`.
         let k = unsafe { s.collect(indices) };

@@ -1,7 +1,7 @@
 //! Put-with-signal and signal operations. A signal is a symmetric `u64`; data is
 //! delivered before the signal is visible.
 
-use rshmem_util::Waiter;
+use crate::sync::UserWait;
 
 use crate::sync::user_wait_check;
 
@@ -204,7 +204,7 @@ unsafe fn signal_wait_in(
     check_sig(rt(routine)?, routine, sig_addr)?;
     // SAFETY: validated above.
     let mut v = unsafe { u64::load(sig_addr) };
-    let mut w = Waiter::new();
+    let mut w = UserWait::new();
     while !cmp.holds(v, value) {
         user_wait_check(routine, &mut w, || {
             // SAFETY: validated above.

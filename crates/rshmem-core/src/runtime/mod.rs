@@ -74,6 +74,14 @@ pub(crate) struct Internal {
     /// Non-zero once this PE found a peer that finalized while it waited for it, and is
     /// about to end the job: peers in finalize's barrier stop waiting for it.
     pub(crate) failing: CachePadded<AtomicU64>,
+    /// Non-zero once a collective wait of this PE failed over a member that finalized or
+    /// died, naming it (`coll::sync::blame`): this PE will not do its part of that
+    /// collective, so the members waiting for it fail too, naming the same PE.
+    pub(crate) gave_up: CachePadded<AtomicU64>,
+    /// Non-zero while this PE is in a user wait (`shmem_wait_until`...) that is overdue:
+    /// a count raised at each of its overdue checks, after this PE's own transfers
+    /// completed. Peers tell from it that nobody is left to write what they wait for.
+    pub(crate) waiting: CachePadded<AtomicU64>,
     /// This PE's profiling summary, published at finalize for PE 0 to gather.
     pub(crate) profile: [u64; crate::profile::WORDS],
 }
@@ -499,10 +507,11 @@ fn register_at_exit() {
 /// `std::process::exit` with a live guard; fewer finalizes than inits) is finalized here,
 /// collectively, as if `shmem_finalize` had been called last. Nothing happens for a
 /// non-zero status or while the job is torn down: the other PEs may never come to the
-/// finalize barrier, and the launcher ends the job anyway.
+/// finalize barrier, and the launcher ends the job anyway; a non-zero status after init
+/// goes to the launcher first (`Bootstrap::exiting`), so it is the failure reported.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
-    if status != 0 || TEARING_DOWN.load(Ordering::Relaxed) {
+    if TEARING_DOWN.load(Ordering::Relaxed) {
         return;
     }
     // A forked child inherits the hook and the mappings, but it is not the PE.
@@ -510,6 +519,19 @@ extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
         return;
     }
     let Some(rt) = try_runtime() else { return };
+    if status != 0 {
+        // The first failure must be the one reported: the launcher hears of this exit
+        // before the peers it leaves stuck can blame another PE.
+        let _ = std::io::stdout().flush();
+        let msg = format!(
+            "rshmem: PE {}: exited with status {status} without calling shmem_finalize",
+            rt.me
+        );
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.boot.exiting(status, &msg)
+        }));
+        return;
+    }
     if !EXIT_QUIET.load(Ordering::Relaxed) {
         let _ = std::io::stdout().flush();
         eprintln!(

@@ -166,9 +166,23 @@ impl Fabric {
         self.ucx.as_ref().is_some_and(|u| u.has_left(pe))
     }
 
+    /// Records that `pe` is known to have entered `shmem_finalize` (through UCX, a peer
+    /// that vanished is taken as finalized only then: `Runtime::state_of`).
+    #[cold]
+    pub(crate) fn note_finalized(&self, pe: usize) {
+        if let Some(u) = &self.ucx {
+            u.mark_finalized(pe);
+        }
+    }
+
+    /// Whether `pe`, reached through UCX, is known to have entered `shmem_finalize`.
+    pub(crate) fn known_finalized(&self, pe: usize) -> bool {
+        self.ucx.as_ref().is_some_and(|u| u.known_finalized(pe))
+    }
+
     /// When `e`, from an operation on `pe`, says that `pe`'s process is gone through UCX,
-    /// records that it left and returns true. (A PE that exits has finalized; one that
-    /// dies ends the job through its launcher, and fault-tolerant mode refuses UCX.)
+    /// records that it left and returns true. (Whether it finalized first is another
+    /// matter: see [`Fabric::known_finalized`].)
     #[cold]
     pub(crate) fn note_left(&self, pe: usize, e: &crate::error::Error) -> bool {
         match &self.ucx {
@@ -231,6 +245,15 @@ impl Fabric {
     pub(crate) fn store_local(&self, addr: SymAddr, v: u64) {
         // SAFETY: our own slot is always mapped; runtime words are aligned.
         unsafe { u64::rmw(self.local(addr).cast::<u64>(), AmoOp::Set(v)) };
+    }
+
+    /// Reads (acquire) a runtime word of `pe` that only its owner stores (never a network
+    /// atomic), if this process maps `pe`: a load, which works after `pe`'s process is
+    /// gone (the mapping keeps its memory), unlike an atomic through UCX.
+    pub(crate) fn load_mapped(&self, pe: usize, addr: SymAddr) -> Option<u64> {
+        // SAFETY: `pe` is mapped (checked); runtime words are aligned.
+        self.ptr(pe, addr)
+            .map(|p| unsafe { u64::load(p.cast::<u64>()) })
     }
 
     /// A load/store pointer to `addr` on `pe`, if this process maps it.

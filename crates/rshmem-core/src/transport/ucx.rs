@@ -48,6 +48,9 @@ struct Peer {
     /// Set once the peer is known to have left the job after finalize
     /// ([`Ucx::mark_left`]): its failed endpoint is then no error of this PE's quiet.
     left: AtomicBool,
+    /// Set once this PE knows the peer entered `shmem_finalize` ([`Ucx::mark_finalized`]):
+    /// its connection failing later means it left after finalize, not that it died.
+    finalized: AtomicBool,
 }
 
 /// An endpoint to a peer's service worker, with the peer's remote keys unpacked for it.
@@ -307,6 +310,7 @@ impl Ucx {
                 rkeys,
                 base,
                 left: AtomicBool::new(false),
+                finalized: AtomicBool::new(false),
             }));
         }
         self.peers = peers.into_boxed_slice();
@@ -677,9 +681,13 @@ impl Ucx {
                     "operations to the PE were lost: the connection failed",
                 ));
                 if let Err(e) = r {
-                    // Reported once: a peer gone is gone for good.
+                    // Reported once: a peer gone is gone for good. One known to have
+                    // finalized left after finalize: nothing of the program's was lost.
                     if peer_gone(&e) {
                         self.mark_left(pe);
+                        if self.known_finalized(pe) {
+                            continue;
+                        }
                     }
                     return Err(e);
                 }
@@ -694,6 +702,18 @@ impl Ucx {
         if let Some(Some(p)) = self.peers.get(pe) {
             p.left.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Records that `pe` is known to have entered `shmem_finalize`.
+    pub(crate) fn mark_finalized(&self, pe: usize) {
+        if let Some(Some(p)) = self.peers.get(pe) {
+            p.finalized.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether `pe` is known to have entered `shmem_finalize` ([`Ucx::mark_finalized`]).
+    pub(crate) fn known_finalized(&self, pe: usize) -> bool {
+        matches!(self.peers.get(pe), Some(Some(p)) if p.finalized.load(Ordering::Relaxed))
     }
 
     /// Whether `pe` is known to have left the job ([`Ucx::mark_left`]).
