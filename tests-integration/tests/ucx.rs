@@ -38,6 +38,23 @@ fn atomics_from_local_and_remote_pes_on_one_word_are_exact() {
     }
 }
 
+/// Issue 27 (section 3): a job starts under every `UCX_TLS` a user may set, UCX's
+/// shared-memory transports alone included (their peer-failure handling is turned on by
+/// the library), with exact atomics and without UCX warning about the settings.
+#[test]
+#[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
+fn every_ucx_tls_starts() {
+    for tls in ["sm,self", "posix,self", "sysv,self", "self,tcp", "all", "^tcp"] {
+        let out = over_ucx(3, "core_amo")
+            .env("UCX_TLS", tls)
+            .args(["blocking"])
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok blocking").len(), 3, "{tls}: {out:?}");
+        assert!(!out.stderr.contains("UCX  WARN"), "{tls}: {out:?}");
+    }
+}
+
 /// A PE that computes without calling the library serves gets and fetch-adds.
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]

@@ -218,6 +218,9 @@ pub struct LoadOptions<'a> {
     /// UCX configuration overrides, e.g. `("TLS", "tcp")` (names without the `UCX_` prefix);
     /// applied on top of the `UCX_*` environment variables.
     pub config: &'a [(&'a str, &'a str)],
+    /// Overrides applied only where this UCX knows the name (settings of one transport,
+    /// which other versions may lack or rename); an unknown name is skipped.
+    pub if_known: &'a [(&'a str, &'a str)],
 }
 
 impl Default for LoadOptions<'_> {
@@ -225,6 +228,7 @@ impl Default for LoadOptions<'_> {
         LoadOptions {
             library: DEFAULT_LIBRARY,
             config: &[],
+            if_known: &[],
         }
     }
 }
@@ -292,7 +296,10 @@ impl Ucp {
         })?;
         let mut ctx: sys::ucp_context_h = std::ptr::null_mut();
         let res = (|| {
-            for (name, value) in opts.config {
+            let required = opts.config.iter().map(|kv| (kv, true));
+            for ((name, value), required) in
+                required.chain(opts.if_known.iter().map(|kv| (kv, false)))
+            {
                 let bad = |what: &str| UcxError::InvalidArgument {
                     routine: "Ucp::load_with",
                     message: format!("config {what} contains a NUL byte"),
@@ -300,9 +307,10 @@ impl Ucp {
                 let n = CString::new(*name).map_err(|_| bad("name"))?;
                 let v = CString::new(*value).map_err(|_| bad("value"))?;
                 // SAFETY: config is valid; name and value are C strings.
-                check("ucp_config_modify", unsafe {
-                    lib.ucp_config_modify(config, n.as_ptr(), v.as_ptr())
-                })?;
+                let status = unsafe { lib.ucp_config_modify(config, n.as_ptr(), v.as_ptr()) };
+                if required || status != sys::UCS_ERR_NO_ELEM {
+                    check("ucp_config_modify", status)?;
+                }
             }
             let mut params = sys::ucp_params_t {
                 field_mask: u64::from(

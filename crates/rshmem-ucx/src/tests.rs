@@ -152,6 +152,7 @@ fn load(config: &[(&str, &str)]) -> Option<Arc<Ucp>> {
     match Ucp::load_with(&LoadOptions {
         config,
         library: library.as_deref().unwrap_or(DEFAULT_LIBRARY),
+        ..Default::default()
     }) {
         Ok(ucp) => Some(ucp),
         Err(e @ UcxError::Load { .. })
@@ -197,6 +198,18 @@ fn load_reports_version() {
     });
     let msg = bad.expect_err("unknown config name").to_string();
     assert!(msg.contains("ucp_config_modify"), "{msg}");
+    // An optional setting this UCX does not know is skipped; a known one with a bad value
+    // is still an error.
+    Ucp::load_with(&LoadOptions {
+        if_known: &[("NO_SUCH_SETTING_OF_ANY_UCX", "y")],
+        ..Default::default()
+    })
+    .expect("an unknown optional setting is skipped");
+    let bad = Ucp::load_with(&LoadOptions {
+        if_known: &[("MAX_EAGER_LANES", "not-a-number")],
+        ..Default::default()
+    });
+    assert!(bad.is_err(), "a known optional setting with a bad value");
 }
 
 #[test]

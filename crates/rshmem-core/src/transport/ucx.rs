@@ -204,6 +204,23 @@ fn status_of(e: &UcxError) -> &'static str {
     }
 }
 
+/// Whether `UCX_TLS` (unset: every transport) lets UCX use its shared-memory transports.
+fn shm_transports_allowed(tls: Option<&str>) -> bool {
+    const SHM: [&str; 5] = ["sm", "shm", "mm", "posix", "sysv"];
+    let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
+        return true;
+    };
+    match tls.strip_prefix('^') {
+        // An exclusion list: allowed unless it names them.
+        Some(excluded) => !excluded
+            .split(',')
+            .any(|t| matches!(t.trim(), "sm" | "shm" | "mm")),
+        None => tls
+            .split(',')
+            .any(|t| t.trim() == "all" || SHM.contains(&t.trim())),
+    }
+}
+
 impl Ucx {
     /// Loads UCX, registers `segments` (indexed by [`Seg`]; length 0: none), starts the
     /// service worker and its progress thread, and publishes what peers need. Every PE
@@ -225,8 +242,31 @@ impl Ucx {
         } else {
             &[]
         };
-        let ucp = Ucp::load_with(&LoadOptions { library, config })
-            .map_err(|e| InitError::Transport(e.to_string()))?;
+        // Endpoints ask UCX to report a dead peer, which its shared-memory transports
+        // (posix, sysv) offer only with their error handling on: without it a job
+        // restricted to them (UCX_TLS=sm,self) has no route at all (UCS_ERR_UNREACHABLE).
+        // Unless the user chose, turn it on where UCX_TLS lets them be used (UCX warns about
+        // a setting no transport in use reads).
+        let user_chose = [
+            "UCX_MM_ERROR_HANDLING",
+            "UCX_POSIX_ERROR_HANDLING",
+            "UCX_SYSV_ERROR_HANDLING",
+        ]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+        let tls = std::env::var("UCX_TLS").ok();
+        let error_handling: &[(&str, &str)] =
+            if !user_chose && shm_transports_allowed(tls.as_deref()) {
+                &[("MM_ERROR_HANDLING", "y")]
+            } else {
+                &[]
+            };
+        let ucp = Ucp::load_with(&LoadOptions {
+            library,
+            config,
+            if_known: error_handling,
+        })
+        .map_err(|e| InitError::Transport(e.to_string()))?;
         let service = Arc::new(
             ucp.worker()
                 .map_err(ucx_init_error("cannot create the UCX service worker"))?,
@@ -786,6 +826,28 @@ impl Drop for Ucx {
         for w in workers {
             // SAFETY: each came from `Box::into_raw` once; no context uses it any more.
             drop(unsafe { Box::from_raw(w) });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shm_transports_allowed;
+
+    #[test]
+    fn which_ucx_tls_lists_allow_shared_memory() {
+        for tls in [
+            None,
+            Some(""),
+            Some("all"),
+            Some("sm,self"),
+            Some("tcp,posix"),
+            Some("^tcp"),
+        ] {
+            assert!(shm_transports_allowed(tls), "{tls:?}");
+        }
+        for tls in [Some("tcp"), Some("self,tcp"), Some("^sm"), Some("rc,ud")] {
+            assert!(!shm_transports_allowed(tls), "{tls:?}");
         }
     }
 }
