@@ -44,7 +44,14 @@ fn atomics_from_local_and_remote_pes_on_one_word_are_exact() {
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn every_ucx_tls_starts() {
-    for tls in ["sm,self", "posix,self", "sysv,self", "self,tcp", "all", "^tcp"] {
+    for tls in [
+        "sm,self",
+        "posix,self",
+        "sysv,self",
+        "self,tcp",
+        "all",
+        "^tcp",
+    ] {
         let out = over_ucx(3, "core_amo")
             .env("UCX_TLS", tls)
             .args(["blocking"])
