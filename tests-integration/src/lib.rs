@@ -373,6 +373,36 @@ pub fn install_c_face(name: &str) -> PathBuf {
     prefix
 }
 
+/// Installs the C face into `<build dir>/<prefix>` and compiles
+/// `tests-integration/c/<src>` there with `oshcc` (C11, every warning an error, `extra`
+/// flags added); returns the program's path. For a test file's one C program: call it
+/// once (a `OnceLock`), so a running job's executable is never replaced.
+pub fn compile_c_program(prefix: &str, src: &str, extra: &[&str]) -> String {
+    let prefix = install_c_face(prefix);
+    let exe = prefix.join(src.trim_end_matches(".c"));
+    let out = Command::new(prefix.join("bin/oshcc"))
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-O1",
+        ])
+        .args(extra)
+        .arg("-o")
+        .arg(&exe)
+        .arg(workspace().join("tests-integration/c").join(src))
+        .output()
+        .expect("run oshcc");
+    assert!(
+        out.status.success(),
+        "oshcc {src} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe.to_str().expect("a UTF-8 path").to_string()
+}
+
 /// The size of `SHMEM_TEAM_SHARED` that PE `me` of `n` should see under the transport the
 /// environment selects: the world on one host, this PE alone under `SHMEM_TRANSPORT=ucx`,
 /// its virtual host under `SHMEM_TRANSPORT=mixed`.

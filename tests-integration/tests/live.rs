@@ -9,35 +9,12 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use rshmem_tests::{install_c_face, run_bounded, workspace, Job, JobOutput};
+use rshmem_tests::{compile_c_program, run_bounded, workspace, Job, JobOutput};
 
 /// Installs the C face once and compiles live.c; returns the program.
 fn live() -> &'static str {
     static EXE: OnceLock<String> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let prefix = install_c_face("live-prefix");
-        let exe = prefix.join("live");
-        let out = Command::new(prefix.join("bin/oshcc"))
-            .args([
-                "-std=c11",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-pedantic",
-                "-O1",
-            ])
-            .arg("-o")
-            .arg(&exe)
-            .arg(workspace().join("tests-integration/c/live.c"))
-            .output()
-            .expect("run oshcc");
-        assert!(
-            out.status.success(),
-            "oshcc live.c failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        exe.to_str().unwrap().to_string()
-    })
+    EXE.get_or_init(|| compile_c_program("live-prefix", "live.c", &[]))
 }
 
 fn run(np: usize, args: &[&str], env: &[(&str, &str)]) -> JobOutput {

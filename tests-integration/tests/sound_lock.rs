@@ -5,39 +5,15 @@
 //! The C programs are compiled with the installed `oshcc` as in capi.rs (installed into
 //! a prefix of this test's own); run alone, this test needs `cargo build -p rshmem-capi`.
 
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use rshmem_tests::{install_c_face, workspace, Job};
+use rshmem_tests::{compile_c_program, Job};
 
 /// Installs the C face into a prefix once, compiles lock_misuse.c; returns the program.
 fn lock_misuse() -> &'static str {
     static EXE: OnceLock<String> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let prefix = install_c_face("sound-prefix");
-        let exe = prefix.join("lock_misuse");
-        let out = Command::new(prefix.join("bin/oshcc"))
-            .args([
-                "-std=c11",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-pedantic",
-                "-O1",
-            ])
-            .args(["-pthread", "-o"])
-            .arg(&exe)
-            .arg(workspace().join("tests-integration/c/lock_misuse.c"))
-            .output()
-            .expect("run oshcc");
-        assert!(
-            out.status.success(),
-            "oshcc lock_misuse.c failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        exe.to_str().unwrap().to_string()
-    })
+    EXE.get_or_init(|| compile_c_program("sound-prefix", "lock_misuse.c", &["-pthread"]))
 }
 
 /// Runs `mode` at `np` PEs; asserts the right use passed, the job failed with `msg`
