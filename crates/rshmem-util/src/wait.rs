@@ -195,6 +195,8 @@ pub struct Waiter {
     waited: Duration,
     /// Clocked checks since the last overdue report.
     clocked: u32,
+    /// Time waited when the phases last restarted ([`Waiter::keep_hot`]).
+    hot_from: Duration,
 }
 
 impl Waiter {
@@ -206,35 +208,54 @@ impl Waiter {
             since: None,
             waited: Duration::ZERO,
             clocked: 0,
+            hot_from: Duration::ZERO,
         }
     }
 
     /// Backs off once, as the policy says for the time waited so far.
     #[inline]
     pub fn snooze(&mut self) {
+        self.snooze_with(std::thread::sleep);
+    }
+
+    /// [`Waiter::snooze`], sleeping (in the sleep phase) with `sleep(nap)` rather than a
+    /// timed sleep: a wait that something else can end early (an event file descriptor
+    /// that the network signals) blocks on it with the nap as its timeout.
+    #[inline]
+    pub fn snooze_with(&mut self, sleep: impl FnOnce(Duration)) {
         self.checks = self.checks.wrapping_add(1);
         if self.checks <= SPIN_UNTIMED && SPIN_NS.load(Ordering::Relaxed) != 0 {
             spin(1);
             return;
         }
-        self.snooze_timed();
+        if let Some(nap) = self.snooze_timed() {
+            sleep(nap);
+        }
+    }
+
+    /// Restarts the spin and yield phases (not the overdue clock): the wait just saw work
+    /// arrive (it served a peer's operation), so the answer it waits for is likely near and
+    /// a nap now would delay it.
+    #[inline]
+    pub fn keep_hot(&mut self) {
+        self.hot_from = self.waited;
     }
 
     /// The clocked part of [`Waiter::snooze`]: out of line, so a short wait inlines only
-    /// the untimed spin.
+    /// the untimed spin. Returns the nap to take, in the sleep phase.
     #[inline(never)]
-    fn snooze_timed(&mut self) {
+    fn snooze_timed(&mut self) -> Option<Duration> {
         let spin_ns = SPIN_NS.load(Ordering::Relaxed);
-        let in_spin = self.waited.as_nanos() < u128::from(spin_ns);
+        let in_spin = self.waited.saturating_sub(self.hot_from).as_nanos() < u128::from(spin_ns);
         if in_spin && !self.checks.is_multiple_of(CLOCK_EVERY) {
             spin(HINTS_PER_SPIN);
-            return;
+            return None;
         }
         let now = Instant::now();
         let since = *self.since.get_or_insert(now);
         self.waited = now.duration_since(since);
         self.clocked = self.clocked.saturating_add(1);
-        let waited = as_ns(self.waited);
+        let waited = as_ns(self.waited.saturating_sub(self.hot_from));
         if waited < spin_ns {
             spin(HINTS_PER_SPIN);
         } else if waited < spin_ns.saturating_add(YIELD_NS.load(Ordering::Relaxed)) {
@@ -249,8 +270,9 @@ impl Waiter {
                 }
             }
         } else {
-            std::thread::sleep((self.waited / 16).clamp(NAP_MIN, NAP_MAX));
+            return Some((self.waited / 16).clamp(NAP_MIN, NAP_MAX));
         }
+        None
     }
 
     /// Whether this wait has gone on for at least [`OVERDUE_AFTER`]: the moment to check
