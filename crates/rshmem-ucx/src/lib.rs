@@ -69,7 +69,7 @@ use std::ffi::{c_void, CStr, CString};
 use std::fmt;
 use std::marker::PhantomData;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
@@ -367,7 +367,40 @@ impl Ucp {
         self.map(addr, len, true)
     }
 
+    /// Allocates memory through UCX at exactly `[addr, addr + len)`, replacing what is mapped
+    /// there (`UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED`), and registers it. On one host, memory
+    /// that UCX allocated from its shared-memory domains is what its shared-memory transports
+    /// reach one-sidedly (a put is a copy, an atomic a CPU atomic); memory it merely registered
+    /// takes a system call per operation or the target's progress. The new memory reads as
+    /// zero. When the region drops, the range is left reserved (inaccessible, backed by
+    /// nothing) rather than unmapped, so the caller's reservation stays whole.
+    ///
+    /// # Safety
+    /// `[addr, addr + len)` is page-aligned, lies in a mapping the caller owns, and holds
+    /// nothing anyone still uses: its contents are lost.
+    pub unsafe fn mem_alloc_fixed(self: &Arc<Self>, addr: *mut u8, len: usize) -> Result<Region> {
+        let mut r = self.map_with(
+            addr,
+            len,
+            sys::UCP_MEM_MAP_ALLOCATE | sys::UCP_MEM_MAP_FIXED,
+        )?;
+        r.fixed = true;
+        Ok(r)
+    }
+
     fn map(self: &Arc<Self>, addr: *mut u8, len: usize, on_demand: bool) -> Result<Region> {
+        self.map_with(
+            addr,
+            len,
+            if on_demand {
+                sys::UCP_MEM_MAP_NONBLOCK
+            } else {
+                0
+            },
+        )
+    }
+
+    fn map_with(self: &Arc<Self>, addr: *mut u8, len: usize, flags: u32) -> Result<Region> {
         if addr.is_null() || len == 0 {
             return Err(UcxError::InvalidArgument {
                 routine: "Ucp::mem_map",
@@ -382,15 +415,12 @@ impl Ucp {
             ),
             address: addr.cast(),
             length: len,
-            flags: if on_demand {
-                sys::UCP_MEM_MAP_NONBLOCK
-            } else {
-                0
-            },
+            flags,
             ..Default::default()
         };
         let mut memh: sys::ucp_mem_h = std::ptr::null_mut();
-        // SAFETY: params name an existing range and no ALLOCATE flag; memh is an out pointer.
+        // SAFETY: params name an existing range (registered, or replaced under FIXED: the
+        // caller of `mem_alloc_fixed` vouched for it); memh is an out pointer.
         check("ucp_mem_map", unsafe {
             self.lib.ucp_mem_map(self.ctx, &params, &mut memh)
         })?;
@@ -399,6 +429,7 @@ impl Ucp {
             memh,
             addr: addr as u64,
             len,
+            fixed: false,
         })
     }
 }
@@ -416,6 +447,8 @@ pub struct Region {
     memh: sys::ucp_mem_h,
     addr: u64,
     len: usize,
+    /// Allocated at a fixed address ([`Ucp::mem_alloc_fixed`]): reserved again on drop.
+    fixed: bool,
 }
 
 // SAFETY: memory handles belong to the thread-safe context (mt_workers_shared).
@@ -466,6 +499,20 @@ impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: memh came from ucp_mem_map on this context and is dropped once.
         unsafe { self.ucp.lib.ucp_mem_unmap(self.ucp.ctx, self.memh) };
+        if self.fixed {
+            // SAFETY: the range was the caller's (mem_alloc_fixed's contract) and UCX just
+            // unmapped it; an inaccessible mapping keeps it from being handed out again.
+            unsafe {
+                libc::mmap(
+                    self.addr as *mut c_void,
+                    self.len,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+        }
     }
 }
 
@@ -545,11 +592,24 @@ impl WorkerInner {
                 unsafe { lib.ucp_request_free(req) };
                 return check(routine, st);
             }
-            if !self.progress() {
+            // A thread that claimed a service worker keeps serving it while it waits here:
+            // the progress thread stands aside, and a peer may wait for this very service
+            // to answer our request.
+            let served = CLAIMED.with(|c| {
+                let d = c.get();
+                // SAFETY: set by a live `Driving` of this thread, cleared when it drops.
+                !d.is_null() && unsafe { &*d }.try_progress()
+            });
+            if !self.progress() && !served {
                 std::thread::yield_now();
             }
         }
     }
+}
+
+thread_local! {
+    /// The driver this thread has claimed ([`Driver::drive`]), or null.
+    static CLAIMED: Cell<*const Driver> = const { Cell::new(std::ptr::null()) };
 }
 
 /// A UCP worker (one per communication context). See the crate doc for thread safety.
@@ -1362,6 +1422,56 @@ impl<M: ThreadMode> Endpoint<M> {
     }
 }
 
+/// Who drives a [`ProgressThread`]'s worker: the thread, or threads of the process that wait
+/// anyway. While a thread waits for something a peer delivers through the worker, it drives
+/// the worker itself (spinning, then sleeping on the worker's event fd) and the progress
+/// thread stands aside, so an arrival wakes the one thread that needs it and no thread of this
+/// process competes with it for the worker or a core; the last waiter to leave hands the
+/// worker back (no timer either way).
+#[derive(Debug)]
+struct Handoff {
+    /// Threads driving the worker in a wait ([`Driver::drive`]).
+    waiters: AtomicUsize,
+    /// Set while the progress thread stands aside, blocked on `kick`.
+    aside: AtomicBool,
+    /// An eventfd that wakes the progress thread standing aside.
+    kick: RawFd,
+}
+
+impl Drop for Handoff {
+    fn drop(&mut self) {
+        // SAFETY: the eventfd is owned here and closed once; every user holds this Arc.
+        unsafe { libc::close(self.kick) };
+    }
+}
+
+/// Adds one to an eventfd (a wake-up for whoever polls it).
+fn kick(fd: RawFd) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live u64 to an eventfd we own. A full counter (never
+    // reached) would only mean a wake-up is already pending.
+    unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+}
+
+/// Empties a non-blocking eventfd.
+fn drain(fd: RawFd) {
+    let mut v: u64 = 0;
+    // SAFETY: reads 8 bytes into a live u64; the fd is non-blocking.
+    unsafe { libc::read(fd, (&mut v as *mut u64).cast(), 8) };
+}
+
+fn eventfd(routine: &'static str) -> Result<RawFd> {
+    // SAFETY: plain syscall; the caller owns the returned fd.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if fd < 0 {
+        return Err(UcxError::InvalidArgument {
+            routine,
+            message: format!("eventfd: {}", std::io::Error::last_os_error()),
+        });
+    }
+    Ok(fd)
+}
+
 /// Lets threads that wait anyway drive a [`ProgressThread`]'s worker, so a request that
 /// needs the target (a get or fetching atomic over TCP) is served at once instead of after
 /// the thread wakes up. One driver at a time: UCX's own worker lock spins, which on an
@@ -1371,24 +1481,90 @@ impl<M: ThreadMode> Endpoint<M> {
 pub struct Driver {
     worker: Arc<Worker<Multi>>,
     lock: Arc<Mutex<()>>,
+    handoff: Arc<Handoff>,
+    efd: RawFd,
 }
 
-impl Driver {
-    /// Progresses the worker until idle unless another thread is driving it; true if this
-    /// call drove it.
-    pub fn try_progress(&self) -> bool {
-        match self.lock.try_lock() {
-            Ok(_g) => {
-                while self.worker.progress() {}
-                true
-            }
-            Err(_) => false,
+/// A waiting thread's claim on a [`Driver`]'s worker ([`Driver::drive`]); dropping it hands
+/// the worker back to the progress thread once no other thread waits. While it lives, the
+/// thread's blocking operations on any worker drive the claimed worker too.
+#[derive(Debug)]
+pub struct Driving<'d> {
+    driver: &'d Driver,
+    /// The thread's previous claim (claims nest).
+    outer: *const Driver,
+}
+
+impl Drop for Driving<'_> {
+    fn drop(&mut self) {
+        CLAIMED.with(|c| c.set(self.outer));
+        let h = &self.driver.handoff;
+        // SeqCst on both sides (here and in the progress thread) is what makes the handoff
+        // sound: either the thread sees no waiter left, or this sees it standing aside.
+        if h.waiters.fetch_sub(1, Ordering::SeqCst) == 1 && h.aside.load(Ordering::SeqCst) {
+            kick(h.kick);
         }
     }
 }
 
+impl Driver {
+    /// Progresses the worker until idle unless another thread is driving it; true if this
+    /// call found work (a peer's operation was served, or one of ours completed).
+    pub fn try_progress(&self) -> bool {
+        match self.lock.try_lock() {
+            Ok(_g) => {
+                let mut any = false;
+                while self.worker.progress() {
+                    any = true;
+                }
+                any
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Claims the worker for a waiting thread: until the claim drops, the progress thread
+    /// stands aside, and the waiter must drive the worker ([`Driver::try_progress`] between
+    /// checks, [`Driver::sleep`] rather than a timed sleep).
+    pub fn drive(&self) -> Driving<'_> {
+        self.handoff.waiters.fetch_add(1, Ordering::SeqCst);
+        let outer = CLAIMED.with(|c| c.replace(self));
+        Driving {
+            driver: self,
+            outer,
+        }
+    }
+
+    /// Sleeps until the worker has work or `timeout` passes (a driving waiter's nap);
+    /// returns at once if work is pending or another thread is driving the worker.
+    pub fn sleep(&self, timeout: std::time::Duration) {
+        {
+            let Ok(_g) = self.lock.try_lock() else {
+                return;
+            };
+            while self.worker.progress() {}
+            if !matches!(self.worker.arm(), Ok(true)) {
+                return;
+            }
+        }
+        let mut fd = libc::pollfd {
+            fd: self.efd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: one valid pollfd; the worker (and its fd) outlives the call; a null
+        // signal mask leaves the thread's as it is.
+        unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+    }
+}
+
 /// A thread that progresses a [`Worker<Multi>`] whenever it has work and sleeps on its event fd
-/// otherwise (never spins), so the worker's peers are served while its owner computes.
+/// otherwise (never spins), so the worker's peers are served while its owner computes; it
+/// stands aside while threads of the process drive the worker themselves ([`Driver::drive`]).
 /// Stopped and joined by [`ProgressThread::stop`] or on drop.
 #[derive(Debug)]
 pub struct ProgressThread {
@@ -1399,18 +1575,32 @@ pub struct ProgressThread {
     handle: Option<JoinHandle<Result<()>>>,
 }
 
+/// Polls `fds` without a timeout, retrying on EINTR.
+fn poll_forever(fds: &mut [libc::pollfd]) -> Result<()> {
+    // SAFETY: `fds` is a valid array of pollfds whose fds outlive the call.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+    if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+        return Err(UcxError::InvalidArgument {
+            routine: "ProgressThread",
+            message: format!("poll: {}", std::io::Error::last_os_error()),
+        });
+    }
+    Ok(())
+}
+
 impl ProgressThread {
     /// Starts the thread.
     pub fn start(worker: Arc<Worker<Multi>>) -> Result<ProgressThread> {
         let efd = worker.efd()?;
-        // SAFETY: plain syscall; the fd is owned by this struct and closed in stop().
-        let stop_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if stop_fd < 0 {
-            return Err(UcxError::InvalidArgument {
-                routine: "ProgressThread::start",
-                message: format!("eventfd: {}", std::io::Error::last_os_error()),
-            });
-        }
+        let stop_fd = eventfd("ProgressThread::start")?;
+        let kick_fd = match eventfd("ProgressThread::start") {
+            Ok(fd) => fd,
+            Err(e) => {
+                // SAFETY: created above, closed once.
+                unsafe { libc::close(stop_fd) };
+                return Err(e);
+            }
+        };
         let stopping = Arc::new(AtomicBool::new(false));
         let flag = stopping.clone();
         let rounds = Arc::new(AtomicU64::new(0));
@@ -1418,24 +1608,33 @@ impl ProgressThread {
         let driver = Driver {
             worker: worker.clone(),
             lock: Arc::new(Mutex::new(())),
+            handoff: Arc::new(Handoff {
+                waiters: AtomicUsize::new(0),
+                aside: AtomicBool::new(false),
+                kick: kick_fd,
+            }),
+            efd,
         };
         let lock = driver.lock.clone();
+        let handoff = driver.handoff.clone();
         let handle = std::thread::Builder::new()
             .name("ucx-progress".into())
             .spawn(move || -> Result<()> {
-                let mut fds = [
-                    libc::pollfd {
-                        fd: efd,
-                        events: libc::POLLIN,
-                        revents: 0,
-                    },
-                    libc::pollfd {
-                        fd: stop_fd,
-                        events: libc::POLLIN,
-                        revents: 0,
-                    },
-                ];
+                let fd = |fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
                 while !flag.load(Ordering::Acquire) {
+                    if handoff.waiters.load(Ordering::SeqCst) > 0 {
+                        handoff.aside.store(true, Ordering::SeqCst);
+                        if handoff.waiters.load(Ordering::SeqCst) > 0 {
+                            poll_forever(&mut [fd(stop_fd), fd(handoff.kick)])?;
+                            drain(handoff.kick);
+                        }
+                        handoff.aside.store(false, Ordering::SeqCst);
+                        continue;
+                    }
                     counter.fetch_add(1, Ordering::Relaxed);
                     {
                         // Sleeps (never spins) while a waiting thread drives the worker.
@@ -1445,17 +1644,9 @@ impl ProgressThread {
                             continue;
                         }
                     }
-                    // SAFETY: fds is a valid array of 2 pollfds; both fds outlive the thread
-                    // (stop_fd is closed after join, efd belongs to the worker we hold).
-                    let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-                    if r < 0
-                        && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-                    {
-                        return Err(UcxError::InvalidArgument {
-                            routine: "ProgressThread",
-                            message: format!("poll: {}", std::io::Error::last_os_error()),
-                        });
-                    }
+                    // The kick too: a waiter that arrives now takes over at the next event.
+                    poll_forever(&mut [fd(efd), fd(stop_fd), fd(handoff.kick)])?;
+                    drain(handoff.kick);
                 }
                 Ok(())
             })
@@ -1494,9 +1685,7 @@ impl ProgressThread {
             return Ok(());
         };
         self.stopping.store(true, Ordering::Release);
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
-        unsafe { libc::write(self.stop_fd, (&one as *const u64).cast(), 8) };
+        kick(self.stop_fd);
         let res = h.join().unwrap_or_else(|_| {
             Err(UcxError::InvalidArgument {
                 routine: "ProgressThread",

@@ -744,3 +744,139 @@ fn idle_progress_thread_sleeps() {
         );
     });
 }
+
+#[test]
+fn a_waiter_that_claims_the_worker_serves_it_and_hands_it_back() {
+    let _w = watchdog(
+        "a_waiter_that_claims_the_worker_serves_it_and_hands_it_back",
+        120,
+    );
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        let c = client(ucp, &t);
+        let pt = t.progress.as_ref().unwrap();
+        let driver = pt.driver();
+        let mut got = [0u8; 8];
+        // Connected and idle: the progress thread sleeps on the worker's fd.
+        c.ep.get_blocking(&mut got, t.heap.addr(0), &c.rkey)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let _claim = driver.drive();
+                let mut served = 0u64;
+                while !stop.load(Ordering::Acquire) {
+                    if driver.try_progress() {
+                        served += 1;
+                    } else {
+                        driver.sleep(Duration::from_millis(5));
+                    }
+                }
+                served
+            });
+            // Give the thread the time to stand aside (the first event wakes it once).
+            std::thread::sleep(Duration::from_millis(50));
+            c.ep.get_blocking(&mut got, t.heap.addr(0), &c.rkey)
+                .unwrap();
+            let before = pt.rounds();
+            for i in 0..200u64 {
+                t.heap.write_u64(16, i);
+                c.ep.get_blocking(&mut got, t.heap.addr(16), &c.rkey)
+                    .unwrap();
+                assert_eq!(u64::from_ne_bytes(got), i, "{tls}");
+            }
+            // The waiter served them; the progress thread stood aside.
+            assert_eq!(pt.rounds(), before, "{tls}: the progress thread ran");
+            stop.store(true, Ordering::Release);
+            let served = waiter.join().unwrap();
+            assert!(served > 0, "{tls}: the waiter served nothing");
+        });
+        // The claim dropped: the progress thread serves again, alone.
+        t.heap.write_u64(24, 77);
+        c.ep.get_blocking(&mut got, t.heap.addr(24), &c.rkey)
+            .unwrap();
+        assert_eq!(u64::from_ne_bytes(got), 77, "{tls}");
+    });
+}
+
+#[test]
+fn memory_ucx_allocates_is_reached_one_sidedly_on_shared_memory() {
+    let _w = watchdog(
+        "memory_ucx_allocates_is_reached_one_sidedly_on_shared_memory",
+        120,
+    );
+    let Some(_) = load(&[]) else { return };
+    let ucp = Ucp::load_with(&LoadOptions {
+        config: &[("TLS", "sm,self")],
+        if_known: &[("MM_ERROR_HANDLING", "y")],
+        ..Default::default()
+    })
+    .expect("UCX with shared-memory transports");
+    const LEN: usize = 1 << 20;
+    // A reservation, as the runtime makes one for its segments.
+    // SAFETY: a fresh inaccessible anonymous mapping, checked below.
+    let resv = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4 * LEN,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(resv, libc::MAP_FAILED);
+    // SAFETY: inside the reservation, page-aligned.
+    let at = unsafe { resv.cast::<u8>().add(LEN) };
+    // SAFETY: a part of our reservation holding nothing.
+    let region = unsafe { ucp.mem_alloc_fixed(at, LEN) }.expect("ucp_mem_map ALLOCATE|FIXED");
+    assert_eq!(region.addr(), at as u64);
+    let word = |off: usize| {
+        // SAFETY: inside the allocated region, aligned.
+        unsafe { &*at.add(off).cast::<std::sync::atomic::AtomicU64>() }
+    };
+    assert_eq!(
+        word(LEN - 8).load(Ordering::Relaxed),
+        0,
+        "new memory reads as zero"
+    );
+    word(8).store(40, Ordering::Relaxed);
+    // The target worker is never progressed: what completes went without it.
+    let target = ucp.worker().unwrap();
+    let rkey_bytes = region.pack_rkey().unwrap();
+    let c = ucp.worker().unwrap();
+    let ep = c.connect(&target.address().unwrap()).unwrap();
+    let rkey = ep.unpack_rkey(&rkey_bytes).unwrap();
+    ep.put_blocking(&7u64.to_ne_bytes(), at as u64 + 16, &rkey)
+        .unwrap();
+    c.flush().unwrap();
+    assert_eq!(word(16).load(Ordering::Acquire), 7);
+    let old = ep
+        .atomic_fetch(FetchOp::Add, 2, 8, at as u64 + 8, &rkey)
+        .unwrap();
+    assert_eq!((old, word(8).load(Ordering::Acquire)), (40, 42));
+    let mut got = [0u8; 8];
+    ep.get_blocking(&mut got, at as u64 + 8, &rkey).unwrap();
+    assert_eq!(u64::from_ne_bytes(got), 42);
+    drop(rkey);
+    drop(ep);
+    drop(region);
+    // The range is reserved again, not unmapped: an inaccessible mapping covers it (merged
+    // with the reservation around it).
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let a = at as u64;
+    let line = maps
+        .lines()
+        .find(|l| {
+            let range = l.split(' ').next().unwrap_or("");
+            let (lo, hi) = range.split_once('-').unwrap_or(("0", "0"));
+            let lo = u64::from_str_radix(lo, 16).unwrap_or(0);
+            let hi = u64::from_str_radix(hi, 16).unwrap_or(0);
+            lo <= a && a + LEN as u64 <= hi
+        })
+        .unwrap_or_else(|| panic!("{a:x} not mapped:\n{maps}"));
+    assert!(line.contains("---p"), "{line}");
+    // SAFETY: our reservation, unmapped once.
+    unsafe { libc::munmap(resv, 4 * LEN) };
+}
