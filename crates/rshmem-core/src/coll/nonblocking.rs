@@ -104,9 +104,9 @@ impl Worker {
         }
         let want = self.issued.load(Ordering::Relaxed);
         let mut w = Waiter::new();
+        let mut net = rt.fabric.net_wait();
         while self.done.load(Ordering::Acquire) < want {
-            rt.fabric.progress();
-            w.snooze();
+            net.pause(&mut w);
         }
     }
 

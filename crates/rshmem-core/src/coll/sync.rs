@@ -125,8 +125,10 @@ impl Runtime {
         mut ready: impl FnMut() -> bool,
     ) -> Result<()> {
         let mut w = Waiter::new();
+        let mut net = self.fabric.net_wait();
         while !ready() {
             if w.overdue() {
+                net.release();
                 // A finalized peer that did not do its part skipped the collective.
                 let mut culprit = self.finalized_among(quorum, peers()).map(|pe| (pe, false));
                 // A peer that gave up on this team's collective over a member will not do
@@ -159,8 +161,7 @@ impl Runtime {
                     }
                 }
             }
-            self.fabric.progress();
-            w.snooze();
+            net.pause(&mut w);
         }
         Ok(())
     }
@@ -339,6 +340,8 @@ impl Runtime {
 #[derive(Debug)]
 pub(crate) struct UserWait {
     w: Waiter,
+    /// The wait's hold on the network (made at its first pause, with the runtime).
+    net: Option<crate::transport::NetWait<'static>>,
     /// Set once this wait published itself as stuck (`Internal::waiting`).
     stuck: Option<Box<Stuck>>,
 }
@@ -364,13 +367,24 @@ impl UserWait {
     pub(crate) fn new() -> UserWait {
         UserWait {
             w: Waiter::new(),
+            net: None,
             stuck: None,
         }
     }
 
+    /// Pauses between two checks; operations this PE posted through UCX may need the
+    /// library's attention to leave, and peers' operations on this PE to be served.
     #[inline]
     pub(crate) fn snooze(&mut self) {
-        self.w.snooze();
+        if self.net.is_none() {
+            match crate::runtime::try_runtime() {
+                Some(rt) => self.net = Some(rt.fabric.net_wait()),
+                None => return self.w.snooze(),
+            }
+        }
+        if let Some(net) = &mut self.net {
+            net.pause(&mut self.w);
+        }
     }
 }
 
@@ -449,11 +463,10 @@ pub(crate) fn user_wait_check(
     u: &mut UserWait,
     ready: impl Fn() -> bool,
 ) -> Result<()> {
-    // Operations this PE posted through UCX may need the library's attention to leave.
-    if let Some(rt) = crate::runtime::try_runtime() {
-        rt.fabric.progress();
-    }
     if u.w.overdue() {
+        if let Some(net) = &mut u.net {
+            net.release();
+        }
         if let Ok(rt) = rt(routine) {
             let nobody = (rt.npes > 1 && !rt.is_finalizing(rt.me))
                 .then(|| rt.nobody_writes(u))

@@ -526,14 +526,14 @@ unsafe fn wait_in(routine: &'static str, slot: &mut Option<ReqHandle>) -> Result
     let Some(h) = *slot else { return Ok(()) };
     h.check(routine, "req")?;
     let mut w = Waiter::new();
+    let mut net = rt.fabric.net_wait();
     // SAFETY: the caller's contract.
     let lane = unsafe { h.get() }.lane;
     // SAFETY: as above.
     while !unsafe { complete(h) } {
         if !rt.fabric.engine.help(lane) {
             // Network transfers complete in UCX callbacks, run by progress.
-            rt.fabric.progress();
-            w.snooze();
+            net.pause(&mut w);
         }
     }
     // SAFETY: live until released just below.

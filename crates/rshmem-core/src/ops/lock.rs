@@ -179,16 +179,17 @@ impl LockWords for RtLock<'_> {
 
     fn wait_own(&self, ahead: Option<usize>, ready: impl Fn(u64) -> bool) -> Result<u64> {
         let mut w = Waiter::new();
+        let mut net = self.rt.fabric.net_wait();
         loop {
             let v = self.rt.load_local::<u64>(self.a);
             if ready(v) {
                 return Ok(v);
             }
             if let Some(pe) = ahead.filter(|_| w.overdue()) {
+                net.release();
                 self.check_ahead(pe, &ready)?;
             }
-            self.rt.fabric.progress();
-            w.snooze();
+            net.pause(&mut w);
         }
     }
 

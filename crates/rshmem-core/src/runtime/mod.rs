@@ -865,12 +865,17 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             region(slot, 0, layout.size, true),
         ];
         let one_host = real_host.iter().all(|&h| h == 0);
+        let maps_no_peer = routes
+            .iter()
+            .enumerate()
+            .all(|(p, r)| p == me || *r != Route::Shm);
         let mut u = Ucx::start(
             boot.as_ref(),
             &cfg.ucx_library,
             layout.size,
             regions,
             one_host,
+            maps_no_peer,
         )?;
         boot.fence()?;
         // Every PE, those on shared memory and this one included: atomics to all of them
@@ -1077,6 +1082,15 @@ impl Runtime {
                     "are flat"
                 }
             );
+            match self.fabric.ucx_allocated_heap() {
+                Some(true) => {
+                    let _ = writeln!(err, "UCX: PE {} has its heap allocated by UCX (reached one-sidedly by UCX's shared-memory transports)", self.me);
+                }
+                Some(false) => {
+                    let _ = writeln!(err, "UCX: PE {} has its heap registered with UCX", self.me);
+                }
+                None => {}
+            }
             let _ = writeln!(err, "rshmem configuration:\n{}", self.cfg.describe());
         }
         let vars: Vec<String> = std::env::vars().map(|(k, _)| k).collect();

@@ -160,6 +160,12 @@ impl Fabric {
         self.ucx.is_some()
     }
 
+    /// With UCX: whether UCX allocated this PE's heap segment (one-sided on its
+    /// shared-memory transports) rather than registered it.
+    pub(crate) fn ucx_allocated_heap(&self) -> Option<bool> {
+        self.ucx.as_ref().map(|u| u.allocated_heap())
+    }
+
     /// Whether `pe`, reached through UCX, is known to have left the job after finalize.
     #[cold]
     pub(crate) fn has_left(&self, pe: usize) -> bool {
@@ -540,14 +546,14 @@ impl Fabric {
     /// does not wait for every get's callback).
     #[cold]
     fn wait_complete(&self, comp: &Completion, lane: usize) {
-        let Some(u) = &self.ucx else {
+        if self.ucx.is_none() {
             return self.engine.wait(lane, comp);
-        };
+        }
         let mut w = rshmem_util::Waiter::new();
+        let mut net = self.net_wait();
         while comp.pending() {
             if !self.engine.help(lane) {
-                u.progress();
-                w.snooze();
+                net.pause(&mut w);
             }
         }
     }
@@ -562,11 +568,21 @@ impl Fabric {
         }
     }
 
-    /// Drives UCX's outstanding work (a waiting thread calls it between checks).
+    /// Drives UCX's outstanding work once (a test routine, which polls, calls it; a wait
+    /// uses [`Fabric::net_wait`]).
     #[inline(always)]
     pub(crate) fn progress(&self) {
         if let Some(u) = &self.ucx {
             u.progress();
+        }
+    }
+
+    /// The network side of one wait: see [`NetWait`].
+    #[inline(always)]
+    pub(crate) fn net_wait(&self) -> NetWait<'_> {
+        NetWait {
+            ucx: self.ucx.as_ref(),
+            driving: None,
         }
     }
 
@@ -592,6 +608,55 @@ impl Fabric {
     pub(crate) fn release_ctx(&self, ctx: &CtxState) {
         if let Some(u) = &self.ucx {
             u.release(ctx);
+        }
+    }
+}
+
+/// What a thread waiting for a condition does between two checks of it: without UCX, back
+/// off by the waiting policy. With UCX, drive every worker (a peer's emulated operation on this
+/// PE is served at once, and work seen keeps the wait in its spin and yield phases); once the
+/// wait has lasted [`CLAIM_AFTER`], claim the service worker from the progress thread for the
+/// rest of the wait, and sleep on the service worker's event fd, so the network wakes the wait
+/// itself rather than the progress thread or a timer. The claim is handed back when the wait
+/// ends (drop).
+///
+/// Handing the worker back costs a system call and a wake-up of the progress thread (about
+/// 5 us of a core): claiming in every wait made a run of short waits (a loop of barriers over
+/// TCP) 10x slower, so a short wait leaves the worker to the progress thread as well.
+#[derive(Debug)]
+pub(crate) struct NetWait<'f> {
+    ucx: Option<&'f ucx::Ucx>,
+    driving: Option<rshmem_ucx::Driving<'f>>,
+}
+
+/// How long a wait lasts before it claims the service worker ([`NetWait`]): the hand-back
+/// then costs at most a few percent of the wait.
+const CLAIM_AFTER: std::time::Duration = std::time::Duration::from_micros(200);
+
+impl NetWait<'_> {
+    /// Hands the service worker back to the progress thread (claimed again at the next
+    /// pause): before anything that may block or sleep outside the wait's pauses (an overdue
+    /// wait's checks, which read peers and may sleep a grace period), since peers may need
+    /// this PE's service meanwhile.
+    #[cold]
+    pub(crate) fn release(&mut self) {
+        self.driving = None;
+    }
+
+    /// One pause of a wait whose condition was false.
+    #[inline(always)]
+    pub(crate) fn pause(&mut self, w: &mut rshmem_util::Waiter) {
+        match self.ucx {
+            None => w.snooze(),
+            Some(u) => {
+                if self.driving.is_none() && w.waited() >= CLAIM_AFTER {
+                    self.driving = Some(u.drive());
+                }
+                if u.progress() {
+                    w.keep_hot();
+                }
+                w.snooze_with(|nap| u.sleep(nap));
+            }
         }
     }
 }

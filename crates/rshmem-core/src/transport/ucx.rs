@@ -18,13 +18,13 @@
 //! - Workers are thread-safe (UCX's multi-thread mode), so any waiting thread may drive
 //!   every worker's progress.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rshmem_boot::Bootstrap;
 use rshmem_ucx::{
-    AtomicOp, Driver, Endpoint, FetchOp, Issued, LoadOptions, ProgressThread, Region, RemoteKey,
-    Ucp, UcxError, Worker,
+    AtomicOp, Driver, Driving, Endpoint, FetchOp, Issued, LoadOptions, ProgressThread, Region,
+    RemoteKey, Ucp, UcxError, Worker,
 };
 
 use super::engine::Completion;
@@ -78,6 +78,79 @@ impl CtxSlot {
     }
 }
 
+/// Every context worker made, in an append-only list that waiting threads read without a lock
+/// (they drive every worker between checks). Chunk `k` holds `FIRST << k` workers; a chunk
+/// is allocated when the list first reaches it and freed with the list.
+#[derive(Debug)]
+struct WorkerList {
+    chunks: [AtomicPtr<AtomicPtr<CtxWorker>>; CHUNKS],
+    /// Workers published (each slot below it is set).
+    len: AtomicUsize,
+    /// Serializes pushes.
+    push: Mutex<()>,
+}
+
+const FIRST: usize = 16;
+const CHUNKS: usize = 24;
+
+impl WorkerList {
+    fn new() -> WorkerList {
+        WorkerList {
+            chunks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            len: AtomicUsize::new(0),
+            push: Mutex::new(()),
+        }
+    }
+
+    /// The chunk and index in it of entry `i`.
+    fn locate(i: usize) -> (usize, usize) {
+        let k = (i / FIRST + 1).ilog2() as usize;
+        (k, i - FIRST * ((1 << k) - 1))
+    }
+
+    fn push(&self, w: *mut CtxWorker) {
+        let _g = self.push.lock().unwrap_or_else(|e| e.into_inner());
+        let i = self.len.load(Ordering::Relaxed);
+        let (k, j) = Self::locate(i);
+        assert!(k < CHUNKS, "too many UCX context workers");
+        let mut chunk = self.chunks[k].load(Ordering::Acquire);
+        if chunk.is_null() {
+            let fresh: Box<[AtomicPtr<CtxWorker>]> = (0..FIRST << k)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect();
+            chunk = Box::into_raw(fresh).cast();
+            self.chunks[k].store(chunk, Ordering::Release);
+        }
+        // SAFETY: chunk `k` holds `FIRST << k` slots and `j` is below that.
+        unsafe { &*chunk.add(j) }.store(w, Ordering::Release);
+        self.len.store(i + 1, Ordering::Release);
+    }
+
+    /// Calls `f` on every worker published so far.
+    #[inline]
+    fn for_each(&self, mut f: impl FnMut(*mut CtxWorker)) {
+        let n = self.len.load(Ordering::Acquire);
+        for i in 0..n {
+            let (k, j) = Self::locate(i);
+            let chunk = self.chunks[k].load(Ordering::Acquire);
+            // SAFETY: entries below `len` were stored (in an allocated chunk) before `len`.
+            f(unsafe { &*chunk.add(j) }.load(Ordering::Acquire));
+        }
+    }
+}
+
+impl Drop for WorkerList {
+    fn drop(&mut self) {
+        for (k, c) in self.chunks.iter().enumerate() {
+            let c = c.load(Ordering::Acquire);
+            if !c.is_null() {
+                // SAFETY: allocated in `push` as a boxed slice of `FIRST << k` slots.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(c, FIRST << k)) });
+            }
+        }
+    }
+}
+
 /// The UCX transport of one PE.
 #[derive(Debug)]
 pub(crate) struct Ucx {
@@ -86,7 +159,7 @@ pub(crate) struct Ucx {
     /// Per PE; `None` for PEs reached through shared memory.
     peers: Box<[Option<Peer>]>,
     /// Every context worker made (owned here; contexts point at them).
-    workers: Mutex<Vec<*mut CtxWorker>>,
+    workers: WorkerList,
     /// Workers of destroyed contexts, ready for new ones.
     free: Mutex<Vec<*mut CtxWorker>>,
     /// Registered until the transport drops (fields drop in this order).
@@ -97,6 +170,8 @@ pub(crate) struct Ucx {
     ucp: Arc<Ucp>,
     /// Where the user heap starts in the heap segment (the runtime area is below).
     heap_off: usize,
+    /// Whether UCX allocated the heap segment (`Ucx::start`'s `maps_no_peer`).
+    direct: bool,
 }
 
 // SAFETY: the raw worker pointers come from `Box::into_raw` and are freed only by
@@ -229,12 +304,20 @@ impl Ucx {
     /// `one_host`: every PE of the job is on this host, so UCX needs no network device:
     /// it gets the loopback device alone (`UCX_NET_DEVICES=lo`) unless the user chose
     /// devices, and its unauthenticated TCP listeners are not reachable from outside.
+    ///
+    /// `maps_no_peer`: no other PE maps this PE's heap segment (every peer is reached through
+    /// UCX). The segment (runtime area and heap, which hold nothing yet) is then allocated by
+    /// UCX in place, where UCX may use its shared-memory transports: they reach memory UCX
+    /// allocated one-sidedly (a put is a copy, an atomic a CPU atomic), while memory it only
+    /// registered costs a system call per transfer and the target's progress per atomic.
+    /// Where UCX cannot allocate it (its shared memory too small), it is registered as usual.
     pub(crate) fn start(
         boot: &dyn Bootstrap,
         library: &str,
         heap_off: usize,
         segments: [Segment; REGIONS],
         one_host: bool,
+        maps_no_peer: bool,
     ) -> Result<Ucx, InitError> {
         let loopback = one_host && std::env::var_os("UCX_NET_DEVICES").is_none();
         let config: &[(&str, &str)] = if loopback {
@@ -273,13 +356,35 @@ impl Ucx {
         );
         let mut regions = Vec::new();
         let mut desc = Vec::new();
-        for Segment {
-            base,
-            start,
-            end,
-            on_demand,
-        } in segments
-        {
+        // The heap segment in one allocation: [runtime area start, heap end).
+        let allocated = if maps_no_peer && shm_transports_allowed(tls.as_deref()) {
+            let (rt, heap) = (segments[RUNTIME_AREA], segments[HEAP]);
+            debug_assert_eq!((rt.base, rt.end), (heap.base, heap.start));
+            let (addr, len) = ((rt.base + rt.start) as *mut u8, heap.end - rt.start);
+            // SAFETY: the segment is this PE's own page-aligned slot of the runtime's
+            // reservation, which nobody else maps and which holds nothing yet.
+            unsafe { ucp.mem_alloc_fixed(addr, len) }
+                .ok()
+                .and_then(|r| {
+                    let key = r.pack_rkey().ok()?;
+                    regions.push(r);
+                    Some(hex(&key))
+                })
+        } else {
+            None
+        };
+        let direct = allocated.is_some();
+        for (i, seg) in segments.into_iter().enumerate() {
+            let Segment {
+                base,
+                start,
+                end,
+                on_demand,
+            } = seg;
+            if let (Some(key), HEAP | RUNTIME_AREA) = (&allocated, i) {
+                desc.push(format!("{base:x}:{key}"));
+                continue;
+            }
             if end <= start {
                 desc.push(format!("{base:x}:"));
                 continue;
@@ -309,7 +414,7 @@ impl Ucx {
         let driver = progress.driver();
         Ok(Ucx {
             peers: Box::new([]),
-            workers: Mutex::new(Vec::new()),
+            workers: WorkerList::new(),
             free: Mutex::new(Vec::new()),
             progress: Mutex::new(Some(progress)),
             _regions: regions,
@@ -317,6 +422,7 @@ impl Ucx {
             service: driver,
             ucp,
             heap_off,
+            direct,
         })
     }
 
@@ -396,10 +502,7 @@ impl Ucx {
                     conns: (0..self.peers.len()).map(|_| OnceLock::new()).collect(),
                     worker,
                 }));
-                self.workers
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(w);
+                self.workers.push(w);
                 w
             }
         };
@@ -763,24 +866,19 @@ impl Ucx {
 
     /// Completes the operations of every context worker.
     pub(crate) fn flush_all(&self, routine: &'static str) -> Result<()> {
-        let list: Vec<*mut CtxWorker> = self
-            .workers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for w in list {
-            // SAFETY: as in `worker`.
-            unsafe { &*w }
-                .worker
-                .flush()
-                .map_err(|e| Error::Transport {
+        let mut r = Ok(());
+        self.workers.for_each(|w| {
+            if r.is_ok() {
+                // SAFETY: as in `worker`.
+                r = unsafe { &*w }.worker.flush().map_err(|e| Error::Transport {
                     routine,
                     pe: None,
                     what: "completing operations through UCX failed",
                     status: status_of(&e),
-                })?;
-        }
-        Ok(())
+                });
+            }
+        });
+        r
     }
 
     /// Drives every context worker once (waiting threads call it), and the service worker
@@ -788,15 +886,33 @@ impl Ucx {
     /// by the waiting thread at once, not after the progress thread wakes up. (Driving it
     /// under UCX's own spinning lock, contended by the progress thread, made collectives
     /// at 4 PEs on 2 cores take milliseconds; the driver's lock sleeps instead.)
-    pub(crate) fn progress(&self) {
-        {
-            let list = self.workers.lock().unwrap_or_else(|e| e.into_inner());
-            for &w in list.iter() {
-                // SAFETY: as in `worker`.
-                unsafe { &*w }.worker.progress();
-            }
-        }
-        self.service.try_progress();
+    ///
+    /// Returns whether anything happened (an operation of ours completed, or a peer's was
+    /// served): the wait then stays hot, as more is likely to follow.
+    pub(crate) fn progress(&self) -> bool {
+        let mut any = false;
+        self.workers.for_each(|w| {
+            // SAFETY: as in `worker`.
+            any |= unsafe { &*w }.worker.progress();
+        });
+        self.service.try_progress() || any
+    }
+
+    /// Claims the service worker for a waiting thread (the progress thread stands aside
+    /// until the claim drops): see [`rshmem_ucx::Driver::drive`].
+    pub(crate) fn drive(&self) -> Driving<'_> {
+        self.service.drive()
+    }
+
+    /// A driving waiter's nap: until the service worker has work or `nap` passes.
+    pub(crate) fn sleep(&self, nap: std::time::Duration) {
+        self.service.sleep(nap);
+    }
+
+    /// Whether UCX allocated this PE's heap segment, so that its shared-memory transports
+    /// reach it one-sidedly (for `SHMEM_INFO`).
+    pub(crate) fn allocated_heap(&self) -> bool {
+        self.direct
     }
 
     /// Takes the context's worker back (the context was quieted).
@@ -822,11 +938,10 @@ impl Drop for Ucx {
         {
             let _ = t.stop();
         }
-        let workers = std::mem::take(self.workers.get_mut().unwrap_or_else(|e| e.into_inner()));
-        for w in workers {
+        self.workers.for_each(|w| {
             // SAFETY: each came from `Box::into_raw` once; no context uses it any more.
             drop(unsafe { Box::from_raw(w) });
-        }
+        });
     }
 }
 
