@@ -372,6 +372,23 @@ mod tests {
     }
 
     #[test]
+    fn only_a_pe_bound_to_one_cpu_may_spin_instead_of_yielding() {
+        set_policy(policy());
+        let bound = crate::cpus::allowed_count() == Some(1);
+        assert_eq!(BOUND.load(Ordering::Relaxed), bound);
+    }
+
+    #[test]
+    fn job_cpus_prefers_what_oshrun_says() {
+        // This process is no PE of oshrun's unless the variable is set.
+        let n = job_cpus();
+        match std::env::var(JOB_CPUS_VAR) {
+            Ok(v) => assert_eq!(Some(n), v.trim().parse().ok()),
+            Err(_) => assert!(n >= 1),
+        }
+    }
+
+    #[test]
     fn waits_until_ready() {
         let mut n = 0;
         Waiter::wait_for(|| {
