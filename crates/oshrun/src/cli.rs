@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::bind::BindTo;
+
 /// Most PEs one job may start (each costs a process and a few threads here).
 pub const MAX_PES: usize = 4096;
 
@@ -37,6 +39,18 @@ pub struct Args {
     /// Kill the job after SECS seconds (exit status 124).
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
+
+    /// Bind each PE to a core (`core`; PE i gets the i-th core of the CPUs oshrun may
+    /// use), a hardware thread (`hwthread`) or nothing (`none`); `auto`, the default
+    /// unless SHMEM_BIND_TO says otherwise, is `core` when the PEs fit those cores and
+    /// `none` when they do not.
+    #[arg(long, value_name = "WHAT", value_parser = parse_bind)]
+    pub bind_to: Option<BindTo>,
+
+    /// Print the binding of every PE on stderr before the job starts (as does
+    /// SHMEM_INFO=1).
+    #[arg(long)]
+    pub report_bindings: bool,
 
     /// Test hook: the PMI reader pauses MS milliseconds after reading a PE's abort, as
     /// on a host too loaded to run it.
@@ -88,7 +102,10 @@ fn rewrite_np(mut argv: Vec<OsString>) -> Vec<OsString> {
         } else if let Some(v) = a.strip_prefix("-np=") {
             argv[i] = format!("--np={v}").into();
         }
-        let takes_value = matches!(argv[i].to_str(), Some("--np" | "-n" | "--timeout"));
+        let takes_value = matches!(
+            argv[i].to_str(),
+            Some("--np" | "-n" | "--timeout" | "--bind-to")
+        );
         i += if takes_value { 2 } else { 1 };
     }
     argv
@@ -99,6 +116,10 @@ fn parse_np(s: &str) -> Result<usize, String> {
         Ok(n) if (1..=MAX_PES).contains(&n) => Ok(n),
         _ => Err(format!("expected a number of PEs from 1 to {MAX_PES}")),
     }
+}
+
+fn parse_bind(s: &str) -> Result<BindTo, String> {
+    s.parse()
 }
 
 fn parse_ms(s: &str) -> Result<Duration, String> {
@@ -161,6 +182,30 @@ mod tests {
         let p = parse(&["--timeout", "1.5", "-np", "1", "--", "-weird"]).unwrap();
         assert_eq!(p.program(), "-weird");
         assert_eq!(p.timeout, Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn bind_to() {
+        let p = parse(&["--bind-to", "none", "-np", "2", "prog"]).unwrap();
+        assert_eq!(p.bind_to, Some(BindTo::None));
+        assert_eq!(p.np, 2);
+        let p = parse(&["-np", "2", "--bind-to=core", "--report-bindings", "prog"]).unwrap();
+        assert_eq!(p.bind_to, Some(BindTo::Core));
+        assert!(p.report_bindings);
+        assert_eq!(
+            parse(&["--bind-to", "hwthread", "-np", "1", "prog"])
+                .unwrap()
+                .bind_to,
+            Some(BindTo::Hwthread)
+        );
+        assert_eq!(parse(&["-np", "2", "prog"]).unwrap().bind_to, None);
+        assert!(parse(&["--bind-to", "socket", "-np", "2", "prog"]).is_err());
+        assert_eq!(
+            parse(&["--bind-to", "auto", "-np", "1", "prog"])
+                .unwrap()
+                .bind_to,
+            Some(BindTo::Auto)
+        );
     }
 
     #[test]

@@ -10,9 +10,11 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rshmem_util::wait::JOB_CPUS_VAR;
 use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::bind::{self, BindTo, Plan};
 use crate::output::{self, report, Sink};
 use crate::pmi::{PmiEvent, Server};
 use crate::sys::{self, signal_name};
@@ -64,13 +66,26 @@ pub struct JobSpec {
     /// `SHMEM_FAULT_TOLERANT=1`: a PE that dies (a signal, or an exit without finalize)
     /// does not end the job; the others run on, and the exit status says it failed.
     pub fault_tolerant: bool,
+    /// Where the PEs run (`--bind-to`, `SHMEM_BIND_TO`).
+    pub bind: BindTo,
+    /// Print the binding before the job starts (`--report-bindings`, `SHMEM_INFO=1`).
+    pub report_bindings: bool,
 }
 
 /// Whether `SHMEM_FAULT_TOLERANT` (or `SMA_FAULT_TOLERANT`) asks for fault-tolerant
 /// mode, with the spellings the PEs accept (1/yes/true/on).
 pub fn fault_tolerant_from_env() -> bool {
-    ["SHMEM_FAULT_TOLERANT", "SMA_FAULT_TOLERANT"]
-        .iter()
+    flag_from_env(&["SHMEM_FAULT_TOLERANT", "SMA_FAULT_TOLERANT"])
+}
+
+/// Whether `SHMEM_INFO` (or `SMA_INFO`) asks for the configuration to be printed.
+pub fn info_from_env() -> bool {
+    flag_from_env(&["SHMEM_INFO", "SMA_INFO"])
+}
+
+/// Whether the first of `vars` that is set says yes, as the PEs read flags.
+fn flag_from_env(vars: &[&str]) -> bool {
+    vars.iter()
         .find_map(|v| std::env::var(v).ok())
         .is_some_and(|v| {
             matches!(
@@ -335,10 +350,17 @@ pub fn run(spec: &JobSpec) -> i32 {
     })
     .with_abort_delay(spec.slow_pmi);
 
+    let plan = match binding(spec) {
+        Ok(p) => p,
+        Err(e) => {
+            report(&e);
+            return 1;
+        }
+    };
     let mut pes = Pes::default();
     let mut outputs = Vec::new();
     for rank in 0..spec.np {
-        match start_pe(spec, rank, &server, &tx) {
+        match start_pe(spec, rank, &server, &tx, &plan) {
             Ok((pe, outs)) => {
                 pes.0.push(pe);
                 outputs.extend(outs);
@@ -368,6 +390,23 @@ pub fn run(spec: &JobSpec) -> i32 {
     }
     shm_cleanup(&kvsname);
     code
+}
+
+/// Decides where the PEs run, among the CPUs oshrun may use, and reports it if asked.
+fn binding(spec: &JobSpec) -> Result<Plan, String> {
+    let allowed =
+        bind::allowed_cpus().map_err(|e| format!("cannot read the CPUs oshrun may use: {e}"))?;
+    let plan = bind::plan(spec.bind, spec.np, &allowed, &bind::cores_of(&allowed))?;
+    if spec.report_bindings {
+        report(&plan.summary(spec.np));
+        for (rank, cpus) in plan.cpus.iter().enumerate() {
+            report(&format!(
+                "PE {rank} bound to CPU(s) {}",
+                bind::cpu_list(cpus)
+            ));
+        }
+    }
+    Ok(plan)
 }
 
 /// Ends the processes the PEs left behind (adopted by oshrun, see `become_subreaper`):
@@ -413,6 +452,7 @@ fn start_pe(
     rank: usize,
     server: &Server,
     tx: &Sender<Event>,
+    plan: &Plan,
 ) -> Result<(Pe, Vec<JoinHandle<()>>), i32> {
     let fail = |what: &str, e: std::io::Error| {
         report(&format!("{what}: {e}"));
@@ -430,6 +470,7 @@ fn start_pe(
         .env("MPI_LOCALRANKID", rank.to_string())
         .env("MPI_LOCALNRANKS", spec.np.to_string())
         .env("OSHRUN_JOBID", server.kvsname())
+        .env(JOB_CPUS_VAR, plan.allowed.len().to_string())
         .stdin(if rank == 0 {
             Stdio::inherit()
         } else {
@@ -438,6 +479,9 @@ fn start_pe(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     sys::inherit_fd_and_die_with_parent(&mut cmd, fd);
+    if let Some(cpus) = plan.cpus_of(rank) {
+        sys::bind_child(&mut cmd, cpus);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bind;
 pub mod cli;
 pub mod job;
 pub mod output;

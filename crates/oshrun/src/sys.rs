@@ -53,6 +53,35 @@ pub fn inherit_fd_and_die_with_parent(cmd: &mut Command, fd: RawFd) {
     }
 }
 
+/// Makes the child run only on `cpus` (sched_setaffinity between fork and exec, so the
+/// program and every thread it starts inherit the binding). CPUs beyond the kernel's
+/// fixed set size are left out.
+pub fn bind_child(cmd: &mut Command, cpus: &[usize]) {
+    // SAFETY: cpu_set_t is plain bits (all zero is a valid empty set); CPU_SET writes
+    // the bit of a CPU below CPU_SETSIZE.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        set
+    };
+    let setup = move || -> io::Result<()> {
+        // SAFETY: sched_setaffinity is an async-signal-safe syscall reading `set`, which
+        // lives in this closure.
+        let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    };
+    // SAFETY: `setup` makes one async-signal-safe call and does not allocate.
+    unsafe {
+        cmd.pre_exec(setup);
+    }
+}
+
 /// Whether the other end of the connected socket `fd` is still open with nothing left to
 /// read: some process holds it (a PE's leftover child, once the PE is gone). False at end
 /// of file or when data waits to be read (the reader will get to it). A peek that

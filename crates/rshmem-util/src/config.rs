@@ -134,6 +134,56 @@ impl Kind for CafLockKind {
     }
 }
 
+/// Where oshrun runs each PE (`SHMEM_BIND_TO`, `oshrun --bind-to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindTo {
+    /// `core` when the job's PEs fit the cores oshrun may use, `none` otherwise.
+    Auto,
+    /// PE i on the i-th core (all its hardware threads) of oshrun's CPUs.
+    Core,
+    /// PE i on the i-th hardware thread (logical CPU) of oshrun's CPUs.
+    Hwthread,
+    /// No binding: every PE may run on all of oshrun's CPUs.
+    None,
+}
+
+impl std::str::FromStr for BindTo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BindTo, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(BindTo::Auto),
+            "core" => Ok(BindTo::Core),
+            "hwthread" => Ok(BindTo::Hwthread),
+            "none" => Ok(BindTo::None),
+            _ => Err(format!(
+                "{s:?} is not a binding (expected auto, core, hwthread or none)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for BindTo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BindTo::Auto => "auto",
+            BindTo::Core => "core",
+            BindTo::Hwthread => "hwthread",
+            BindTo::None => "none",
+        })
+    }
+}
+
+struct BindKind;
+impl Kind for BindKind {
+    type Value = BindTo;
+    fn parse(s: &str) -> Result<BindTo, String> {
+        s.parse()
+    }
+    fn show(v: &BindTo) -> String {
+        v.to_string()
+    }
+}
+
 /// A non-negative count.
 struct Count;
 impl Kind for Count {
@@ -515,13 +565,15 @@ env_table! {
     wait_spin "WAIT_SPIN": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
         "How long a wait (wait_until, barrier, quiet, lock, request) spins before it yields the core; auto = 5us, or 0 when the machine has more PEs of the job than cores (simulated hosts included) (`rshmem-bench wait` measures the choice).";
     wait_yield "WAIT_YIELD": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
-        "How long a wait then yields (sched_yield) before it sleeps in naps of 1/16 of the time waited (20us to 2ms); auto = 2ms. With PEs on cores of their own, a yield slower than 50us while no other thread of the PE is runnable makes this phase spin instead for 100ms.";
+        "How long a wait then yields (sched_yield) before it sleeps in naps of 1/16 of the time waited (20us to 2ms); auto = 2ms. With PEs bound to cores of their own (oshrun's default when they fit), a yield slower than 50us while no other thread of the PE is runnable makes this phase spin instead for 100ms.";
     copy_engine_threshold "COPY_ENGINE_THRESHOLD": Size(usize) = "128K", "contexts",
         "Non-blocking (_nbi, _nbe) transfers on the node of at least this size go to the background copy engine; smaller ones complete at once. The default is where post+wait with nothing to overlap costs no more than a plain copy; programs that compute between post and wait gain from about 8K (`rshmem-bench threshold`).";
     copy_engine_piece "COPY_ENGINE_PIECE": Size(usize) = "64K", "contexts",
         "Large engine transfers are cut into up to 16 pieces of at least this size, which a thread waiting for the transfer shares with the engine; 0 = never cut (the waiter then runs a transfer only if the engine has not started it).";
     copy_engine_lanes "COPY_ENGINE_LANES": Lanes(usize) = "1", "contexts",
         "Background copy threads (lanes); contexts and requests are spread over them. 0 = no engine: every transfer completes at once; at most 256.";
+    bind_to "BIND_TO": BindKind(BindTo) = "auto", "launcher",
+        "Where oshrun runs each PE (its --bind-to overrides this): core (PE i on the i-th core of the CPUs oshrun may use, e.g. a Slurm or cgroup cpuset), hwthread (the i-th logical CPU), none (anywhere in that set), auto (core when the PEs fit those cores, none when they do not: oversubscribed). Bound PEs keep their cores beside other programs (small collectives stay fast); read by oshrun only.";
     boot_warn_secs "RSHMEM_BOOT_WARN_SECS": Secs(Option<std::time::Duration>) = "30", "launcher",
         "Seconds a PE waits in a launcher (PMI) barrier before it warns that a PE may have left; 0 = never. Not under oshrun, which ends such a job itself.";
     caf_component_heap "RSHMEM_CAF_COMPONENT_HEAP": AutoSize(Option<usize>) = "auto", "coarrays",

@@ -8,7 +8,10 @@
 //!    this job that share a core (more PEs than cores) get to run. With PEs on cores of
 //!    their own, a yield that took longer than [`SLOW_YIELD`] (other programs in this
 //!    PE's scheduling group: the yield gave one of them a whole time slice) makes the
-//!    yield phase of every wait spin instead for [`SPIN_INSTEAD_FOR`];
+//!    yield phase of every wait spin instead for [`SPIN_INSTEAD_FOR`]. Only a PE bound to
+//!    one CPU does so: an unbound one may share a core with the very peer it waits for
+//!    (the scheduler packs a job's PEs onto one core when another program's session holds
+//!    the other), and spinning there costs that peer a whole time slice per wait;
 //! 3. **sleep** in naps of a sixteenth of the time waited so far (at least
 //!    [`NAP_MIN`], at most [`NAP_MAX`]): a long wait gives its core to whoever can use it
 //!    (the copy engine, a PE that computes, another process) and adds at most about 6%
@@ -23,7 +26,7 @@
 //! come (it finalized, or failed): [`Waiter::overdue`] tells the runtime when to look.
 
 use std::hint::spin_loop;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -77,6 +80,9 @@ pub const SLOW_YIELD: Duration = Duration::from_micros(50);
 pub const SPIN_INSTEAD_FOR: Duration = Duration::from_millis(100);
 
 static SPIN_NS: AtomicU64 = AtomicU64::new(5_000);
+/// Whether this process may run on one CPU only (a launcher bound it to a core of its own),
+/// read when the policy is set.
+static BOUND: AtomicBool = AtomicBool::new(false);
 /// Until when (nanoseconds since [`epoch`]) yields are known to be slow.
 static SPIN_INSTEAD_UNTIL: AtomicU64 = AtomicU64::new(0);
 
@@ -160,6 +166,21 @@ static YIELD_NS: AtomicU64 = AtomicU64::new(2_000_000);
 pub fn set_policy(p: Policy) {
     SPIN_NS.store(as_ns(p.spin), Ordering::Relaxed);
     YIELD_NS.store(as_ns(p.yield_for), Ordering::Relaxed);
+    BOUND.store(crate::cpus::allowed_count() == Some(1), Ordering::Relaxed);
+}
+
+/// The variable in which oshrun tells its PEs how many CPUs the job may use (its own
+/// allowed set): a PE it bound to one core sees only that core in its own affinity.
+pub const JOB_CPUS_VAR: &str = "OSHRUN_JOB_CPUS";
+
+/// How many CPUs this machine's PEs of the job share: [`JOB_CPUS_VAR`] under oshrun,
+/// else what this process may use (its affinity and CPU quota).
+pub fn job_cpus() -> usize {
+    std::env::var(JOB_CPUS_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
 /// The policy in force.
@@ -259,13 +280,14 @@ impl Waiter {
         if waited < spin_ns {
             spin(HINTS_PER_SPIN);
         } else if waited < spin_ns.saturating_add(YIELD_NS.load(Ordering::Relaxed)) {
-            // Only PEs on cores of their own (spin > 0) spin instead: with more PEs than
-            // cores a yield is how the PE that would answer gets to run.
-            if spin_ns != 0 && spin_instead(now) {
+            // Only PEs bound to cores of their own spin instead: unbound, or with more PEs
+            // than cores (spin 0), a yield is how the PE that would answer gets to run.
+            let own_core = spin_ns != 0 && BOUND.load(Ordering::Relaxed);
+            if own_core && spin_instead(now) {
                 spin(HINTS_PER_SPIN);
             } else {
                 std::thread::yield_now();
-                if spin_ns != 0 {
+                if own_core {
                     note_yield(now, now.elapsed());
                 }
             }
@@ -347,6 +369,23 @@ mod tests {
             t + SPIN_INSTEAD_FOR + Duration::from_millis(1)
         ));
         SPIN_INSTEAD_UNTIL.store(0, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn only_a_pe_bound_to_one_cpu_may_spin_instead_of_yielding() {
+        set_policy(policy());
+        let bound = crate::cpus::allowed_count() == Some(1);
+        assert_eq!(BOUND.load(Ordering::Relaxed), bound);
+    }
+
+    #[test]
+    fn job_cpus_prefers_what_oshrun_says() {
+        // This process is no PE of oshrun's unless the variable is set.
+        let n = job_cpus();
+        match std::env::var(JOB_CPUS_VAR) {
+            Ok(v) => assert_eq!(Some(n), v.trim().parse().ok()),
+            Err(_) => assert!(n >= 1),
+        }
     }
 
     #[test]

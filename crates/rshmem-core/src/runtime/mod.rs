@@ -821,7 +821,8 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         .iter()
         .filter(|k| sys::machine_of(k) == sys::machine_of(&keys[me]))
         .count();
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    // The job's CPUs, not this PE's: oshrun may have bound it to one core.
+    let cores = wait::job_cpus();
     let oversubscribed = machine_pes > cores;
     let mut policy = if oversubscribed {
         wait::Policy::OVERSUBSCRIBED
