@@ -23,6 +23,8 @@ TRANSPORTS = [
     ("2 simulated hosts, UCX over TCP between them", "rshmem-hosts", "oshmem-hosts", "tcp", False),
 ]
 MD_SIZES = {8, 4096, 65536, 1 << 20}
+# (program, figure, size) -> first position in the results: OSU's own order of the AMOs.
+order = {}
 
 
 def load(path):
@@ -100,7 +102,7 @@ def build_table(fig, base, rs_cfg, osh_cfg, tls, pes, with_shm):
         q = better(rs, osh, metric)
         per_round = [better(rs_r[n][0], osh_r[n][0], metric) for n in rs_r if n in osh_r]
         per_round = [x for x in per_round if x is not None]
-        spread = f"{min(per_round):.2f}-{max(per_round):.2f}" if len(per_round) > 1 else ""
+        spread = f"{num(min(per_round))}-{num(max(per_round))}" if len(per_round) > 1 else ""
         b = base.get(("rshmem-shm", "", pes) + k) if with_shm and base else None
         vs_base = better(shm, median(b), metric) if b else None
         lines.append(dict(key=k, label=label(*k), metric=metric, rs=rs, osh=osh, q=q,
@@ -108,8 +110,12 @@ def build_table(fig, base, rs_cfg, osh_cfg, tls, pes, with_shm):
     return lines
 
 
+def num(q):
+    return f"{q:.2f}" if q >= 0.1 else f"{q:.2g}"
+
+
 def fmt_q(q):
-    return "-" if q is None else f"{q:.2f}" + (" <" if q < 1 else "")
+    return "-" if q is None else num(q) + (" <" if q < 1 else "")
 
 
 def main():
@@ -129,7 +135,7 @@ def main():
     rows = load(path)
     global order
     order = {}
-    for r in rows:  # AMOs in the order OSU prints them
+    for r in rows:
         if "figure" in r:
             order.setdefault((r["program"].removeprefix("osu_oshm_"), r["figure"], r["size"]), len(order))
     fig = figures(rows)
@@ -181,7 +187,7 @@ def main():
             summary.append(f"{head}: {count}")
             cols = ["figure", "rshmem", "OSHMEM", "ratio", "rounds"] + (["rs shm"] if with_shm else []) + \
                 (["shm vs base"] if with_shm and base else [])
-            width = [30, 10, 10, 8, 11, 10, 11]
+            width = [30, 10, 10, 9, 15, 10, 11]
             print()
             print(f"{head} ({count}; µs, message rates in M/s)")
             print(" ".join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cols, width))))
@@ -226,6 +232,5 @@ def main():
         print(f"markdown: {md}", file=sys.stderr)
 
 
-order = {}
 if __name__ == "__main__":
     main()
