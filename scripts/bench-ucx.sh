@@ -1,53 +1,82 @@
 #!/bin/sh
-# bench-ucx.sh: rshmem over shared memory, rshmem over UCX and Open MPI's OSHMEM over UCX,
-# side by side from one run, all on this host.
+# bench-ucx.sh: rshmem beside Open MPI's OSHMEM over the same UCX, on this host and across
+# two simulated hosts, from one run: the OSU micro-benchmarks' OpenSHMEM programs, and the
+# project's own C and Rust programs.
 #
-#   scripts/bench-ucx.sh [--quick] [--no-oshmem] [--no-rust] [--keep] [--out FILE]
+#   scripts/bench-ucx.sh [--osu DIR] [--quick] [--rounds N] [--md FILE] [--out FILE]
+#                        [--baseline FILE] [--osu-only | --no-osu] [--no-hosts] [--programs LIST]
+#                        [--no-oshmem] [--no-rust] [--keep]
 #
-# Three configurations run the same C programs (bench/c/shmem_bench.c at 2 PEs: put/get
-# latency, put message rate, every 64-bit AMO, put/get bandwidth 8 B-1 MiB;
-# bench/c/shmem_coll.c at 2 and 4 PEs: barrier, broadcast and long sum reduction of 8 B and
-# 64 KiB):
-#   rshmem shm  rshmem's oshrun, default transport (node-local PEs use shared memory);
-#   rshmem ucx  SHMEM_TRANSPORT=ucx UCX_TLS=tcp: every PE, local ones too, through UCX (UCP
-#               over TCP loopback);
-#   OSHMEM ucx  Open MPI's oshrun --mca spml ucx -x UCX_TLS=tcp, and --mca pml ucx with
-#               opal_common_ucx_tls/devices=any, so that the MPI layer OSHMEM's collectives
-#               use (scoll mpi) goes through UCX over TCP too instead of Open MPI's
-#               shared-memory BTL. The script checks in the verbose MCA output that spml ucx
-#               and pml ucx were selected.
-# then rshmem-bench pe --quick and coll --quick --max-size 65536 (the Rust API, 2 PEs)
-# under the default transport and under SHMEM_TRANSPORT=ucx UCX_TLS=tcp. Open MPI 4.1.4's
-# OSHMEM has no team API, so the compared collectives are the active-set forms
-# (shmem_broadcast64 + barrier_all, shmem_long_sum_to_all); rshmem's team forms are extra
-# rows. Timing: medians of batches (see the C sources); with UCX over TCP an operation
-# that needs the target (get, AMOs, put completion) takes 7-30 us, and figures move by 2x
-# with other load on the machine: compare columns of one run, and look at the load average
-# printed with the table.
+# OSU part (needs the OMB 6.x sources: --osu DIR or OSU_SRC, a tree holding c/openshmem and
+# c/util, e.g. `git archive HEAD configure.ac c/openshmem c/util | tar -x -C DIR`):
+# osu_oshm_put and _get (latency, 1 B-1 MiB, 2 PEs), _put_mr (message rate), _atomics
+# (fetching and posted AMOs), _barrier, _broadcast and _reduce (2 and 4 PEs), each built
+# with rshmem's oshcc and with Open MPI's (with an empty omb_ddt_process_options, which
+# osu_util.c wants from the MPI utilities, and 3 decimals instead of 2), symmetric heap,
+# in these configurations:
+#   rshmem-shm    rshmem's oshrun, default transport (node-local PEs share memory);
+#   rshmem-ucx    SHMEM_TRANSPORT=ucx UCX_TLS=T, for T = tcp and sm,self;
+#   oshmem-ucx    Open MPI's oshrun --mca spml ucx -x UCX_TLS=T, and --mca pml ucx with
+#                 opal_common_ucx_tls/devices=any so that the MPI layer OSHMEM's
+#                 collectives use crosses UCX too (checked in the verbose MCA output);
+#   rshmem-hosts  2 hosts simulated by scripts/simhosts.sh (root), 1 and 2 PEs per host,
+#                 UCX over TCP between them, mpiexec.hydra, rshmem's default transport;
+#   oshmem-hosts  the same hosts under Open MPI's mpirun (spml and pml ucx, UCX_TLS=tcp).
+# The runs are interleaved rounds (--rounds, default 3): each round runs every program in
+# every configuration, rshmem before OSHMEM; each figure is the median over the rounds.
+# --programs "put get ..." runs some of the programs (names without osu_oshm_).
+# scripts/osu-table.py prints one table per (transport, PE count): OSU figure | rshmem |
+# OSHMEM | ratio = OSHMEM's time / rshmem's (message rates: rshmem's rate / OSHMEM's; above 1
+# rshmem is better always) | the ratio's range over rounds | rshmem-shm (with --baseline
+# FILE, an earlier run's results, also that run's shm figure over this one's), the count of
+# ratios below 1.0 and the load average at the start and end; --md FILE writes the same as
+# markdown (selected sizes, every figure in a <details> block). --quick: 100 iterations for
+# broadcast and reduce (-i 100), a tenth of put's and get's fixed counts (patched in a
+# copy), 2 rounds unless --rounds says. A run is bounded by OSU_TIMEOUT seconds (default
+# 300, --quick 120); one that timed out is not repeated in later rounds (across the
+# simulated hosts: no more runs of that library there).
 #
-# A configuration whose run fails (for example a build of rshmem without the UCX transport)
-# leaves its column empty; a "rshmem ucx" run in which shmem_ptr still maps the peer did
-# not go through UCX, and its column is dropped with a warning.
+# Own programs (skipped by --osu-only): bench/c/shmem_bench.c at 2 PEs (put/get latency,
+# put message rate, every 64-bit AMO, put/get bandwidth 8 B-1 MiB) and bench/c/shmem_coll.c
+# at 2 and 4 PEs (barrier, broadcast and long sum reduction of 8 B and 64 KiB) on
+# rshmem-shm, rshmem-ucx and oshmem-ucx with UCX_TLS=tcp; then rshmem-bench pe --quick and
+# coll --quick --max-size 65536 (the Rust API, 2 PEs) under the default transport and under
+# SHMEM_TRANSPORT=ucx UCX_TLS=tcp. Open MPI 4.1.4's OSHMEM has no team API, so the compared
+# collectives are the active-set forms (shmem_broadcast64 + barrier_all,
+# shmem_long_sum_to_all); rshmem's team forms are extra rows. Timing: medians of batches
+# (see the C sources). A configuration whose run fails leaves its column empty; a "rshmem
+# ucx" run in which shmem_ptr still maps the peer did not go through UCX, and its column is
+# dropped with a warning. Prints one table: figure | rshmem shm | rshmem ucx | OSHMEM ucx |
+# OSHMEM/rs-ucx (> 1: rshmem is faster), and lists the figures in which rshmem over UCX is
+# slower. Each run is bounded by BENCH_TIMEOUT seconds (default 600).
 #
-# Prints one table: figure | rshmem shm | rshmem ucx | OSHMEM ucx | OSHMEM/rs-ucx, the
-# ratio being OSHMEM's time per operation over rshmem-over-UCX's (> 1: rshmem is faster),
-# and lists the figures in which rshmem over UCX is slower than OSHMEM. Every raw figure
-# is a JSON line (rshmem-bench's schema plus "impl", "config" = rshmem-shm / rshmem-ucx /
-# oshmem-ucx / rust-shm / rust-ucx, and "mem" for the C RMA figures) in FILE (default
-# ${TMPDIR:-/tmp}/bench-ucx-results.jsonl).
-# --quick: fewer samples (10 s to 2 minutes in all on 2 cores, depending on load). Builds rshmem in release
-# mode into CARGO_TARGET_DIR; installs openmpi-bin libopenmpi-dev with apt-get when missing
-# and run as root (as scripts/bench-c.sh does); OMPI_OSHCC / OMPI_OSHRUN pick another Open
-# MPI, OMPI_OSHRUN_ARGS adds oshrun flags. Each run is bounded by BENCH_TIMEOUT seconds
-# (default 600).
+# With UCX over TCP an operation that needs the target takes 7-30 us, and figures move by
+# 2x with other load on the machine: compare columns of one run, and look at the load
+# averages printed with the tables. Every raw figure is a JSON line in FILE (default
+# ${TMPDIR:-/tmp}/bench-ucx-results.jsonl): rshmem-bench's schema plus "impl", "config"
+# (and "mem") for the own programs; "suite":"osu", "round", "config", "tls", "pes",
+# "program", "figure", "size", "metric" (latency_us, msg_rate, rate_mops), "value" for
+# OSU's, with "failed" lines for runs that failed. `scripts/osu-table.py FILE [--md OUT]`
+# redraws the OSU tables from such a file. Builds rshmem in release mode into
+# CARGO_TARGET_DIR; installs openmpi-bin libopenmpi-dev with apt-get when missing and run
+# as root (as scripts/bench-c.sh does); OMPI_OSHCC / OMPI_OSHRUN pick another Open MPI,
+# OMPI_OSHRUN_ARGS adds oshrun flags (on this host).
 set -eu
-here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 root=$(dirname -- "$here")
 quick=
 oshmem=yes
 rust=yes
 keep=no
 out=
+own=yes
+osu=${OSU_SRC:-}
+use_osu=yes
+hosts=yes
+rounds=
+md=
+programs="put get put_mr atomics barrier broadcast reduce"
+baseline=
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=--quick ;;
@@ -56,25 +85,102 @@ while [ $# -gt 0 ]; do
         --keep) keep=yes ;;
         --out) out=$2; shift ;;
         --out=*) out=${1#--out=} ;;
-        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+        --osu) osu=$2; shift ;;
+        --osu=*) osu=${1#--osu=} ;;
+        --osu-only) own=no ;;
+        --no-osu) use_osu=no ;;
+        --no-hosts) hosts=no ;;
+        --programs) programs=$2; shift ;;
+        --programs=*) programs=${1#--programs=} ;;
+        --rounds) rounds=$2; shift ;;
+        --rounds=*) rounds=${1#--rounds=} ;;
+        --md) md=$2; shift ;;
+        --md=*) md=${1#--md=} ;;
+        --baseline) baseline=$2; shift ;;
+        --baseline=*) baseline=${1#--baseline=} ;;
+        -h|--help) sed -n '2,63p' "$0"; exit 0 ;;
         *) echo "bench-ucx.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
+if [ "$use_osu" = yes ]; then
+    # Accept the OMB tree or its c/ directory.
+    if [ -n "$osu" ] && [ -f "$osu/openshmem/osu_oshm_put.c" ]; then osu=$(dirname -- "$osu"); fi
+    if [ -z "$osu" ] || [ ! -f "$osu/c/openshmem/osu_oshm_put.c" ] || [ ! -f "$osu/c/util/osu_util.c" ]; then
+        echo "bench-ucx.sh: the OSU micro-benchmarks' sources are needed: --osu DIR or OSU_SRC=DIR, a tree" >&2
+        echo "  holding c/openshmem and c/util of OMB 6.x (${osu:-none given}${osu:+: no c/openshmem/osu_oshm_put.c or c/util/osu_util.c there});" >&2
+        echo "  or --no-osu to run only the project's own programs" >&2
+        exit 2
+    fi
+    osu=$(CDPATH='' cd -- "$osu" && pwd)
+    [ "$own" = yes ] || rust=no
+elif [ "$own" = no ]; then
+    echo "bench-ucx.sh: --osu-only and --no-osu leave nothing to run" >&2
+    exit 2
+fi
+if [ -z "$rounds" ]; then
+    if [ -n "$quick" ]; then rounds=2; else rounds=3; fi
+fi
+case $rounds in
+    ''|*[!0-9]*|0) echo "bench-ucx.sh: --rounds needs a positive integer, not '$rounds'" >&2; exit 2 ;;
+esac
+if [ -n "$baseline" ] && [ ! -r "$baseline" ]; then
+    echo "bench-ucx.sh: --baseline $baseline: no such file" >&2
+    exit 2
+fi
 target=${CARGO_TARGET_DIR:-$root/target}
 limit=${BENCH_TIMEOUT:-600}
+if [ -n "$quick" ]; then osu_limit=${OSU_TIMEOUT:-120}; else osu_limit=${OSU_TIMEOUT:-300}; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-ucx.XXXXXX")
-if [ "$keep" = no ]; then trap 'rm -rf "$tmp"' EXIT; fi
+child=
+
+# stop_tree PID: SIGTERM to PID and every process below it (an interrupted run's job; the
+# launchers' own timeouts run in process groups of their own, out of reach of the tty).
+stop_tree() {
+    for s_pid in $(ps -o pid= --ppid "$1" 2>/dev/null); do stop_tree "$s_pid"; done
+    kill -TERM "$1" 2>/dev/null || true
+}
+on_exit() {
+    if [ -n "$child" ]; then
+        stop_tree "$child"
+        wait "$child" 2>/dev/null || true
+    fi
+    if [ "$keep" = no ]; then rm -rf "$tmp"; fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 results=${out:-${TMPDIR:-/tmp}/bench-ucx-results.jsonl}
 : > "$results"
 cores=$(nproc 2>/dev/null || echo 2)
+started=$(date +%s)
 
 echo "== building rshmem (release) into $target" >&2
 (cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p rshmem-capi -p oshrun -p rshmem-bench)
 sh "$root/crates/rshmem-capi/scripts/install.sh" --prefix "$tmp/rshmem" --build-dir "$target/release" >&2
 rs=$tmp/rshmem/bin
-"$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/bench.rshmem" "$root/bench/c/shmem_bench.c"
-"$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/coll.rshmem" "$root/bench/c/shmem_coll.c"
+
+ompi_cc=${OMPI_OSHCC:-/usr/bin/oshcc}
+ompi_run=${OMPI_OSHRUN:-/usr/bin/oshrun}
+if [ "$oshmem" = yes ]; then
+    if { [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; } && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+        echo "== installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1 ||
+            { apt-get update -q > /dev/null 2>&1 &&
+              DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1; } ||
+            echo "bench-ucx.sh: apt-get install failed (see $tmp/apt.log)" >&2
+    fi
+    if [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; then
+        echo "bench-ucx.sh: Open MPI's oshcc/oshrun not found ($ompi_cc, $ompi_run); skipping OSHMEM" >&2
+        oshmem=no
+    fi
+fi
+# spml ucx for OSHMEM's RMA and AMOs; pml ucx for the MPI layer under its collectives
+# (scoll mpi), which refuses TCP-only or shared-memory-only UCX unless
+# opal_common_ucx_tls/devices allow any; osc ^rdma: Open MPI 4.1.4 (Debian 12) otherwise
+# segfaults in shmem_finalize.
+ompi_ucx="--mca spml ucx --mca pml ucx --mca opal_common_ucx_tls any --mca opal_common_ucx_devices any --mca osc ^rdma"
+if [ "$(id -u)" = 0 ]; then ompi_ucx="$ompi_ucx --allow-run-as-root"; fi
 
 # collect CONFIG FILE: appends FILE's JSON lines to the results, tagged with CONFIG.
 collect() {
@@ -96,6 +202,10 @@ run() {
     return 1
 }
 
+# own_programs: the project's C programs and rshmem-bench, printed as one table.
+own_programs() {
+"$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/bench.rshmem" "$root/bench/c/shmem_bench.c"
+"$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/coll.rshmem" "$root/bench/c/shmem_coll.c"
 load0=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 # rshmem: C programs under both transports.
 for cfg in shm ucx; do
@@ -126,43 +236,27 @@ for cfg in shm ucx; do
 done
 
 if [ "$oshmem" = yes ]; then
-    ompi_cc=${OMPI_OSHCC:-/usr/bin/oshcc}
-    ompi_run=${OMPI_OSHRUN:-/usr/bin/oshrun}
-    if { [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; } && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-        echo "== installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1 ||
-            { apt-get update -q > /dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1; } ||
-            echo "bench-ucx.sh: apt-get install failed (see $tmp/apt.log)" >&2
-    fi
-    if [ -x "$ompi_cc" ] && [ -x "$ompi_run" ]; then
-        echo "== Open MPI's OSHMEM over UCX, UCX_TLS=tcp ($("$ompi_run" --version 2>/dev/null | head -n 1))" >&2
-        "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/bench.oshmem" "$root/bench/c/shmem_bench.c"
-        "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/coll.oshmem" "$root/bench/c/shmem_coll.c"
-        # --mca osc ^rdma: Open MPI 4.1.4 (Debian 12) otherwise segfaults in shmem_finalize.
-        # pml ucx refuses TCP-only UCX unless opal_common_ucx_tls/devices allow any.
-        set -- --mca spml ucx --mca pml ucx --mca opal_common_ucx_tls any \
-            --mca opal_common_ucx_devices any --mca osc ^rdma -x UCX_TLS=tcp
-        if [ "$(id -u)" = 0 ]; then set -- "$@" --allow-run-as-root; fi
-        # shellcheck disable=SC2086
-        if run c-osh "$ompi_run" -np 2 "$@" --mca spml_base_verbose 10 --mca pml_base_verbose 10 \
-            ${OMPI_OSHRUN_ARGS:-} "$tmp/bench.oshmem" $quick; then
-            n_spml=$(grep -c 'mca_spml_base_select() select: component ucx selected' "$tmp/c-osh.err" || true)
-            n_pml=$(grep -c '\] select: component ucx selected' "$tmp/c-osh.err" || true)
-            echo "   OSHMEM: spml ucx selected on $n_spml of 2 PEs, pml ucx on $n_pml" >&2
-            if [ "$n_spml" -lt 2 ] || [ "$n_pml" -lt 2 ]; then
-                echo "bench-ucx.sh: OSHMEM did not report spml ucx and pml ucx on both PEs (--keep, then see $tmp/c-osh.err)" >&2
-            fi
-            collect oshmem-ucx "$tmp/c-osh.out"
-            for np in 2 4; do
-                if [ "$np" -gt "$cores" ]; then over=--oversubscribe; else over=; fi
-                # shellcheck disable=SC2086
-                run "coll-osh-$np" "$ompi_run" -np $np $over "$@" ${OMPI_OSHRUN_ARGS:-} \
-                    "$tmp/coll.oshmem" $quick && collect oshmem-ucx "$tmp/coll-osh-$np.out"
-            done
+    echo "== Open MPI's OSHMEM over UCX, UCX_TLS=tcp ($("$ompi_run" --version 2>/dev/null | head -n 1))" >&2
+    "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/bench.oshmem" "$root/bench/c/shmem_bench.c"
+    "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/coll.oshmem" "$root/bench/c/shmem_coll.c"
+    # shellcheck disable=SC2086
+    set -- $ompi_ucx -x UCX_TLS=tcp
+    # shellcheck disable=SC2086
+    if run c-osh "$ompi_run" -np 2 "$@" --mca spml_base_verbose 10 --mca pml_base_verbose 10 \
+        ${OMPI_OSHRUN_ARGS:-} "$tmp/bench.oshmem" $quick; then
+        n_spml=$(grep -c 'mca_spml_base_select() select: component ucx selected' "$tmp/c-osh.err" || true)
+        n_pml=$(grep -c '\] select: component ucx selected' "$tmp/c-osh.err" || true)
+        echo "   OSHMEM: spml ucx selected on $n_spml of 2 PEs, pml ucx on $n_pml" >&2
+        if [ "$n_spml" -lt 2 ] || [ "$n_pml" -lt 2 ]; then
+            echo "bench-ucx.sh: OSHMEM did not report spml ucx and pml ucx on both PEs (--keep, then see $tmp/c-osh.err)" >&2
         fi
-    else
-        echo "bench-ucx.sh: Open MPI's oshcc/oshrun not found ($ompi_cc, $ompi_run); skipping OSHMEM" >&2
+        collect oshmem-ucx "$tmp/c-osh.out"
+        for np in 2 4; do
+            if [ "$np" -gt "$cores" ]; then over=--oversubscribe; else over=; fi
+            # shellcheck disable=SC2086
+            run "coll-osh-$np" "$ompi_run" -np $np $over "$@" ${OMPI_OSHRUN_ARGS:-} \
+                "$tmp/coll.oshmem" $quick && collect oshmem-ucx "$tmp/coll-osh-$np.out"
+        done
     fi
 fi
 
@@ -288,5 +382,227 @@ elif any(r["config"] == "rshmem-ucx" for r in rows) and any(r["config"] == "oshm
 else:
     print("(no rshmem-over-UCX or no OSHMEM figures in this run: nothing to compare)")
 EOF
-echo "raw figures (JSON lines): $results" >&2
+}
+
+# osu_build CC DIR: builds the OSU programs with CC into DIR (the log in DIR/build.log).
+osu_build() {
+    mkdir -p "$2"
+    {
+        for f in osu_util osu_util_pgas; do
+            # shellcheck disable=SC2086
+            "$1" $osu_cflags -I"$osu/c/util" -c -o "$2/$f.o" "$osu/c/util/$f.c" || return 1
+        done
+        "$1" -O2 -c -o "$2/ddt_stub.o" "$tmp/ddt_stub.c" || return 1
+        for p in $osu_programs; do
+            # shellcheck disable=SC2086
+            "$1" $osu_cflags -I"$osu/c/util" -o "$2/osu_oshm_$p" "$osu_pgm/osu_oshm_$p.c" \
+                "$2/osu_util.o" "$2/osu_util_pgas.o" "$2/ddt_stub.o" -lm || return 1
+        done
+    } > "$2/build.log" 2>&1
+}
+
+# osu_parse PROGRAM < OUTPUT: OSU's figures as the tails of JSON lines. Header lines start
+# with '#'; a figure line is SIZE VALUE..., or OPERATION RATE LATENCY (atomics), or LATENCY
+# alone (barrier); anything else (a library's messages) is skipped.
+osu_parse() {
+    awk -v prog="$1" '
+    function num(s) { return s ~ /^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ }
+    function fig(name, size, metric, value) {
+        printf "\"figure\":\"%s\",\"size\":%s,\"metric\":\"%s\",\"value\":%s}\n", name, size, metric, value
+    }
+    /^[ \t]*#/ || NF == 0 { next }
+    prog == "atomics" {
+        if (NF == 3 && $1 ~ /^shmem_[a-z_]+$/ && num($2) && num($3)) {
+            fig($1, "null", "rate_mops", $2)
+            fig($1, "null", "latency_us", $3)
+        }
+        next
+    }
+    prog == "barrier" { if (NF == 1 && num($1)) fig("barrier", "null", "latency_us", $1); next }
+    NF >= 2 && $1 ~ /^[0-9]+$/ && num($2) {
+        fig(prog, $1, prog == "put_mr" ? "msg_rate" : "latency_us", $2)
+    }'
+}
+
+# osu_run ROUND CONFIG TLS PES PROGRAM CMD...: runs one OSU program (bounded) and appends its
+# figures to the results; a failed run also leaves a "failed" line (figures it printed
+# before failing are kept), and one that timed out is not run again in later rounds.
+osu_run() {
+    o_round=$1 o_cfg=$2 o_tls=$3 o_np=$4 o_prog=$5
+    shift 5
+    o_key=$o_cfg-$(echo "${o_tls:-default}" | tr ',' '+')-$o_np-$o_prog
+    [ ! -e "$tmp/skip.$o_key" ] && [ ! -e "$tmp/skip.$o_cfg" ] || return 0
+    o_file=$tmp/osu.$o_key.r$o_round
+    echo "   $*" > "$o_file.cmd"
+    o_status=0
+    case $o_cfg in
+        # simhosts.sh bounds its job itself and must outlive it to remove the namespaces.
+        *-hosts) "$@" > "$o_file.out" 2> "$o_file.err" & ;;
+        *) timeout -k 10 "$osu_limit" "$@" > "$o_file.out" 2> "$o_file.err" & ;;
+    esac
+    child=$!
+    wait "$child" || o_status=$?
+    child=
+    o_head="{\"suite\":\"osu\",\"round\":$o_round,\"config\":\"$o_cfg\",\"tls\":\"$o_tls\",\"pes\":$o_np,\"program\":\"osu_oshm_$o_prog\""
+    o_n=$(osu_parse "$o_prog" < "$o_file.out" | sed "s/^/$o_head,/" | tee -a "$results" | wc -l)
+    if [ "$o_status" = 0 ] && [ "$o_n" -gt 0 ]; then
+        case $o_cfg in
+            oshmem-ucx)
+                # Verbose MCA output: both components on every PE, or the run did not cross UCX.
+                o_spml=$(grep -c 'mca_spml_base_select() select: component ucx selected' "$o_file.err" || true)
+                o_pml=$(grep -c '\] select: component ucx selected' "$o_file.err" || true)
+                if [ "$o_spml" -lt "$o_np" ] || [ "$o_pml" -lt "$o_np" ]; then
+                    echo "bench-ucx.sh: $o_key: spml ucx selected on $o_spml, pml ucx on $o_pml of $o_np PEs" >&2
+                    echo "$o_head,\"failed\":\"spml ucx on $o_spml, pml ucx on $o_pml PEs\"}" >> "$results"
+                fi ;;
+        esac
+        return 0
+    fi
+    if [ "$o_status" = 0 ]; then o_status='"no figures"'; fi
+    echo "bench-ucx.sh: $o_key, round $o_round failed (status $o_status, $o_n figures): $*" >&2
+    tail -n 5 "$o_file.err" >&2
+    echo "$o_head,\"failed\":$o_status}" >> "$results"
+    case $o_status-$o_cfg in
+        # A job across the simulated hosts that times out costs the bound every time.
+        124-*-hosts|137-*-hosts) touch "$tmp/skip.$o_cfg"
+            echo "   (timed out after $osu_limit s: no more $o_cfg runs)" >&2 ;;
+        124-*|137-*) touch "$tmp/skip.$o_key"; echo "   (timed out after $osu_limit s: not run again)" >&2 ;;
+    esac
+}
+
+# osu_args PROGRAM: its arguments (the point-to-point programs take only heap|global).
+osu_args() {
+    case $1 in
+        put|get|put_mr|atomics) echo heap ;;
+        broadcast|reduce) if [ -n "$quick" ]; then echo "-i 100"; fi ;;
+        *) ;;
+    esac
+}
+
+# load_record WHEN: the load average as a JSON line.
+load_record() {
+    echo "{\"suite\":\"osu\",\"event\":\"load\",\"when\":\"$1\",\"loadavg\":\"$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')\",\"time\":$(date +%s)}" >> "$results"
+}
+
+osu_benchmarks() {
+    osu_programs=$programs
+    for p in $osu_programs; do
+        [ -f "$osu/c/openshmem/osu_oshm_$p.c" ] || { echo "bench-ucx.sh: --programs: no osu_oshm_$p.c in $osu/c/openshmem" >&2; exit 2; }
+    done
+    osu_cflags="-O2 -DOSHM_1_3 -DFLOAT_PRECISION=3"
+    echo 'void omb_ddt_process_options(char *optarg) { (void)optarg; }' > "$tmp/ddt_stub.c"
+    osu_pgm=$osu/c/openshmem
+    if [ -n "$quick" ]; then
+        # put and get have fixed counts (10000 + 1000 warm-up up to 8 KiB): a tenth of them.
+        mkdir -p "$tmp/osu-quick"
+        cp "$osu_pgm"/osu_oshm_*.c "$tmp/osu-quick/"
+        for p in put get; do
+            sed -e 's/^int skip = 1000;/int skip = 100;/' -e 's/^int loop = 10000;/int loop = 1000;/' \
+                "$osu_pgm/osu_oshm_$p.c" > "$tmp/osu-quick/osu_oshm_$p.c"
+            grep -q '^int loop = 1000;' "$tmp/osu-quick/osu_oshm_$p.c" ||
+                echo "bench-ucx.sh: --quick: osu_oshm_$p.c has no 'int loop = 10000;': full counts" >&2
+        done
+        # put_mr goes to 4 MiB (50 puts a size, a 200 MiB buffer touched every size): to 1 MiB.
+        sed 's/size <= MAX_MESSAGE_SIZE; size <<= 1/size <= (1 << 20); size <<= 1/' \
+            "$osu_pgm/osu_oshm_put_mr.c" > "$tmp/osu-quick/osu_oshm_put_mr.c"
+        osu_pgm=$tmp/osu-quick
+    fi
+    omb=$(sed -n 's/^AC_INIT(\[OSU-Micro-Benchmarks\], *\[\([^]]*\)\].*/\1/p' "$osu/configure.ac" 2>/dev/null || true)
+    echo "== building the OSU OpenSHMEM programs (${omb:+OMB $omb, }$osu)" >&2
+    if ! osu_build "$rs/oshcc" "$tmp/osu-rshmem"; then
+        echo "bench-ucx.sh: building the OSU programs with rshmem's oshcc failed:" >&2
+        tail -n 20 "$tmp/osu-rshmem/build.log" >&2
+        exit 1
+    fi
+    if [ "$oshmem" = yes ]; then
+        case $("$ompi_run" --version 2>/dev/null | head -n 1) in
+            *" 4.1."[0-4]|*" 4.0."*|*" 3."*)
+                # Open MPI before 4.1.5 writes 8 bytes into shmem_int_cswap's 4-byte result
+                # over UCX (ompi#11257): the stack protector aborts the program. Its build
+                # leaves that one figure out.
+                mkdir -p "$tmp/osu-oshmem-src"
+                cp "$osu_pgm"/osu_oshm_*.c "$tmp/osu-oshmem-src/"
+                sed '/^ *benchmark_cswap(v, msg_buffer, OSHM_LOOP_ATOMIC);/d' "$osu_pgm/osu_oshm_atomics.c" \
+                    > "$tmp/osu-oshmem-src/osu_oshm_atomics.c"
+                osu_pgm=$tmp/osu-oshmem-src
+                echo "   $("$ompi_run" --version | head -n 1): no shmem_int_cswap figure for OSHMEM (ompi#11257)" >&2 ;;
+        esac
+    fi
+    if [ "$oshmem" = yes ] && ! osu_build "$ompi_cc" "$tmp/osu-oshmem"; then
+        echo "bench-ucx.sh: building the OSU programs with $ompi_cc failed:" >&2
+        tail -n 20 "$tmp/osu-oshmem/build.log" >&2
+        exit 1
+    fi
+    sim=$root/scripts/simhosts.sh
+    if [ "$hosts" = yes ]; then
+        # A trivial job tells whether this machine permits simulated hosts at all.
+        h_status=0
+        timeout -k 10 60 bash "$sim" run --hosts 2 --ppn 1 --timeout 50 -- true > "$tmp/simhosts-probe.log" 2>&1 || h_status=$?
+        if [ "$h_status" != 0 ]; then
+            echo "bench-ucx.sh: no runs across simulated hosts (status $h_status): $(tail -n 1 "$tmp/simhosts-probe.log")" >&2
+            hosts=no
+        fi
+    fi
+    {
+        printf '{"suite":"osu","event":"machine","cores":%s,"kernel":"%s","cpu":"%s",' "$cores" \
+            "$(uname -r)" "$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1 | tr -cd '[:alnum:] @()._-')"
+        printf '"ucx":"%s","oshmem":"%s","omb":"%s",' "$(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)" \
+            "$(if [ "$oshmem" = yes ]; then "$ompi_run" --version 2>/dev/null | head -n 1; fi)" "${omb:-?}"
+        printf '"rshmem":"%s","rounds":%s,"quick":%s,"hosts":%s,"date":"%s"}\n' \
+            "$(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?')" "$rounds" \
+            "$(if [ -n "$quick" ]; then echo true; else echo false; fi)" \
+            "$(if [ "$hosts" = yes ]; then echo true; else echo false; fi)" "$(date -u '+%Y-%m-%d %H:%M UTC')"
+    } >> "$results"
+    load_record start
+    o_t0=$(date +%s)
+    round=1
+    while [ "$round" -le "$rounds" ]; do
+        echo "== OSU round $round of $rounds ($(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) load)" >&2
+        for np in 2 4; do
+            if [ "$np" -gt "$cores" ]; then over=--oversubscribe; else over=; fi
+            for p in $osu_programs; do
+                case $np-$p in 4-put|4-get) continue ;; esac
+                args=$(osu_args "$p")
+                echo "   $np PEs: osu_oshm_$p" >&2
+                prs=$tmp/osu-rshmem/osu_oshm_$p
+                pos=$tmp/osu-oshmem/osu_oshm_$p
+                # shellcheck disable=SC2086
+                osu_run "$round" rshmem-shm "" "$np" "$p" env -u SHMEM_TRANSPORT "$rs/oshrun" -np "$np" "$prs" $args
+                for tls in tcp sm,self; do
+                    # shellcheck disable=SC2086
+                    osu_run "$round" rshmem-ucx "$tls" "$np" "$p" env SHMEM_TRANSPORT=ucx UCX_TLS="$tls" \
+                        "$rs/oshrun" -np "$np" "$prs" $args
+                    if [ "$oshmem" = yes ]; then
+                        # shellcheck disable=SC2086
+                        osu_run "$round" oshmem-ucx "$tls" "$np" "$p" "$ompi_run" -np "$np" $over $ompi_ucx \
+                            -x UCX_TLS="$tls" --mca spml_base_verbose 10 --mca pml_base_verbose 10 \
+                            ${OMPI_OSHRUN_ARGS:-} "$pos" $args
+                    fi
+                done
+                if [ "$hosts" = yes ]; then
+                    # shellcheck disable=SC2086
+                    osu_run "$round" rshmem-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
+                        --timeout "$osu_limit" -- "$prs" $args
+                    if [ "$oshmem" = yes ]; then
+                        # shellcheck disable=SC2086
+                        osu_run "$round" oshmem-hosts tcp "$np" "$p" env SIMHOSTS_MPIRUN_ARGS="$ompi_ucx --oversubscribe" \
+                            bash "$sim" run --launcher openmpi --hosts 2 --ppn $((np / 2)) --timeout "$osu_limit" \
+                            -- "$pos" $args
+                    fi
+                fi
+            done
+        done
+        round=$((round + 1))
+    done
+    load_record end
+    echo "== OSU programs: $(( $(date +%s) - o_t0 )) s for $rounds round(s)" >&2
+    set -- "$results"
+    if [ -n "$md" ]; then set -- "$@" --md "$md"; fi
+    if [ -n "$baseline" ]; then set -- "$@" --baseline "$baseline"; fi
+    python3 "$here/osu-table.py" "$@"
+}
+
+if [ "$own" = yes ]; then own_programs; fi
+if [ "$use_osu" = yes ]; then osu_benchmarks; fi
+echo "raw figures (JSON lines): $results ($(( $(date +%s) - started )) s in all)" >&2
 if [ "$keep" = yes ]; then echo "raw output kept in $tmp" >&2; fi
