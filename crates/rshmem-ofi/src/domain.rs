@@ -113,8 +113,8 @@ impl Ofi {
         let lib_api = lib.version();
         let api = lib_api.min(API_VERSION).max((1, 5));
         // Ask for delivery completion (a completed write is visible at its target, what
-        // quiet needs); providers without it complete at transmission, and [`Ofi::open`]
-        // says so through `delivery_complete`.
+        // quiet needs); providers without it complete at transmission, and
+        // `delivery_complete` says so.
         let mut last = None;
         for delivery in [true, false] {
             match Self::getinfo(&lib, api, opts, delivery) {

@@ -58,6 +58,9 @@
 //! inside calls on the endpoint involved, the TARGET's included: a [`ProgressThread`] serves
 //! an endpoint's peers while its owner computes, sleeping in `fi_cq_sread` on the
 //! endpoint's completion queue, and [`Progress::progress`] lets waiting threads drive it too.
+//! Providers with automatic progress run their own thread instead (`sockets`: it sleeps
+//! `FI_SOCKETS_PE_WAITTIME`, 10 ms by default, between polls, which makes every
+//! round trip milliseconds long unless that is set to 0).
 
 #![warn(missing_docs)]
 
