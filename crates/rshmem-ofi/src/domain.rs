@@ -2,6 +2,7 @@
 //! the atomic support table.
 
 use crate::bindings as sys;
+use crate::endpoint::EpInner;
 use crate::library::Lib;
 use crate::{AtomicKind, AtomicOp, AtomicType, OfiError, Result};
 use std::ffi::{c_int, CStr, CString};
@@ -157,7 +158,10 @@ impl Ofi {
                 (*h.ep_attr).type_ = sys::FI_EP_RDM;
                 let d = &mut *h.domain_attr;
                 d.threading = sys::FI_THREAD_SAFE;
-                d.mr_mode = sys::FI_MR_VIRT_ADDR | sys::FI_MR_ALLOCATED | sys::FI_MR_PROV_KEY;
+                d.mr_mode = sys::FI_MR_VIRT_ADDR
+                    | sys::FI_MR_ALLOCATED
+                    | sys::FI_MR_PROV_KEY
+                    | sys::FI_MR_ENDPOINT;
                 if delivery {
                     (*h.tx_attr).op_flags = sys::FI_DELIVERY_COMPLETE;
                 }
@@ -446,9 +450,30 @@ impl Ofi {
         }
     }
 
-    /// Registers `[addr, addr + len)` for remote reads, writes and atomics. The memory must
-    /// be allocated (`FI_MR_ALLOCATED`) and stay mapped until the region is dropped.
+    /// Registers `[addr, addr + len)` for remote reads, writes and atomics through any
+    /// endpoint. The memory must be allocated (`FI_MR_ALLOCATED`) and stay mapped until the
+    /// region is dropped. Providers whose regions belong to one endpoint (`FI_MR_ENDPOINT`:
+    /// cxi) refuse this: use [`crate::Endpoint::register`] with the endpoint peers target.
     pub fn register(self: &Arc<Self>, addr: *mut u8, len: usize) -> Result<Region> {
+        if self.mr_mode & sys::FI_MR_ENDPOINT != 0 {
+            return Err(OfiError::Unsupported {
+                routine: "Ofi::register",
+                provider: self.provider.clone(),
+                what: "regions of the whole domain (FI_MR_ENDPOINT): register through the \
+                       endpoint that serves them (Endpoint::register)"
+                    .into(),
+            });
+        }
+        self.register_on(addr, len, None)
+    }
+
+    /// [`Ofi::register`], bound to `ep` where the provider wants it (`FI_MR_ENDPOINT`).
+    pub(crate) fn register_on(
+        self: &Arc<Self>,
+        addr: *mut u8,
+        len: usize,
+        ep: Option<Arc<EpInner>>,
+    ) -> Result<Region> {
         if addr.is_null() || len == 0 {
             return Err(OfiError::InvalidArgument {
                 routine: "Ofi::register",
@@ -473,15 +498,31 @@ impl Ofi {
                 std::ptr::null_mut(),
             )
         })?;
-        // SAFETY: fi_mr_key reads the registered MR's key field.
-        let key = unsafe { (*mr).key };
-        Ok(Region {
+        let mut region = Region {
             _ofi: self.clone(),
             mr,
             addr: addr as u64,
             len,
-            key,
-        })
+            key: 0,
+            _ep: None,
+        };
+        if let Some(ep) = ep.filter(|_| self.mr_mode & sys::FI_MR_ENDPOINT != 0) {
+            // SAFETY: fi_mr_bind and fi_mr_enable through the MR's fid ops, with the live
+            // endpoint, which the region keeps open until the MR is closed.
+            unsafe {
+                let fid = &mut (*mr).fid as *mut sys::fid;
+                self.lib
+                    .check("fi_mr_bind", ((*(*fid).ops).bind)(fid, ep.fid(), 0))?;
+                self.lib.check(
+                    "fi_mr_enable",
+                    ((*(*fid).ops).control)(fid, sys::FI_ENABLE, std::ptr::null_mut()),
+                )?;
+            }
+            region._ep = Some(ep);
+        }
+        // SAFETY: fi_mr_key reads the registered (and, if bound, enabled) MR's key field.
+        region.key = unsafe { (*mr).key };
+        Ok(region)
     }
 
     /// Converts a remote virtual address into what the provider expects (the address itself,
@@ -564,6 +605,8 @@ pub struct Region {
     addr: u64,
     len: usize,
     key: u64,
+    /// The endpoint the MR is bound to (`FI_MR_ENDPOINT`), closed after it.
+    _ep: Option<Arc<EpInner>>,
 }
 
 // SAFETY: the MR belongs to the thread-safe domain and is only closed on drop.

@@ -46,6 +46,11 @@ impl Drop for EpInner {
 }
 
 impl EpInner {
+    pub(crate) fn fid(&self) -> *mut sys::fid {
+        // SAFETY: the endpoint is live while self is.
+        unsafe { &mut (*self.ep).fid }
+    }
+
     /// One non-blocking read of the completion queue, which drives the provider's progress
     /// on manual-progress providers; error entries are kept for the next wait to report.
     /// True if an entry was read.
@@ -328,6 +333,15 @@ impl Endpoint {
             buf.truncate(len);
             return Ok(buf);
         }
+    }
+
+    /// Registers `[addr, addr + len)` for remote access through this endpoint (bound to it
+    /// where the provider wants that, `FI_MR_ENDPOINT`; elsewhere as [`Ofi::register`]). The
+    /// memory must stay mapped until the region is dropped.
+    pub fn register(&self, addr: *mut u8, len: usize) -> Result<crate::Region> {
+        self.inner
+            .ofi
+            .register_on(addr, len, Some(self.inner.clone()))
     }
 
     /// The `Ofi` this endpoint belongs to.

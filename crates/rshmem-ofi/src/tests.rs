@@ -113,7 +113,7 @@ impl Target {
         assert!(!Arc::ptr_eq(ofi, client_ofi));
         let heap = Mmap::new(HEAP);
         let ep = ofi.endpoint().expect("endpoint");
-        let region = ofi.register(heap.ptr, heap.len).expect("register");
+        let region = ep.register(heap.ptr, heap.len).expect("register");
         assert_eq!(region.addr(), heap.addr(0));
         assert_eq!(region.len(), HEAP);
         let key = region.remote_key().to_bytes().to_vec();
