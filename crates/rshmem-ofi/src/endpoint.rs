@@ -102,13 +102,24 @@ struct Count {
 }
 
 impl Count {
-    fn completed(&self) -> (u64, u64) {
-        // SAFETY: fi_cntr_read / fi_cntr_readerr on the live counter (which drives progress
-        // on providers that need it).
-        unsafe {
-            let ops = &*(*self.cntr).ops;
-            ((ops.read)(self.cntr), (ops.readerr)(self.cntr))
-        }
+    /// Operations completed successfully (`fi_cntr_read`, which drives progress on
+    /// providers that need it).
+    fn done(&self) -> u64 {
+        // SAFETY: fi_cntr_read on the live counter.
+        unsafe { ((*(*self.cntr).ops).read)(self.cntr) }
+    }
+
+    /// Operations completed with an error (`fi_cntr_readerr`).
+    fn errors(&self) -> u64 {
+        // SAFETY: fi_cntr_readerr on the live counter.
+        unsafe { ((*(*self.cntr).ops).readerr)(self.cntr) }
+    }
+
+    /// Issued operations not completed yet.
+    fn outstanding(&self) -> u64 {
+        self.issued
+            .get()
+            .saturating_sub(self.done() + self.errors())
     }
 }
 
@@ -406,11 +417,20 @@ impl Endpoint {
     /// Waits until everything issued on `count` completed; reports a failure among them.
     fn wait(&self, routine: &'static str, count: &Count) -> Result<()> {
         let target = count.issued.get();
-        let mut idle = 0u32;
+        let mut round = 0u32;
         loop {
-            let (done, errors) = count.completed();
-            if done + errors >= target {
-                if errors > count.errors_seen.get() {
+            // Reading a counter drives progress where the provider needs it (util counters
+            // progress their endpoints), so nothing else is polled here.
+            // Each operation counts once, as done or as an error; errors already reported
+            // are known, so only a new one needs a look at the error counter.
+            let done = count.done();
+            if done + count.errors_seen.get() >= target {
+                return Ok(());
+            }
+            round += 1;
+            if round.is_multiple_of(8) {
+                let errors = count.errors();
+                if done + errors >= target {
                     count.errors_seen.set(errors);
                     return Err(OfiError::Failed {
                         routine,
@@ -418,13 +438,8 @@ impl Endpoint {
                         message: self.inner.take_error(),
                     });
                 }
-                return Ok(());
             }
-            if self.inner.ofi.manual_progress {
-                self.inner.poll();
-            }
-            idle += 1;
-            if idle > 16 {
+            if round > 16 {
                 std::thread::yield_now();
             }
         }
@@ -459,11 +474,7 @@ impl Endpoint {
 
     /// Issued writes and reads not completed yet (a diagnostic; reads the counters).
     pub fn outstanding(&self) -> (u64, u64) {
-        let left = |c: &Count| {
-            let (d, e) = c.completed();
-            c.issued.get().saturating_sub(d + e)
-        };
-        (left(&self.writes), left(&self.reads))
+        (self.writes.outstanding(), self.reads.outstanding())
     }
 
     /// Writes and reads issued on this endpoint since it was made.
