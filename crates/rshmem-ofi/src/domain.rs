@@ -487,7 +487,7 @@ impl Ofi {
         // mapped for the region's life; mr is an out pointer.
         self.lib.check("fi_mr_reg", unsafe {
             ((*(*self.domain).mr).reg)(
-                &mut (*self.domain).fid,
+                &raw mut (*self.domain).fid,
                 addr.cast_const().cast(),
                 len,
                 access,
@@ -510,7 +510,7 @@ impl Ofi {
             // SAFETY: fi_mr_bind and fi_mr_enable through the MR's fid ops, with the live
             // endpoint, which the region keeps open until the MR is closed.
             unsafe {
-                let fid = &mut (*mr).fid as *mut sys::fid;
+                let fid = &raw mut (*mr).fid;
                 self.lib
                     .check("fi_mr_bind", ((*(*fid).ops).bind)(fid, ep.fid(), 0))?;
                 self.lib.check(
@@ -576,13 +576,13 @@ impl Drop for Ofi {
         // is closed once, children first; the info list is freed once.
         unsafe {
             if !self.av.is_null() {
-                close(&mut (*self.av).fid);
+                close(&raw mut (*self.av).fid);
             }
             if !self.domain.is_null() {
-                close(&mut (*self.domain).fid);
+                close(&raw mut (*self.domain).fid);
             }
             if !self.fabric.is_null() {
-                close(&mut (*self.fabric).fid);
+                close(&raw mut (*self.fabric).fid);
             }
             (self.lib.freeinfo)(self.info);
         }
@@ -654,7 +654,7 @@ impl Region {
 impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: the MR came from fi_mr_reg and is closed once.
-        unsafe { close(&mut (*self.mr).fid) };
+        unsafe { close(&raw mut (*self.mr).fid) };
     }
 }
 

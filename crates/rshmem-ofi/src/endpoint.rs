@@ -31,15 +31,15 @@ impl Drop for EpInner {
         // before what is bound to it.
         unsafe {
             if !self.ep.is_null() {
-                close(&mut (*self.ep).fid);
+                close(&raw mut (*self.ep).fid);
             }
             for c in [self.wcntr, self.rcntr] {
                 if !c.is_null() {
-                    close(&mut (*c).fid);
+                    close(&raw mut (*c).fid);
                 }
             }
             if !self.cq.is_null() {
-                close(&mut (*self.cq).fid);
+                close(&raw mut (*self.cq).fid);
             }
         }
     }
@@ -48,7 +48,7 @@ impl Drop for EpInner {
 impl EpInner {
     pub(crate) fn fid(&self) -> *mut sys::fid {
         // SAFETY: the endpoint is live while self is.
-        unsafe { &mut (*self.ep).fid }
+        unsafe { &raw mut (*self.ep).fid }
     }
 
     /// One non-blocking read of the completion queue, which drives the provider's progress
@@ -210,24 +210,24 @@ impl Ofi {
                     std::ptr::null_mut(),
                 ),
             )?;
-            let ep_fid = &mut (*inner.ep).fid as *mut sys::fid;
+            let ep_fid = &raw mut (*inner.ep).fid;
             let bind = (*(*ep_fid).ops).bind;
-            lib.check("fi_ep_bind (av)", bind(ep_fid, &mut (*self.av).fid, 0))?;
+            lib.check("fi_ep_bind (av)", bind(ep_fid, &raw mut (*self.av).fid, 0))?;
             lib.check(
                 "fi_ep_bind (cq)",
                 bind(
                     ep_fid,
-                    &mut (*inner.cq).fid,
+                    &raw mut (*inner.cq).fid,
                     sys::FI_TRANSMIT | sys::FI_RECV | sys::FI_SELECTIVE_COMPLETION,
                 ),
             )?;
             lib.check(
                 "fi_ep_bind (write counter)",
-                bind(ep_fid, &mut (*inner.wcntr).fid, sys::FI_WRITE),
+                bind(ep_fid, &raw mut (*inner.wcntr).fid, sys::FI_WRITE),
             )?;
             lib.check(
                 "fi_ep_bind (read counter)",
-                bind(ep_fid, &mut (*inner.rcntr).fid, sys::FI_READ),
+                bind(ep_fid, &raw mut (*inner.rcntr).fid, sys::FI_READ),
             )?;
             lib.check(
                 "fi_enable",
@@ -331,7 +331,7 @@ impl Endpoint {
             // SAFETY: fi_getname through the endpoint's CM ops; buf has `len` bytes.
             let ret = unsafe {
                 ((*(*self.inner.ep).cm).getname)(
-                    &mut (*self.inner.ep).fid,
+                    &raw mut (*self.inner.ep).fid,
                     buf.as_mut_ptr().cast(),
                     &mut len,
                 )
