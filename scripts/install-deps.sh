@@ -2,7 +2,8 @@
 # Installs, on Debian, every tool the test suite uses beyond Rust: mpich (mpiexec.hydra, the
 # second PMI-1 server the bootstrap is tested against), Open MPI, libpmix2, Slurm and munge
 # (the PMIx and Slurm launch tests), UCX's runtime library (libucx0: the
-# UCX transport loads libucp.so.0 at run time; the suite runs a second time over it), the
+# UCX transport loads libucp.so.0 at run time; the suite runs a second time over it), libfabric
+# (libfabric1: rshmem-ofi loads libfabric.so.1 at run time), the
 # C/C++ compilers, gfortran, pkg-config and binutils for the C ABI tests, and iproute2, util-linux and
 # procps for the simulated-host tests. Run it once before `cargo test --workspace`; `.ci/run` does.
 set -euo pipefail
@@ -12,6 +13,8 @@ SUDO=""
 need=()
 command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
 ls /usr/lib/*/libucp.so.0 /usr/lib64/libucp.so.0 /usr/lib/libucp.so.0 >/dev/null 2>&1 || need+=(libucx0)
+# libfabric's runtime library: rshmem-ofi loads libfabric.so.1 at run time (its tests need it).
+ls /usr/lib/*/libfabric.so.1 >/dev/null 2>&1 || need+=(libfabric1)
 # Launchers that hand their processes PMIx (tests/launch_openmpi.rs, launch_slurm.rs): Open MPI's
 # mpirun, the PMIx client library the bootstrap loads at run time, and a one-node Slurm
 # (scripts/slurm1.sh: slurmctld, slurmd, munged).
