@@ -62,6 +62,35 @@ fn every_ucx_tls_starts() {
     }
 }
 
+/// Where UCX may use its shared-memory transports and no PE maps another's heap, UCX allocates
+/// the heap segment, so transfers and atomics are one-sided: every atomic of every type (in
+/// both forms), RMA and the collectives give exact results there, at 2, 3 and 4 PEs.
+#[test]
+#[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
+fn a_heap_ucx_allocated_runs_rma_atomics_and_collectives() {
+    for np in [2, 3, 4] {
+        for (prog, args) in [
+            ("core_amo", &["blocking"][..]),
+            ("core_amo", &["nbi"]),
+            ("core_rma", &["contig"]),
+            ("core_rma", &["nbi"]),
+            ("coll_basic", &[]),
+        ] {
+            let out = over_ucx(np, prog)
+                .env("UCX_TLS", "sm,self")
+                .env("SHMEM_INFO", "1")
+                .args(args.iter().copied())
+                .run();
+            out.assert_ok();
+            // SHMEM_INFO is PE 0's.
+            assert!(
+                out.stderr.contains("PE 0 has its heap allocated by UCX"),
+                "{prog} {args:?} at {np}: {out:?}"
+            );
+        }
+    }
+}
+
 /// A PE that computes without calling the library serves gets and fetch-adds.
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]

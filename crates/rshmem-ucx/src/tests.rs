@@ -859,6 +859,34 @@ fn memory_ucx_allocates_is_reached_one_sidedly_on_shared_memory() {
     let mut got = [0u8; 8];
     ep.get_blocking(&mut got, at as u64 + 8, &rkey).unwrap();
     assert_eq!(u64::from_ne_bytes(got), 42);
+    // What rshmem relies on there, on 4- and 8-byte words: fetch-add, swap, compare-swap and
+    // the posted ops. (UCX 1.13's shared-memory transports got fetching and/or/xor wrong on
+    // memory they allocated: the word came back 0; rshmem does those by compare-swap.)
+    for (size, off) in [(4usize, 32usize), (8, 64)] {
+        let a = at as u64 + off as u64;
+        let read = |ep: &Endpoint| ep.atomic_fetch(FetchOp::Add, 0, size, a, &rkey).unwrap();
+        assert_eq!(ep.atomic_fetch(FetchOp::Add, 5, size, a, &rkey).unwrap(), 0);
+        assert_eq!(
+            ep.atomic_fetch(FetchOp::Swap, 9, size, a, &rkey).unwrap(),
+            5
+        );
+        assert_eq!(ep.cswap(9, 12, size, a, &rkey).unwrap(), 9);
+        assert_eq!(
+            ep.cswap(9, 13, size, a, &rkey).unwrap(),
+            12,
+            "a failed compare"
+        );
+        for (op, arg, want) in [
+            (AtomicOp::Add, 4u64, 16u64),
+            (AtomicOp::Xor, 1, 17),
+            (AtomicOp::Or, 2, 19),
+            (AtomicOp::And, 6, 2),
+        ] {
+            ep.atomic_post(op, arg, size, a, &rkey).unwrap();
+            c.flush().unwrap();
+            assert_eq!(read(&ep), want, "{size}-byte posted {op:?}");
+        }
+    }
     drop(rkey);
     drop(ep);
     drop(region);

@@ -687,7 +687,13 @@ impl Ucx {
     ) -> Result<W> {
         let w = self.worker(routine, ctx)?;
         let err = Self::op_error(routine, pe, "a UCX atomic failed");
-        let native = matches!(W::SIZE, 4 | 8) && !(W::FLOAT && matches!(op, AmoOp::Add(_)));
+        // On a heap UCX allocated, UCX 1.13's shared-memory transports return 0 and clear the
+        // word for fetching and/or/xor (fetch-add, swap and compare-swap are right): those
+        // go by compare-swap there.
+        let bitwise = matches!(op, AmoOp::And(_) | AmoOp::Or(_) | AmoOp::Xor(_));
+        let native = matches!(W::SIZE, 4 | 8)
+            && !(W::FLOAT && matches!(op, AmoOp::Add(_)))
+            && !(self.direct && bitwise);
         if !native {
             return self.amo_by_cswap(routine, w, pe, addr, op);
         }
@@ -695,7 +701,8 @@ impl Ucx {
         let size = W::SIZE;
         let fetch = |o: FetchOp, v: W| ep.atomic_fetch(o, v.to_bits64(), size, raddr, key);
         let old = match op {
-            AmoOp::Fetch => ep.atomic_fetch(FetchOp::Or, 0, size, raddr, key),
+            // An add of 0, not an or: see `bitwise` above.
+            AmoOp::Fetch => ep.atomic_fetch(FetchOp::Add, 0, size, raddr, key),
             AmoOp::Set(v) => fetch(FetchOp::Swap, v).map(|_| v.to_bits64()),
             AmoOp::Swap(v) => fetch(FetchOp::Swap, v),
             AmoOp::Add(v) => fetch(FetchOp::Add, v),
@@ -735,7 +742,7 @@ impl Ucx {
             ((1u64 << (8 * W::SIZE)) - 1) << shift
         };
         let mut old = ep
-            .atomic_fetch(FetchOp::Or, 0, size, raddr, key)
+            .atomic_fetch(FetchOp::Add, 0, size, raddr, key)
             .map_err(&err)?;
         loop {
             let mut v = W::from_bits64((old & mask) >> shift);
