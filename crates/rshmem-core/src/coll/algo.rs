@@ -40,6 +40,14 @@ pub enum DataAlg {
     /// copies chunks from its parent's destination as they are announced and announces
     /// them to its children, so large messages pipeline down the tree. No team sync.
     Tree,
+    /// Broadcast only, built for the network (`coll::net`): a binomial tree of pushes;
+    /// up to one message-channel message no team sync, above it one sync and chunks put
+    /// straight into the children's destinations, pipelined down the tree.
+    Binomial,
+    /// Reductions only, built for the network (`coll::net`): a bulk reduce-scatter and
+    /// allgather between two team syncs; each PE fetches its chunk of every source at
+    /// once, folds it and puts it into every destination at once.
+    Direct,
     /// Low latency, small messages on teams whose members all map each other
     /// (`coll::ll`): every 8-byte word stored into a peer carries 4 data bytes and the
     /// call's sequence, so a step costs one one-way transfer and no sync. Reductions run
@@ -71,6 +79,10 @@ pub enum Span {
 /// Bytes up to which `auto` takes the low-latency algorithms on node-local teams
 /// (measured: see docs/architecture.md, "Low-latency small collectives").
 pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
+
+/// Bytes up to which `auto` reduces across hosts by recursive doubling (one message of
+/// the channels a round), [`DataAlg::Direct`] above.
+pub const NET_RD_MAX: usize = crate::coll::msg::MAX_MSG;
 
 /// Fan-out of the broadcast tree.
 pub const TREE_RADIX: usize = 4;
@@ -129,13 +141,15 @@ fn parse_reduce(var: &str, v: &str) -> Result<DataAlg, String> {
         "ll_rd" => Ok(DataAlg::LlRd),
         "recursive_doubling" => Ok(DataAlg::RecursiveDoubling),
         "ring" => Ok(DataAlg::Ring),
+        "direct" => Ok(DataAlg::Direct),
         "rabenseifner" => Ok(DataAlg::Rabenseifner),
         "hierarchical" => Ok(DataAlg::Hierarchical),
         "" | "auto" | "shm" | "linear" => parse_data(var, v),
         other => Err(unknown(
             var,
             other,
-            "auto, shm, linear, ll, ll_rd, recursive_doubling, ring, rabenseifner, hierarchical",
+            "auto, shm, linear, ll, ll_rd, recursive_doubling, ring, rabenseifner, direct, \
+             hierarchical",
         )),
     }
 }
@@ -163,11 +177,10 @@ impl Algorithms {
         match span {
             Span::Host if bytes <= self.ll_max => DataAlg::Ll,
             Span::World => DataAlg::Hierarchical,
-            // Single copy only among PEs that map each other; across hosts, messages.
-            Span::Hosts if bytes <= self.reduce_crossover || npes <= 2 => {
-                DataAlg::RecursiveDoubling
-            }
-            Span::Hosts => DataAlg::Rabenseifner,
+            // Single copy only among PEs that map each other; across hosts, one message
+            // a round up to a message's size, bulk transfers above (`coll::net`).
+            Span::Hosts if bytes <= NET_RD_MAX => DataAlg::RecursiveDoubling,
+            Span::Hosts => DataAlg::Direct,
             Span::Host if npes > 2 && bytes <= self.reduce_crossover => DataAlg::RecursiveDoubling,
             Span::Host => DataAlg::Shm,
         }
@@ -180,6 +193,7 @@ impl Algorithms {
             && bytes <= crate::coll::ll::MAX_BYTES;
         match self.bcast {
             _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
+            _ if self.bcast_auto && span == Span::Hosts => DataAlg::Binomial,
             _ if self.bcast_auto && ll && bytes <= self.ll_max => DataAlg::Ll,
             DataAlg::Ll if !ll => DataAlg::Shm,
             alg => alg,
@@ -217,6 +231,7 @@ impl Algorithms {
             barrier_auto: matches!(cfg.barrier_algorithm.as_str(), "" | "auto"),
             bcast: match cfg.bcast_algorithm.as_str() {
                 "tree" => DataAlg::Tree,
+                "binomial" => DataAlg::Binomial,
                 "ll" => DataAlg::Ll,
                 "hierarchical" => DataAlg::Hierarchical,
                 "" | "auto" | "shm" | "linear" => {
@@ -226,7 +241,7 @@ impl Algorithms {
                     return Err(unknown(
                         "SHMEM_BCAST_ALGORITHM",
                         other,
-                        "auto, shm, linear, ll, tree, hierarchical",
+                        "auto, shm, linear, ll, tree, binomial, hierarchical",
                     ))
                 }
             },
@@ -270,7 +285,8 @@ mod tests {
         );
         assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
         assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Shm);
-        assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Binomial);
         let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
         assert_eq!(ll.reduce_for(8, 3, h), DataAlg::LlRd);
         assert_eq!(ll.reduce_for(1 << 20, 3, h), DataAlg::Shm);
@@ -286,9 +302,14 @@ mod tests {
             DataAlg::RecursiveDoubling
         );
         assert_eq!(
-            auto.reduce_for(1 << 20, 4, Span::Hosts),
-            DataAlg::Rabenseifner
+            auto.reduce_for(NET_RD_MAX, 2, Span::Hosts),
+            DataAlg::RecursiveDoubling
         );
+        assert_eq!(
+            auto.reduce_for(NET_RD_MAX + 1, 2, Span::Hosts),
+            DataAlg::Direct
+        );
+        assert_eq!(auto.reduce_for(1 << 20, 4, Span::Hosts), DataAlg::Direct);
         assert_eq!(auto.sync_for(Span::World), SyncAlg::Hierarchical);
         assert_eq!(auto.sync_for(Span::Hosts), SyncAlg::Dissemination);
         let hier =
