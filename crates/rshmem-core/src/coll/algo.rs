@@ -59,7 +59,8 @@ pub enum DataAlg {
     /// Reductions only: [`DataAlg::Ll`] forced to recursive doubling at any team size.
     LlRd,
     /// WORLD across hosts (other teams take `Shm`). Reductions: within each host
-    /// (single-copy), across the LEADERS team (recursive doubling), then a broadcast within
+    /// (single-copy), across the LEADERS team (recursive doubling; [`DataAlg::Direct`]
+    /// above [`NET_RD_MAX`]), then a broadcast within
     /// each host (seed 000, Algorithm 2). Broadcast: each host's leader fetches from the
     /// root, its host-mates copy from it.
     Hierarchical,
