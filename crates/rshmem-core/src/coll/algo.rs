@@ -45,8 +45,8 @@ pub enum DataAlg {
     /// straight into the children's destinations, pipelined down the tree.
     Binomial,
     /// Reductions only, built for the network (`coll::net`): a bulk reduce-scatter and
-    /// allgather between two team syncs; each PE fetches its chunk of every source at
-    /// once, folds it and puts it into every destination at once.
+    /// allgather after one team sync; each PE fetches its chunk of every source at once,
+    /// folds it, puts it into every destination at once and raises a count there.
     Direct,
     /// Low latency, small messages on teams whose members all map each other
     /// (`coll::ll`): every 8-byte word stored into a peer carries 4 data bytes and the

@@ -12,16 +12,19 @@
 //! * Large reductions ([`reduce`]): a reduce-scatter and allgather done in bulk. After a
 //!   team sync, rank r fetches chunk r of every source at once (one round trip for all),
 //!   folds them in rank order (every member gets the same bits), puts the chunk into
-//!   every destination at once, and a last sync ends the call. Small reductions stay on
+//!   every destination at once and raises a count there; a member is done when every
+//!   other has counted (no sync, no round trip at the end). Small reductions stay on
 //!   recursive doubling over the message channels (`coll::algos`), one message a round.
 
 use std::cell::RefCell;
+use std::sync::atomic::Ordering::Relaxed;
 
 use super::msg::MAX_MSG;
 use super::{Buf, Elem, ReduceOp};
 use crate::error::Result;
 use crate::runtime::Runtime;
-use crate::team::Team;
+use crate::sync::Quorum;
+use crate::team::{Flag, Team};
 use crate::transport::Dir;
 
 /// Channel `CH_TREE + k` carries the tree's messages from rank r to rank r + 2^k (mod n):
@@ -32,6 +35,10 @@ const CH_TREE: usize = 16;
 
 /// Largest team the tree serves (its levels must fit in channels 16..=28).
 pub(crate) const TREE_MAX_PES: usize = 1 << 13;
+
+/// The count of chunks put into a member's destination by a bulk reduction (word 6 of the
+/// team's collective line; several writers).
+const DONE: Flag = Flag::Word(6);
 
 /// Bytes of a pipelined chunk of a large broadcast.
 const CHUNK: usize = 256 << 10;
@@ -243,10 +250,22 @@ pub(super) unsafe fn reduce<T: Elem>(
             unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest.add(at), len) };
             at += len;
         }
-        rt.fabric.quiet(routine, ctx)
+        Ok(())
     })?;
-    // Every destination is complete once every member's puts are.
-    rt.try_sync_in(routine, team)
+    // Each member's chunks, then its count on every other member: once every other
+    // member has counted, our destination is complete and nobody reads our source any
+    // more (each fetched it before putting). A count's writers all passed the sync above,
+    // so no member's count for the next call can come before this call's.
+    rt.fabric.fence(ctx);
+    let others = || (0..npes).filter(move |&r| r != me);
+    for r in others() {
+        rt.signal(routine, team, DONE, r, true)?;
+    }
+    let want = team.direct_done.load(Relaxed) + npes as u64 - 1;
+    rt.await_signals(routine, team, DONE, others, want, 1, Quorum::All)?;
+    team.direct_done.store(want, Relaxed);
+    // The accumulator is reused by the next call: our puts from it must be complete.
+    rt.fabric.quiet(routine, ctx)
 }
 
 #[cfg(test)]
