@@ -85,6 +85,10 @@ pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
 /// the channels a round), [`DataAlg::Direct`] above.
 pub const NET_RD_MAX: usize = crate::coll::msg::MAX_MSG;
 
+/// Bytes up to which `auto` broadcasts across hosts push down a binomial tree on teams of
+/// more than 2 ([`DataAlg::Binomial`]); above, every member gets the data from the root.
+pub const NET_BCAST_PUSH_MAX: usize = 256 << 10;
+
 /// Fan-out of the broadcast tree.
 pub const TREE_RADIX: usize = 4;
 
@@ -194,7 +198,16 @@ impl Algorithms {
             && bytes <= crate::coll::ll::MAX_BYTES;
         match self.bcast {
             _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
-            _ if self.bcast_auto && span == Span::Hosts => DataAlg::Binomial,
+            // Pushes down a tree, except large data on larger teams, where one get per
+            // member from the root measured faster on this machine (see
+            // docs/architecture.md, "Collectives across the network").
+            _ if self.bcast_auto && span == Span::Hosts => {
+                if bytes <= NET_BCAST_PUSH_MAX || npes <= 2 {
+                    DataAlg::Binomial
+                } else {
+                    DataAlg::Shm
+                }
+            }
             _ if self.bcast_auto && ll && bytes <= self.ll_max => DataAlg::Ll,
             DataAlg::Ll if !ll => DataAlg::Shm,
             alg => alg,
@@ -287,7 +300,12 @@ mod tests {
         assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
         assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Shm);
         assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
-        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(1 << 20, 2, Span::Hosts), DataAlg::Binomial);
+        assert_eq!(
+            auto.bcast_for(NET_BCAST_PUSH_MAX, 3, Span::Hosts),
+            DataAlg::Binomial
+        );
+        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Shm);
         let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
         assert_eq!(ll.reduce_for(8, 3, h), DataAlg::LlRd);
         assert_eq!(ll.reduce_for(1 << 20, 3, h), DataAlg::Shm);
