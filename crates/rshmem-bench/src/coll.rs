@@ -1157,9 +1157,22 @@ pub(crate) fn run_net(quick: bool) {
             }
         }
     };
-    let mut pp: [Body<'_>; 2] = [&mut ping, &mut post];
+    // The bandwidth the large collectives meet: 1 MiB put then quiet, PE 0 to PE 1.
+    let mut bulk = |k: u64| {
+        for _ in 0..k {
+            if me == 0 && npes >= 2 {
+                // SAFETY: `dst` is a symmetric block of `BIG` bytes that only this test
+                // writes, `src` ours.
+                ok(unsafe { rshmem_core::rma::ctx_put(ctx, "shmem_putmem", dst, src, BIG, 1) });
+                ok(rshmem_core::order::quiet());
+            }
+            ok(sync::barrier_all());
+        }
+    };
+    let mut pp: [Body<'_>; 3] = [&mut ping, &mut post, &mut bulk];
     let t = interleaved_fixed(&mut pp, 32, warm, samples);
-    let one_way: Vec<Lat> = t
+    let bulk = Lat::of(&t[2]);
+    let one_way: Vec<Lat> = t[..2]
         .iter()
         .map(|x| Lat::of(&x.iter().map(|v| v / 2.0).collect::<Vec<_>>()))
         .collect();
@@ -1232,6 +1245,19 @@ pub(crate) fn run_net(quick: bool) {
             r.line(format!("{name:<24} {:>21}", med_min(lat)));
             r.json("net_one_way", None, name, lat.median, "ns");
         }
+        r.line(format!(
+            "{:<24} {:>21}   ({:.2} GB/s at the minimum)",
+            "put 1 MiB + quiet + barrier",
+            med_min(bulk),
+            BIG as f64 / bulk.min
+        ));
+        r.json(
+            "net_bulk",
+            None,
+            "put_1MiB_quiet_barrier",
+            bulk.median,
+            "ns",
+        );
         let names = [
             "barrier_all",
             "team_sync",

@@ -102,7 +102,8 @@ pub struct Algorithms {
     pub barrier_auto: bool,
     /// Broadcast.
     pub bcast: DataAlg,
-    /// `SHMEM_BCAST_ALGORITHM=auto`: hierarchical on WORLD across hosts, `bcast` elsewhere.
+    /// `SHMEM_BCAST_ALGORITHM=auto`: across hosts the binomial tree (on WORLD up to 16 KiB,
+    /// hierarchical above), LL or `bcast` on one host.
     pub bcast_auto: bool,
     /// Reductions and scans.
     pub reduce: DataAlg,
@@ -197,6 +198,9 @@ impl Algorithms {
             && npes <= crate::coll::ll::ONE_SHOT_MAX
             && bytes <= crate::coll::ll::MAX_BYTES;
         match self.bcast {
+            // Small data down the binomial tree: with ranks numbered host by host, only
+            // its top levels cross the network (no leader get, no syncs).
+            _ if self.bcast_auto && span == Span::World && bytes <= NET_RD_MAX => DataAlg::Binomial,
             _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
             // Pushes down a tree, except large data on larger teams, where one get per
             // member from the root measured faster on this machine (see
@@ -316,6 +320,11 @@ mod tests {
         assert_eq!(a.reduce_for(8, 4, h), DataAlg::Ring);
         assert_eq!(a.reduce_for(8, 4, Span::World), DataAlg::Ring);
         assert_eq!(auto.reduce_for(8, 4, Span::World), DataAlg::Hierarchical);
+        assert_eq!(auto.bcast_for(8, 4, Span::World), DataAlg::Binomial);
+        assert_eq!(
+            auto.bcast_for(1 << 20, 4, Span::World),
+            DataAlg::Hierarchical
+        );
         assert_eq!(
             auto.reduce_for(8, 4, Span::Hosts),
             DataAlg::RecursiveDoubling
