@@ -1071,13 +1071,42 @@ fn hierarchical(
     }
 }
 
+/// A ping-pong of `send`s between PEs 0 and 1 (`in_pair`), each raising the other's
+/// symmetric `word` by one: a body for [`interleaved_fixed`].
+fn pingpong<'a>(
+    in_pair: bool,
+    me: usize,
+    word: *mut u64,
+    send: &'a dyn Fn(),
+) -> impl FnMut(u64) + 'a {
+    let mut got = 0u64;
+    move |k: u64| {
+        if !in_pair {
+            return;
+        }
+        for _ in 0..k {
+            got += 1;
+            if me == 0 {
+                send();
+            }
+            // SAFETY: `word` is a symmetric word that only the peer's `send` raises.
+            ok(unsafe {
+                rshmem_core::p2p::wait_until("shmem_wait_until", word, rshmem_core::Cmp::Ge, got)
+            });
+            if me == 1 {
+                send();
+            }
+        }
+    }
+}
+
 /// `coll --net`: what the network collectives cost against the one-way latency of the
 /// routes they cross (run over UCX: `SHMEM_TRANSPORT=ucx UCX_TLS=tcp`). The one-way
 /// latency is half a ping-pong between PEs 0 and 1, of a put with signal and of a posted
 /// atomic add; each collective is shown as a multiple of it (its ideal is its messages
 /// on the critical path).
 pub(crate) fn run_net(quick: bool) {
-    use rshmem_core::{amo, ctx::Ctx, p2p, signal, AmoOp, Cmp, SignalOp};
+    use rshmem_core::{amo, ctx::Ctx, signal, AmoOp, SignalOp};
     crate::pe::init();
     let me = ok(setup::my_pe());
     let npes = ok(setup::n_pes());
@@ -1100,63 +1129,29 @@ pub(crate) fn run_net(quick: bool) {
     // Word 0: put-with-signal count; word 8: posted-add count; 64..: put payload.
     let (sig, cnt) = (words, words.wrapping_add(8));
     let payload = words.wrapping_add(64).cast::<u8>();
-    let mut got_sig = 0u64;
-    let mut got_cnt = 0u64;
-    let mut ping = |k: u64| {
-        if !in_pair {
-            return;
-        }
-        for _ in 0..k {
-            got_sig += 1;
-            let send = || {
-                // SAFETY: `payload` and `sig` are symmetric words of our block.
-                ok(unsafe {
-                    signal::ctx_put_signal(
-                        ctx,
-                        "shmem_putmem_signal",
-                        false,
-                        payload,
-                        payload,
-                        8,
-                        sig,
-                        1,
-                        SignalOp::Add,
-                        peer,
-                    )
-                })
-            };
-            if me == 0 {
-                send();
-            }
-            // SAFETY: `sig` is a symmetric word of our block.
-            ok(unsafe { p2p::wait_until("shmem_wait_until", sig, Cmp::Ge, got_sig) });
-            if me == 1 {
-                send();
-            }
-        }
+    let put_signal = || {
+        // SAFETY: `payload` and `sig` are symmetric words of our block.
+        ok(unsafe {
+            signal::ctx_put_signal(
+                ctx,
+                "shmem_putmem_signal",
+                false,
+                payload,
+                payload,
+                8,
+                sig,
+                1,
+                SignalOp::Add,
+                peer,
+            )
+        })
     };
-    let mut post = |k: u64| {
-        if !in_pair {
-            return;
-        }
-        for _ in 0..k {
-            got_cnt += 1;
-            let send = || {
-                // SAFETY: `cnt` is a symmetric word of our block.
-                ok(unsafe {
-                    amo::ctx_atomic_post(ctx, "shmem_atomic_add", cnt, AmoOp::Add(1u64), peer)
-                })
-            };
-            if me == 0 {
-                send();
-            }
-            // SAFETY: `cnt` is a symmetric word of our block.
-            ok(unsafe { p2p::wait_until("shmem_wait_until", cnt, Cmp::Ge, got_cnt) });
-            if me == 1 {
-                send();
-            }
-        }
+    let posted_add = || {
+        // SAFETY: `cnt` is a symmetric word of our block.
+        ok(unsafe { amo::ctx_atomic_post(ctx, "shmem_atomic_add", cnt, AmoOp::Add(1u64), peer) })
     };
+    let mut ping = pingpong(in_pair, me, sig, &put_signal);
+    let mut post = pingpong(in_pair, me, cnt, &posted_add);
     // The bandwidth the large collectives meet: 1 MiB put then quiet, PE 0 to PE 1.
     let mut bulk = |k: u64| {
         for _ in 0..k {
