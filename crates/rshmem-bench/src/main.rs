@@ -82,6 +82,10 @@ enum Cmd {
         /// Largest collective size in bytes (rounded up to a power of two).
         #[arg(long, default_value_t = 1 << 20)]
         max_size: usize,
+        /// Only the network suite: one-way latency, then barrier, broadcast and reduce
+        /// (8 B, 64 KiB, 1 MiB) as multiples of it (run over UCX).
+        #[arg(long)]
+        net: bool,
     },
     /// Multithreaded message rate and ping-pong: T threads (shared / serialized / private
     /// contexts)
@@ -175,7 +179,12 @@ fn main() {
     match Cli::parse().cmd {
         Cmd::Pe { quick, max_size } => pe::run_pe(quick, max_size),
         Cmd::Barrier { quick } => pe::run_barrier(quick),
-        Cmd::Coll { quick, max_size } => coll::run_coll(quick, max_size),
+        Cmd::Coll {
+            quick, net: true, ..
+        } => coll::run_net(quick),
+        Cmd::Coll {
+            quick, max_size, ..
+        } => coll::run_coll(quick, max_size),
         Cmd::Threads {
             quick,
             threads,

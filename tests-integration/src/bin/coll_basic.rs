@@ -2,7 +2,8 @@
 //! WORLD, a strided sub-team and a reversed team, back to back with no barrier between:
 //! broadcast from every root, fcollect, collect with uneven sizes, alltoall, alltoalls,
 //! reductions (every operator, several types, in place and disjoint, element counts below
-//! and above the team size), sum scans. Prints `ok coll_basic pe=<me>`.
+//! and above the team size, and around the network algorithms' 16 KiB threshold), sum
+//! scans. Prints `ok coll_basic pe=<me>`.
 #![allow(unsafe_code)]
 
 use std::sync::Arc;
@@ -232,6 +233,38 @@ fn check_team(t: &Team, bufs: &Bufs) {
             let want_max = (0..n).map(|r| v(r, i) * (i as i64 % 7 + 1)).max().unwrap();
             assert_eq!(*bb.add(i), want_sum, "big sum elem {i}");
             assert_eq!(*ba.add(i), want_max, "big max elem {i}");
+        }
+        // Around the network algorithms' thresholds (16 KiB: one channel message), from the
+        // last rank, counts that do not divide among the members.
+        for elems in [2048, 2049, 2 * 2048 + 3] {
+            for i in 0..elems {
+                *ba.add(i) = (me * 13 + i) as i64;
+            }
+            let root = n - 1;
+            coll::broadcast(
+                "shmem_broadcastmem",
+                t,
+                bb.cast(),
+                ba.cast(),
+                elems * 8,
+                root as i64,
+            )
+            .unwrap();
+            for i in 0..elems {
+                assert_eq!(
+                    *bb.add(i),
+                    (root * 13 + i) as i64,
+                    "broadcast {elems} elem {i}"
+                );
+            }
+            coll::reduce("shmem_long_xor_reduce", t, bb, ba, elems, ReduceOp::Xor).unwrap();
+            coll::reduce("shmem_long_sum_reduce", t, ba, ba, elems, ReduceOp::Sum).unwrap();
+            for i in 0..elems {
+                let xor = (0..n).fold(0, |acc, r| acc ^ (r * 13 + i) as i64);
+                let sum: i64 = (0..n).map(|r| (r * 13 + i) as i64).sum();
+                assert_eq!(*bb.add(i), xor, "xor {elems} elem {i}");
+                assert_eq!(*ba.add(i), sum, "sum {elems} elem {i}");
+            }
         }
         // Zero elements: no-ops.
         coll::reduce("shmem_long_sum_reduce", t, b, a, 0, ReduceOp::Sum).unwrap();

@@ -40,6 +40,14 @@ pub enum DataAlg {
     /// copies chunks from its parent's destination as they are announced and announces
     /// them to its children, so large messages pipeline down the tree. No team sync.
     Tree,
+    /// Broadcast only, built for the network (`coll::net`): a binomial tree of pushes;
+    /// up to one message-channel message no team sync, above it one sync and chunks put
+    /// straight into the children's destinations, pipelined down the tree.
+    Binomial,
+    /// Reductions only, built for the network (`coll::net`): a bulk reduce-scatter and
+    /// allgather after one team sync; each PE fetches its chunk of every source at once,
+    /// folds it, puts it into every destination at once and raises a count there.
+    Direct,
     /// Low latency, small messages on teams whose members all map each other
     /// (`coll::ll`): every 8-byte word stored into a peer carries 4 data bytes and the
     /// call's sequence, so a step costs one one-way transfer and no sync. Reductions run
@@ -51,7 +59,8 @@ pub enum DataAlg {
     /// Reductions only: [`DataAlg::Ll`] forced to recursive doubling at any team size.
     LlRd,
     /// WORLD across hosts (other teams take `Shm`). Reductions: within each host
-    /// (single-copy), across the LEADERS team (recursive doubling), then a broadcast within
+    /// (single-copy), across the LEADERS team (recursive doubling; [`DataAlg::Direct`]
+    /// above [`NET_RD_MAX`]), then a broadcast within
     /// each host (seed 000, Algorithm 2). Broadcast: each host's leader fetches from the
     /// root, its host-mates copy from it.
     Hierarchical,
@@ -72,6 +81,14 @@ pub enum Span {
 /// (measured: see docs/architecture.md, "Low-latency small collectives").
 pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
 
+/// Bytes up to which `auto` reduces across hosts by recursive doubling (one message of
+/// the channels a round), [`DataAlg::Direct`] above.
+pub const NET_RD_MAX: usize = crate::coll::msg::MAX_MSG;
+
+/// Bytes up to which `auto` broadcasts across hosts push down a binomial tree on teams of
+/// more than 2 ([`DataAlg::Binomial`]); above, every member gets the data from the root.
+pub const NET_BCAST_PUSH_MAX: usize = 256 << 10;
+
 /// Fan-out of the broadcast tree.
 pub const TREE_RADIX: usize = 4;
 
@@ -85,7 +102,8 @@ pub struct Algorithms {
     pub barrier_auto: bool,
     /// Broadcast.
     pub bcast: DataAlg,
-    /// `SHMEM_BCAST_ALGORITHM=auto`: hierarchical on WORLD across hosts, `bcast` elsewhere.
+    /// `SHMEM_BCAST_ALGORITHM=auto`: across hosts the binomial tree (on WORLD up to 16 KiB,
+    /// hierarchical above), LL or `bcast` on one host.
     pub bcast_auto: bool,
     /// Reductions and scans.
     pub reduce: DataAlg,
@@ -129,13 +147,15 @@ fn parse_reduce(var: &str, v: &str) -> Result<DataAlg, String> {
         "ll_rd" => Ok(DataAlg::LlRd),
         "recursive_doubling" => Ok(DataAlg::RecursiveDoubling),
         "ring" => Ok(DataAlg::Ring),
+        "direct" => Ok(DataAlg::Direct),
         "rabenseifner" => Ok(DataAlg::Rabenseifner),
         "hierarchical" => Ok(DataAlg::Hierarchical),
         "" | "auto" | "shm" | "linear" => parse_data(var, v),
         other => Err(unknown(
             var,
             other,
-            "auto, shm, linear, ll, ll_rd, recursive_doubling, ring, rabenseifner, hierarchical",
+            "auto, shm, linear, ll, ll_rd, recursive_doubling, ring, rabenseifner, direct, \
+             hierarchical",
         )),
     }
 }
@@ -163,11 +183,10 @@ impl Algorithms {
         match span {
             Span::Host if bytes <= self.ll_max => DataAlg::Ll,
             Span::World => DataAlg::Hierarchical,
-            // Single copy only among PEs that map each other; across hosts, messages.
-            Span::Hosts if bytes <= self.reduce_crossover || npes <= 2 => {
-                DataAlg::RecursiveDoubling
-            }
-            Span::Hosts => DataAlg::Rabenseifner,
+            // Single copy only among PEs that map each other; across hosts, one message
+            // a round up to a message's size, bulk transfers above (`coll::net`).
+            Span::Hosts if bytes <= NET_RD_MAX => DataAlg::RecursiveDoubling,
+            Span::Hosts => DataAlg::Direct,
             Span::Host if npes > 2 && bytes <= self.reduce_crossover => DataAlg::RecursiveDoubling,
             Span::Host => DataAlg::Shm,
         }
@@ -179,7 +198,20 @@ impl Algorithms {
             && npes <= crate::coll::ll::ONE_SHOT_MAX
             && bytes <= crate::coll::ll::MAX_BYTES;
         match self.bcast {
+            // Small data down the binomial tree: with ranks numbered host by host, only
+            // its top levels cross the network (no leader get, no syncs).
+            _ if self.bcast_auto && span == Span::World && bytes <= NET_RD_MAX => DataAlg::Binomial,
             _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
+            // Pushes down a tree, except large data on larger teams, where one get per
+            // member from the root measured faster on this machine (see
+            // docs/architecture.md, "Collectives across the network").
+            _ if self.bcast_auto && span == Span::Hosts => {
+                if bytes <= NET_BCAST_PUSH_MAX || npes <= 2 {
+                    DataAlg::Binomial
+                } else {
+                    DataAlg::Shm
+                }
+            }
             _ if self.bcast_auto && ll && bytes <= self.ll_max => DataAlg::Ll,
             DataAlg::Ll if !ll => DataAlg::Shm,
             alg => alg,
@@ -217,6 +249,7 @@ impl Algorithms {
             barrier_auto: matches!(cfg.barrier_algorithm.as_str(), "" | "auto"),
             bcast: match cfg.bcast_algorithm.as_str() {
                 "tree" => DataAlg::Tree,
+                "binomial" => DataAlg::Binomial,
                 "ll" => DataAlg::Ll,
                 "hierarchical" => DataAlg::Hierarchical,
                 "" | "auto" | "shm" | "linear" => {
@@ -226,7 +259,7 @@ impl Algorithms {
                     return Err(unknown(
                         "SHMEM_BCAST_ALGORITHM",
                         other,
-                        "auto, shm, linear, ll, tree, hierarchical",
+                        "auto, shm, linear, ll, tree, binomial, hierarchical",
                     ))
                 }
             },
@@ -270,7 +303,13 @@ mod tests {
         );
         assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
         assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Shm);
-        assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(1 << 20, 2, Span::Hosts), DataAlg::Binomial);
+        assert_eq!(
+            auto.bcast_for(NET_BCAST_PUSH_MAX, 3, Span::Hosts),
+            DataAlg::Binomial
+        );
+        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Shm);
         let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
         assert_eq!(ll.reduce_for(8, 3, h), DataAlg::LlRd);
         assert_eq!(ll.reduce_for(1 << 20, 3, h), DataAlg::Shm);
@@ -281,14 +320,24 @@ mod tests {
         assert_eq!(a.reduce_for(8, 4, h), DataAlg::Ring);
         assert_eq!(a.reduce_for(8, 4, Span::World), DataAlg::Ring);
         assert_eq!(auto.reduce_for(8, 4, Span::World), DataAlg::Hierarchical);
+        assert_eq!(auto.bcast_for(8, 4, Span::World), DataAlg::Binomial);
+        assert_eq!(
+            auto.bcast_for(1 << 20, 4, Span::World),
+            DataAlg::Hierarchical
+        );
         assert_eq!(
             auto.reduce_for(8, 4, Span::Hosts),
             DataAlg::RecursiveDoubling
         );
         assert_eq!(
-            auto.reduce_for(1 << 20, 4, Span::Hosts),
-            DataAlg::Rabenseifner
+            auto.reduce_for(NET_RD_MAX, 2, Span::Hosts),
+            DataAlg::RecursiveDoubling
         );
+        assert_eq!(
+            auto.reduce_for(NET_RD_MAX + 1, 2, Span::Hosts),
+            DataAlg::Direct
+        );
+        assert_eq!(auto.reduce_for(1 << 20, 4, Span::Hosts), DataAlg::Direct);
         assert_eq!(auto.sync_for(Span::World), SyncAlg::Hierarchical);
         assert_eq!(auto.sync_for(Span::Hosts), SyncAlg::Dissemination);
         let hier =

@@ -254,7 +254,8 @@ pub(super) unsafe fn reduce_msg<T: Elem>(
 }
 
 /// Seed 000's Algorithm 2 for WORLD: reduce within each host (single-copy, or LL for small
-/// vectors), reduce the host results across LEADERS (recursive doubling), broadcast within
+/// vectors), reduce the host results across LEADERS (recursive doubling; `coll::net`'s bulk
+/// reduction for vectors above a message), broadcast within
 /// each host (LL for small vectors on hosts of up to 8 PEs). Other
 /// teams, or a single host, take the flat single-copy path.
 ///
@@ -294,19 +295,14 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
     // SAFETY: forwarded.
     unsafe { super::reduce_with(routine, &host, dest, src, n, op, inner)? };
     if let Some(leaders) = rt.inner_leaders.clone() {
-        // SAFETY: `dest` holds `n` elements; in place is allowed.
-        unsafe {
-            reduce_msg(
-                rt,
-                routine,
-                &leaders,
-                dest,
-                dest,
-                n,
-                op,
-                DataAlg::RecursiveDoubling,
-            )?
+        // Across the network: one message a round for small vectors, bulk above.
+        let across = if bytes <= crate::algo::NET_RD_MAX {
+            DataAlg::RecursiveDoubling
+        } else {
+            DataAlg::Direct
         };
+        // SAFETY: `dest` holds `n` elements; in place is allowed.
+        unsafe { super::reduce_with(routine, &leaders, dest, dest, n, op, across)? };
     }
     // SAFETY: forwarded; broadcast in place from host rank 0 (the leader).
     unsafe {

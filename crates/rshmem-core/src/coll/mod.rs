@@ -16,6 +16,7 @@ mod algos;
 pub(crate) mod check;
 pub mod ll;
 pub(crate) mod msg;
+mod net;
 pub mod nonblocking;
 pub mod sync;
 
@@ -438,6 +439,21 @@ unsafe fn broadcast_impl(
                 team,
                 dest,
                 src,
+                nbytes,
+                root as usize,
+                root_dest,
+            )
+        };
+    }
+    if alg == DataAlg::Binomial && team.n_pes() > 1 && team.n_pes() <= net::TREE_MAX_PES {
+        // SAFETY: forwarded; both buffers were checked above.
+        return unsafe {
+            net::broadcast(
+                rt,
+                routine,
+                team,
+                dest,
+                &s,
                 nbytes,
                 root as usize,
                 root_dest,
@@ -978,7 +994,11 @@ pub unsafe fn reduce_with<T: Elem>(
             // SAFETY: forwarded; both buffers are checked for `n` elements.
             return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, rd) };
         }
-        DataAlg::Shm | DataAlg::Linear | DataAlg::Tree => {}
+        DataAlg::Direct => {
+            // SAFETY: forwarded; both buffers are checked for `n` elements.
+            return unsafe { net::reduce(rt, routine, team, dest, src, &s, &d, n, op) };
+        }
+        DataAlg::Shm | DataAlg::Linear | DataAlg::Tree | DataAlg::Binomial => {}
         DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Rabenseifner => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.
             return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, alg) };

@@ -122,3 +122,59 @@ impl Runtime {
         Ok(out)
     }
 }
+
+impl Runtime {
+    /// A message on channel `ch` to team rank `to` whose data goes straight to `dst` on
+    /// the receiver (a buffer it has made free for us) instead of into the channel's
+    /// buffers: a put, then the arrival count. It fills no buffer, so it waits for no
+    /// credit; it counts as a message, so later buffered ones keep their credit right.
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes; `dst` is a checked range of `len` bytes on the
+    /// receiver that nobody else writes or reads until the receiver has seen the arrival.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn msg_push(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        ch: usize,
+        to: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+    ) -> Result<()> {
+        let pe = team.members().pe(to);
+        let c = self.channel(team, ch, self.me, pe);
+        // SAFETY: the caller's contract; the arrival count is raised after the data.
+        unsafe {
+            self.fabric.put_raise(
+                routine,
+                super::nonblocking::coll_ctx(),
+                pe,
+                dst,
+                src,
+                len,
+                c.arrivals,
+            )?
+        };
+        c.count.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    /// Waits for the next [`Runtime::msg_push`] on channel `ch` from team rank `from`
+    /// (its data has then landed), and acknowledges it.
+    pub(crate) fn msg_arrived(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        ch: usize,
+        from: usize,
+    ) -> Result<()> {
+        let pe = team.members().pe(from);
+        let c = self.channel(team, ch, pe, self.me);
+        let n = c.count.load(Relaxed);
+        self.wait_peer_in(routine, team, pe, || self.load_local::<u64>(c.arrivals) > n)?;
+        c.count.store(n + 1, Relaxed);
+        self.raise(routine, pe, c.acks)
+    }
+}

@@ -142,6 +142,9 @@ pub struct Team {
     /// collected from its children so far (the counts the shared words must reach).
     pub(crate) tree_ready: AtomicU64,
     pub(crate) tree_done: AtomicU64,
+    /// Bulk network reductions (`coll::net`): chunks the other members have signalled
+    /// into this PE's destinations so far (the count the shared word must reach).
+    pub(crate) direct_done: AtomicU64,
     /// Low-latency reductions and broadcasts so far (their sequences, `coll::ll`), and
     /// the broadcast count every other member is known to have consumed.
     pub(crate) ll_calls: AtomicU64,
@@ -183,6 +186,7 @@ impl Team {
             recvd: Default::default(),
             tree_ready: AtomicU64::new(0),
             tree_done: AtomicU64::new(0),
+            direct_done: AtomicU64::new(0),
             ll_calls: AtomicU64::new(0),
             ll_bcasts: AtomicU64::new(0),
             ll_consumed: AtomicU64::new(0),

@@ -1,0 +1,294 @@
+//! Collectives built for the network: the algorithms `auto` takes on teams whose members
+//! do not all map each other (docs/architecture.md, "Collectives across the network").
+//! Through UCX a message costs a one-way latency and every fetch a round trip (over TCP
+//! the target must also progress to serve it), so data is pushed, and a PE waits only
+//! on words of its own segment that the sender raises after the data.
+//!
+//! * Broadcast ([`broadcast`]): a binomial tree rooted at the root. Up to one message
+//!   ([`MAX_MSG`]) the data travels in the message channels, one message per tree level
+//!   and no team sync; larger data, after one team sync (every destination is free),
+//!   goes in chunks straight into the children's destinations, each chunk followed by
+//!   its arrival count, so chunks pipeline down the tree without a round trip.
+//! * Large reductions ([`reduce`]): a reduce-scatter and allgather done in bulk. After a
+//!   team sync, rank r fetches chunk r of every source at once (one round trip for all),
+//!   folds them in rank order (every member gets the same bits), puts the chunk into
+//!   every destination at once and raises a count there; a member is done when every
+//!   other has counted (no sync, no round trip at the end). Small reductions stay on
+//!   recursive doubling over the message channels (`coll::algos`), one message a round.
+
+use std::cell::RefCell;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::msg::MAX_MSG;
+use super::{Buf, Elem, ReduceOp};
+use crate::error::Result;
+use crate::runtime::Runtime;
+use crate::sync::Quorum;
+use crate::team::{Flag, Team};
+use crate::transport::Dir;
+
+/// Channel `CH_TREE + k` carries the tree's messages from rank r to rank r + 2^k (mod n):
+/// one fixed sender per receiver whatever the root, as a channel requires (`coll::msg`).
+/// Channels below it serve recursive doubling (up to 2^16 PEs), 29-31 the ring and the
+/// extra ranks (`coll::algos`).
+const CH_TREE: usize = 16;
+
+/// Largest team the tree serves (its levels must fit in channels 16..=28).
+pub(crate) const TREE_MAX_PES: usize = 1 << 13;
+
+/// The count of chunks put into a member's destination by a bulk reduction (word 6 of the
+/// team's collective line; several writers).
+const DONE: Flag = Flag::Word(6);
+
+/// Bytes of a pipelined chunk of a large broadcast.
+const CHUNK: usize = 256 << 10;
+
+/// Bytes of the scratch a large reduction fetches into at a time.
+const FETCH_MAX: usize = 8 << 20;
+
+thread_local! {
+    /// Fetched chunks of the peers' sources, and the accumulator.
+    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Index of the highest set bit of `v` (> 0).
+fn high_bit(v: usize) -> usize {
+    (usize::BITS - 1 - v.leading_zeros()) as usize
+}
+
+/// The binomial tree of relative rank `v` (0 = the root) in a team of `n`: the tree level
+/// it receives on (`None` at the root), and the levels it sends on, largest subtree
+/// first. At level k a rank sends to the rank 2^k after it.
+fn tree(v: usize, n: usize) -> (Option<usize>, impl Iterator<Item = usize>) {
+    let (up, first) = if v == 0 {
+        (None, 0)
+    } else {
+        let h = high_bit(v);
+        (Some(h), h + 1)
+    };
+    let top = (first..usize::BITS as usize)
+        .take_while(|&k| v + (1 << k) < n)
+        .last();
+    let down = top.into_iter().flat_map(move |t| (first..=t).rev());
+    (up, down)
+}
+
+/// Broadcast of `nbytes` of `src` on rank `root` into `dest` of every member (the root's
+/// too where `root_dest`), by a binomial tree of pushes.
+///
+/// # Safety
+/// `dest` and `src` are checked symmetric buffers of `nbytes` (`s` is `src`'s), untouched
+/// by the caller during the call.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn broadcast(
+    rt: &Runtime,
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    s: &Buf,
+    nbytes: usize,
+    root: usize,
+    root_dest: bool,
+) -> Result<()> {
+    let (me, n) = (team.my_pe(), team.n_pes());
+    debug_assert!(n <= TREE_MAX_PES);
+    let v = (me + n - root) % n;
+    let src = rt.fabric.local(s.addr).cast_const();
+    let (up, down) = tree(v, n);
+    let to = |k: usize| (me + (1 << k)) % n;
+    let from = |k: usize| (me + n - (1 << k)) % n;
+    if v == 0 && root_dest {
+        // SAFETY: our own source and destination, `nbytes` each (checked); `copy`
+        // tolerates the in-place case.
+        unsafe { std::ptr::copy(src, dest, nbytes) };
+    }
+    // The root sends from its source, the others from their destination.
+    let data = if v == 0 { src } else { dest.cast_const() };
+    if nbytes <= MAX_MSG {
+        if let Some(k) = up {
+            rt.msg_recv(routine, team, CH_TREE + k, from(k), nbytes, |b| {
+                // SAFETY: `dest` holds `nbytes` (checked) and does not overlap the
+                // channel buffer.
+                unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dest, nbytes) }
+            })?;
+        }
+        // SAFETY: `data` holds `nbytes` and is not written during the sends.
+        let bytes = unsafe { std::slice::from_raw_parts(data, nbytes) };
+        for k in down {
+            rt.msg_send(routine, team, CH_TREE + k, to(k), bytes)?;
+        }
+        return Ok(());
+    }
+    // Every member's destination is free once all have arrived.
+    rt.try_sync_in(routine, team)?;
+    let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
+    let down: Vec<usize> = down.collect();
+    let mut at = 0;
+    while at < nbytes {
+        let len = CHUNK.min(nbytes - at);
+        if let Some(k) = up {
+            rt.msg_arrived(routine, team, CH_TREE + k, from(k))?;
+        }
+        for &k in &down {
+            // SAFETY: the chunk lies in every member's checked destination, which the
+            // child reads only after the arrival count; ours holds it (it arrived, or we
+            // are the root and it is our source).
+            unsafe {
+                rt.msg_push(
+                    routine,
+                    team,
+                    CH_TREE + k,
+                    to(k),
+                    d.at(at),
+                    data.add(at),
+                    len,
+                )?
+            };
+        }
+        at += len;
+    }
+    Ok(())
+}
+
+/// Reduction of `n` elements of every member's `src` (`s`) into every `dest` (`d`) by a
+/// bulk reduce-scatter and allgather (see the module doc).
+///
+/// # Safety
+/// `dest` and `src` are checked symmetric buffers of `n` elements (`d`, `s`), identical
+/// or disjoint, untouched by the caller during the call.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn reduce<T: Elem>(
+    rt: &Runtime,
+    routine: &'static str,
+    team: &Team,
+    dest: *mut T,
+    src: *const T,
+    s: &Buf,
+    d: &Buf,
+    n: usize,
+    op: ReduceOp,
+) -> Result<()> {
+    let (me, npes) = (team.my_pe(), team.n_pes());
+    let sz = std::mem::size_of::<T>();
+    let ctx = super::nonblocking::coll_ctx();
+    let (lo, hi) = (n * me / npes, n * (me + 1) / npes);
+    // Elements of our chunk handled at a time: one slot per member plus the accumulator.
+    let piece = (FETCH_MAX / sz / (npes + 1)).max(1).min(hi - lo).max(1);
+    // Sources ready, destinations free.
+    rt.try_sync_in(routine, team)?;
+    SCRATCH.with(|cell| -> Result<()> {
+        let mut buf = cell.borrow_mut();
+        let words = ((npes + 1) * piece * sz).div_ceil(8);
+        if buf.len() < words {
+            buf.resize(words, 0);
+        }
+        let base = buf.as_mut_ptr().cast::<T>();
+        // SAFETY: slot `r` (and the accumulator, slot `npes`) is `piece` elements of
+        // `buf`, which holds `(npes + 1) * piece`, 8-byte aligned; element types need
+        // no more alignment and accept every bit pattern.
+        let slot = |r: usize| unsafe { base.add(r * piece) };
+        let mut at = lo;
+        while at < hi {
+            let len = piece.min(hi - at);
+            for r in (0..npes).filter(|&r| r != me) {
+                // SAFETY: chunk `me` of rank r's checked source is read only by us and
+                // not written before the last sync; the slot holds `len` elements and
+                // is left alone until the quiet below. (It also completes the previous
+                // piece's puts from the accumulator.)
+                unsafe {
+                    rt.fabric.xfer_nbi(
+                        routine,
+                        ctx,
+                        Dir::Get,
+                        team.members().pe(r),
+                        s.at(at * sz),
+                        slot(r).cast(),
+                        len * sz,
+                        || (&ctx.comp, ctx.lane),
+                        None,
+                    )?
+                };
+            }
+            rt.fabric.quiet(routine, ctx)?;
+            // SAFETY: the accumulator and the fetched slots hold `len` elements each, and
+            // do not overlap; our own part is our source (checked).
+            let acc = unsafe { std::slice::from_raw_parts_mut(slot(npes), len) };
+            for r in 0..npes {
+                let part = if r == me {
+                    // SAFETY: our source holds `n` elements (checked).
+                    unsafe { std::slice::from_raw_parts(src.add(at), len) }
+                } else {
+                    // SAFETY: filled by the completed get above.
+                    unsafe { std::slice::from_raw_parts(slot(r), len) }
+                };
+                if r == 0 {
+                    acc.copy_from_slice(part);
+                } else {
+                    T::fold(op, acc, part).expect("operator checked by the caller");
+                }
+            }
+            for r in (0..npes).filter(|&r| r != me) {
+                // SAFETY: chunk `me` of every destination is written by us alone, after
+                // its owner arrived (the sync above); the accumulator stays untouched
+                // until the next quiet.
+                unsafe {
+                    rt.fabric.xfer_nbi(
+                        routine,
+                        ctx,
+                        Dir::Put,
+                        team.members().pe(r),
+                        d.at(at * sz),
+                        acc.as_mut_ptr().cast(),
+                        len * sz,
+                        || (&ctx.comp, ctx.lane),
+                        None,
+                    )?
+                };
+            }
+            // SAFETY: our destination holds `n` elements (checked); in place, chunk `me`
+            // of our source was read by us alone, above.
+            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest.add(at), len) };
+            at += len;
+        }
+        Ok(())
+    })?;
+    // Each member's chunks, then its count on every other member: once every other
+    // member has counted, our destination is complete and nobody reads our source any
+    // more (each fetched it before putting). A count's writers all passed the sync above,
+    // so no member's count for the next call can come before this call's.
+    rt.fabric.fence(ctx);
+    let others = || (0..npes).filter(move |&r| r != me);
+    for r in others() {
+        rt.signal(routine, team, DONE, r, true)?;
+    }
+    let want = team.direct_done.load(Relaxed) + npes as u64 - 1;
+    rt.await_signals(routine, team, DONE, others, want, 1, Quorum::All)?;
+    team.direct_done.store(want, Relaxed);
+    // The accumulator is reused by the next call: our puts from it must be complete.
+    rt.fabric.quiet(routine, ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every rank but the root receives exactly once, from the rank 2^k before it on the
+    /// level it sends on, for every team size and root position.
+    #[test]
+    fn binomial_tree_reaches_every_rank_once() {
+        for n in 1..=40 {
+            let mut got = vec![0; n];
+            for v in 0..n {
+                let (up, down) = tree(v, n);
+                assert_eq!(up.is_none(), v == 0);
+                for k in down {
+                    let child = v + (1 << k);
+                    assert!(child < n);
+                    assert_eq!(tree(child, n).0, Some(k), "n {n} v {v} k {k}");
+                    got[child] += 1;
+                }
+            }
+            assert!(got.iter().skip(1).all(|&c| c == 1), "n {n}: {got:?}");
+        }
+    }
+}
