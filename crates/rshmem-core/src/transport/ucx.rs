@@ -18,7 +18,7 @@
 //! - Workers are thread-safe (UCX's multi-thread mode), so any waiting thread may drive
 //!   every worker's progress.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rshmem_boot::Bootstrap;
@@ -66,6 +66,20 @@ struct Conn {
 pub(crate) struct CtxWorker {
     conns: Box<[OnceLock<Conn>]>,
     worker: Arc<Worker>,
+    /// Operations issued that may still be incomplete at their target (puts, posted
+    /// atomics, non-blocking transfers); gets and fetching atomics are complete when they
+    /// return. Counted so that a quiet with nothing new to complete costs no flush (over
+    /// TCP a flush is a round trip, and a barrier quiets twice).
+    issued: AtomicU64,
+    /// The value of `issued` read before the last flush that completed.
+    flushed: AtomicU64,
+}
+
+impl CtxWorker {
+    #[inline(always)]
+    fn note_issued(&self) {
+        self.issued.fetch_add(1, Ordering::Release);
+    }
 }
 
 /// A context's worker, if it has one (null until its first UCX operation).
@@ -501,6 +515,8 @@ impl Ucx {
                 let w = Box::into_raw(Box::new(CtxWorker {
                     conns: (0..self.peers.len()).map(|_| OnceLock::new()).collect(),
                     worker,
+                    issued: AtomicU64::new(0),
+                    flushed: AtomicU64::new(0),
                 }));
                 self.workers.push(w);
                 w
@@ -618,13 +634,17 @@ impl Ucx {
         let (ep, raddr, key) = self.target(routine, w, pe, remote)?;
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
-        unsafe {
+        let r = unsafe {
             match dir {
                 Dir::Put => ep.put_blocking(std::slice::from_raw_parts(local, len), raddr, key),
                 Dir::Get => ep.get_blocking(std::slice::from_raw_parts_mut(local, len), raddr, key),
             }
+        };
+        // Counted once issued: a quiet that read the count before would not cover it.
+        if dir == Dir::Put {
+            w.note_issued();
         }
-        .map_err(Self::op_error(routine, pe, "a UCX transfer failed"))
+        r.map_err(Self::op_error(routine, pe, "a UCX transfer failed"))
     }
 
     /// A non-blocking transfer (see [`super::Fabric::xfer_nbi`]).
@@ -655,6 +675,7 @@ impl Ucx {
                 Dir::Get => ep.get(local, len, raddr, key, Some(comp.done_counter())),
             }
         };
+        w.note_issued();
         match r {
             Ok(Issued::Done) => comp.finish(1),
             Ok(Issued::Pending) => {}
@@ -777,8 +798,9 @@ impl Ucx {
             Some((o, v)) if matches!(W::SIZE, 4 | 8) => {
                 let w = self.worker(routine, ctx)?;
                 let (ep, raddr, key) = self.target(routine, w, pe, addr)?;
-                ep.atomic_post(o, v.to_bits64(), W::SIZE, raddr, key)
-                    .map_err(Self::op_error(routine, pe, "a UCX atomic failed"))
+                let r = ep.atomic_post(o, v.to_bits64(), W::SIZE, raddr, key);
+                w.note_issued();
+                r.map_err(Self::op_error(routine, pe, "a UCX atomic failed"))
             }
             _ => self.amo(routine, ctx, pe, addr, op).map(drop),
         }
@@ -812,12 +834,18 @@ impl Ucx {
         }
         // SAFETY: as in `worker`.
         let w = unsafe { &*p };
+        // A flush that began after this PE's last issue covers it (`issued` is read first).
+        let issued = w.issued.load(Ordering::Acquire);
+        if w.flushed.load(Ordering::Acquire) >= issued {
+            return Ok(());
+        }
         w.worker.flush().map_err(|e| Error::Transport {
             routine,
             pe: None,
             what: "completing operations through UCX failed",
             status: status_of(&e),
         })?;
+        w.flushed.fetch_max(issued, Ordering::AcqRel);
         // A flush drops the operations of a failed endpoint and still succeeds: look
         // (but not at peers that left after finalize: nothing may be sent to them).
         for (pe, c) in w.conns.iter().enumerate() {
