@@ -18,7 +18,7 @@
 //! - Workers are thread-safe (UCX's multi-thread mode), so any waiting thread may drive
 //!   every worker's progress.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rshmem_boot::Bootstrap;
@@ -92,79 +92,6 @@ impl CtxSlot {
     }
 }
 
-/// Every context worker made, in an append-only list that waiting threads read without a lock
-/// (they drive every worker between checks). Chunk `k` holds `FIRST << k` workers; a chunk
-/// is allocated when the list first reaches it and freed with the list.
-#[derive(Debug)]
-struct WorkerList {
-    chunks: [AtomicPtr<AtomicPtr<CtxWorker>>; CHUNKS],
-    /// Workers published (each slot below it is set).
-    len: AtomicUsize,
-    /// Serializes pushes.
-    push: Mutex<()>,
-}
-
-const FIRST: usize = 16;
-const CHUNKS: usize = 24;
-
-impl WorkerList {
-    fn new() -> WorkerList {
-        WorkerList {
-            chunks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
-            len: AtomicUsize::new(0),
-            push: Mutex::new(()),
-        }
-    }
-
-    /// The chunk and index in it of entry `i`.
-    fn locate(i: usize) -> (usize, usize) {
-        let k = (i / FIRST + 1).ilog2() as usize;
-        (k, i - FIRST * ((1 << k) - 1))
-    }
-
-    fn push(&self, w: *mut CtxWorker) {
-        let _g = self.push.lock().unwrap_or_else(|e| e.into_inner());
-        let i = self.len.load(Ordering::Relaxed);
-        let (k, j) = Self::locate(i);
-        assert!(k < CHUNKS, "too many UCX context workers");
-        let mut chunk = self.chunks[k].load(Ordering::Acquire);
-        if chunk.is_null() {
-            let fresh: Box<[AtomicPtr<CtxWorker>]> = (0..FIRST << k)
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
-                .collect();
-            chunk = Box::into_raw(fresh).cast();
-            self.chunks[k].store(chunk, Ordering::Release);
-        }
-        // SAFETY: chunk `k` holds `FIRST << k` slots and `j` is below that.
-        unsafe { &*chunk.add(j) }.store(w, Ordering::Release);
-        self.len.store(i + 1, Ordering::Release);
-    }
-
-    /// Calls `f` on every worker published so far.
-    #[inline]
-    fn for_each(&self, mut f: impl FnMut(*mut CtxWorker)) {
-        let n = self.len.load(Ordering::Acquire);
-        for i in 0..n {
-            let (k, j) = Self::locate(i);
-            let chunk = self.chunks[k].load(Ordering::Acquire);
-            // SAFETY: entries below `len` were stored (in an allocated chunk) before `len`.
-            f(unsafe { &*chunk.add(j) }.load(Ordering::Acquire));
-        }
-    }
-}
-
-impl Drop for WorkerList {
-    fn drop(&mut self) {
-        for (k, c) in self.chunks.iter().enumerate() {
-            let c = c.load(Ordering::Acquire);
-            if !c.is_null() {
-                // SAFETY: allocated in `push` as a boxed slice of `FIRST << k` slots.
-                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(c, FIRST << k)) });
-            }
-        }
-    }
-}
-
 /// The UCX transport of one PE.
 #[derive(Debug)]
 pub(crate) struct Ucx {
@@ -172,8 +99,9 @@ pub(crate) struct Ucx {
     progress: Mutex<Option<ProgressThread>>,
     /// Per PE; `None` for PEs reached through shared memory.
     peers: Box<[Option<Peer>]>,
-    /// Every context worker made (owned here; contexts point at them).
-    workers: WorkerList,
+    /// Every context worker made (owned here; contexts point at them): an append-only list
+    /// that waiting threads read without a lock, since they drive every worker between checks.
+    workers: boxcar::Vec<Box<CtxWorker>>,
     /// Workers of destroyed contexts, ready for new ones.
     free: Mutex<Vec<*mut CtxWorker>>,
     /// Registered until the transport drops (fields drop in this order).
@@ -188,8 +116,8 @@ pub(crate) struct Ucx {
     direct: bool,
 }
 
-// SAFETY: the raw worker pointers come from `Box::into_raw` and are freed only by
-// `shutdown`; the workers themselves are multi-threaded UCX workers (Sync).
+// SAFETY: the raw worker pointers (the free list) point into `workers`, which owns them until
+// the transport drops; the workers themselves are multi-threaded UCX workers (Sync).
 unsafe impl Send for Ucx {}
 // SAFETY: as above; the lists are behind mutexes.
 unsafe impl Sync for Ucx {}
@@ -428,7 +356,7 @@ impl Ucx {
         let driver = progress.driver();
         Ok(Ucx {
             peers: Box::new([]),
-            workers: WorkerList::new(),
+            workers: boxcar::Vec::new(),
             free: Mutex::new(Vec::new()),
             progress: Mutex::new(Some(progress)),
             _regions: regions,
@@ -493,7 +421,8 @@ impl Ucx {
     fn worker(&self, routine: &'static str, ctx: &CtxState) -> Result<&CtxWorker> {
         let p = ctx.ucx.0.load(Ordering::Acquire);
         if !p.is_null() {
-            // SAFETY: workers live until `shutdown`, which no operation races with.
+            // SAFETY: workers live in `workers` until the transport drops, which no
+            // operation races with.
             return Ok(unsafe { &*p });
         }
         self.attach(routine, ctx)
@@ -512,14 +441,15 @@ impl Ucx {
                     status: status_of(&e),
                 })?;
                 let worker = Arc::new(worker);
-                let w = Box::into_raw(Box::new(CtxWorker {
+                let i = self.workers.push(Box::new(CtxWorker {
                     conns: (0..self.peers.len()).map(|_| OnceLock::new()).collect(),
                     worker,
                     issued: AtomicU64::new(0),
                     flushed: AtomicU64::new(0),
                 }));
-                self.workers.push(w);
-                w
+                // The box never moves nor drops before the transport: contexts keep its
+                // address (and only ever read through it).
+                &*self.workers[i] as *const CtxWorker as *mut CtxWorker
             }
         };
         match ctx.ucx.0.compare_exchange(
@@ -902,17 +832,16 @@ impl Ucx {
     /// Completes the operations of every context worker.
     pub(crate) fn flush_all(&self, routine: &'static str) -> Result<()> {
         let mut r = Ok(());
-        self.workers.for_each(|w| {
+        for (_, w) in self.workers.iter() {
             if r.is_ok() {
-                // SAFETY: as in `worker`.
-                r = unsafe { &*w }.worker.flush().map_err(|e| Error::Transport {
+                r = w.worker.flush().map_err(|e| Error::Transport {
                     routine,
                     pe: None,
                     what: "completing operations through UCX failed",
                     status: status_of(&e),
                 });
             }
-        });
+        }
         r
     }
 
@@ -926,10 +855,9 @@ impl Ucx {
     /// served): the wait then stays hot, as more is likely to follow.
     pub(crate) fn progress(&self) -> bool {
         let mut any = false;
-        self.workers.for_each(|w| {
-            // SAFETY: as in `worker`.
-            any |= unsafe { &*w }.worker.progress();
-        });
+        for (_, w) in self.workers.iter() {
+            any |= w.worker.progress();
+        }
         self.service.try_progress() || any
     }
 
@@ -964,7 +892,7 @@ impl Drop for Ucx {
     /// memory is deregistered and UCX released as the fields drop (after the finalize
     /// barrier, or when init fails).
     fn drop(&mut self) {
-        // The thread first: it holds and drives the workers destroyed below.
+        // The thread first: it holds and drives the workers, which drop with their field.
         if let Some(t) = self
             .progress
             .get_mut()
@@ -973,10 +901,6 @@ impl Drop for Ucx {
         {
             let _ = t.stop();
         }
-        self.workers.for_each(|w| {
-            // SAFETY: each came from `Box::into_raw` once; no context uses it any more.
-            drop(unsafe { Box::from_raw(w) });
-        });
     }
 }
 
