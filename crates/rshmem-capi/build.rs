@@ -1078,8 +1078,10 @@ fn amo(g: &mut Gen) {
             } else {
                 ("TYPE *dest", "dest")
             };
+            // The old names of non-fetching operations post too (OSU's atomics use them).
+            let f = if *fetching { "amo" } else { "amo_post" };
             let call = format!(
-                "imp::amo(R, rshmem_core::Ctx::default_ctx(), {ptr}, rshmem_core::AmoOp::{amo}, pe)"
+                "imp::{f}(R, rshmem_core::Ctx::default_ctx(), {ptr}, rshmem_core::AmoOp::{amo}, pe)"
             );
             let (ret, body) = if *fetching {
                 ("TYPE", call)

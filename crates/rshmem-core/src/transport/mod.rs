@@ -411,7 +411,7 @@ impl Fabric {
                 unsafe { u64::rmw(p, AmoOp::Add(by)) };
                 Ok(())
             }
-            Route::Ucx => self.ucx().amo_post(routine, ctx, pe, addr, AmoOp::Add(by)),
+            Route::Ucx => self.ucx().raise(routine, ctx, pe, addr, by),
         }
     }
 

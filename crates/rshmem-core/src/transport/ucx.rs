@@ -717,6 +717,33 @@ impl Ucx {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<()> {
+        self.post(routine, ctx, pe, addr, op, true)
+    }
+
+    /// Raises a runtime counter on `pe` that this PE alone raises (a sync flag, a channel's
+    /// count) by `by`, posted and *not counted* for quiet: nobody reads such a count
+    /// without waiting for it, so it needs delivery, not a flush. Counting it made every
+    /// sync after a sync flush the collectives' worker first, a round trip over TCP.
+    pub(crate) fn raise(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        self.post(routine, ctx, pe, addr, AmoOp::Add(by), false)
+    }
+
+    fn post<W: Word>(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp<W>,
+        counted: bool,
+    ) -> Result<()> {
         let post = match op {
             AmoOp::Add(v) if !W::FLOAT => Some((AtomicOp::Add, v)),
             AmoOp::And(v) => Some((AtomicOp::And, v)),
@@ -729,7 +756,9 @@ impl Ucx {
                 let w = self.worker(routine, ctx)?;
                 let (ep, raddr, key) = self.target(routine, w, pe, addr)?;
                 let r = ep.atomic_post(o, v.to_bits64(), W::SIZE, raddr, key);
-                w.note_issued();
+                if counted {
+                    w.note_issued();
+                }
                 r.map_err(Self::op_error(routine, pe, "a UCX atomic failed"))
             }
             _ => self.amo(routine, ctx, pe, addr, op).map(drop),
