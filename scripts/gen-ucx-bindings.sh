@@ -24,7 +24,7 @@ funcs=(
   ucp_worker_progress ucp_worker_fence ucp_worker_flush_nbx
   ucp_worker_get_efd ucp_worker_arm ucp_worker_signal
   ucp_ep_create ucp_ep_close_nbx
-  ucp_mem_map ucp_mem_unmap ucp_rkey_pack ucp_rkey_buffer_release ucp_ep_rkey_unpack ucp_rkey_destroy
+  ucp_mem_map ucp_mem_unmap ucp_rkey_pack ucp_rkey_buffer_release ucp_ep_rkey_unpack ucp_rkey_ptr ucp_rkey_destroy
   ucp_put_nbx ucp_get_nbx ucp_atomic_op_nbx
   ucp_request_check_status ucp_request_free
 )

@@ -502,6 +502,11 @@ pub struct UcpLib {
         rkey_buffer: *const ::std::os::raw::c_void,
         rkey_p: *mut ucp_rkey_h,
     ) -> ucs_status_t,
+    pub ucp_rkey_ptr: unsafe extern "C" fn(
+        rkey: ucp_rkey_h,
+        raddr: u64,
+        addr_p: *mut *mut ::std::os::raw::c_void,
+    ) -> ucs_status_t,
     pub ucp_rkey_destroy: unsafe extern "C" fn(rkey: ucp_rkey_h),
     pub ucp_put_nbx: unsafe extern "C" fn(
         ep: ucp_ep_h,
@@ -576,6 +581,7 @@ impl UcpLib {
             .get(b"ucp_rkey_buffer_release\0")
             .map(|sym| *sym)?;
         let ucp_ep_rkey_unpack = __library.get(b"ucp_ep_rkey_unpack\0").map(|sym| *sym)?;
+        let ucp_rkey_ptr = __library.get(b"ucp_rkey_ptr\0").map(|sym| *sym)?;
         let ucp_rkey_destroy = __library.get(b"ucp_rkey_destroy\0").map(|sym| *sym)?;
         let ucp_put_nbx = __library.get(b"ucp_put_nbx\0").map(|sym| *sym)?;
         let ucp_get_nbx = __library.get(b"ucp_get_nbx\0").map(|sym| *sym)?;
@@ -609,6 +615,7 @@ impl UcpLib {
             ucp_rkey_pack,
             ucp_rkey_buffer_release,
             ucp_ep_rkey_unpack,
+            ucp_rkey_ptr,
             ucp_rkey_destroy,
             ucp_put_nbx,
             ucp_get_nbx,
@@ -747,6 +754,14 @@ impl UcpLib {
         rkey_p: *mut ucp_rkey_h,
     ) -> ucs_status_t {
         (self.ucp_ep_rkey_unpack)(ep, rkey_buffer, rkey_p)
+    }
+    pub unsafe fn ucp_rkey_ptr(
+        &self,
+        rkey: ucp_rkey_h,
+        raddr: u64,
+        addr_p: *mut *mut ::std::os::raw::c_void,
+    ) -> ucs_status_t {
+        (self.ucp_rkey_ptr)(rkey, raddr, addr_p)
     }
     pub unsafe fn ucp_rkey_destroy(&self, rkey: ucp_rkey_h) {
         (self.ucp_rkey_destroy)(rkey)

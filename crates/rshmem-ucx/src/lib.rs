@@ -69,7 +69,7 @@ use std::ffi::{c_void, CStr, CString};
 use std::fmt;
 use std::marker::PhantomData;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
@@ -906,6 +906,18 @@ impl<M: ThreadMode> fmt::Debug for RemoteKey<M> {
     }
 }
 
+impl<M: ThreadMode> RemoteKey<M> {
+    /// A pointer through which this process reaches the remote byte at `raddr` with loads
+    /// and stores, where UCX maps the remote memory here (its shared-memory transports, on
+    /// memory UCX allocated); `None` elsewhere.
+    pub fn local_ptr(&self, raddr: u64) -> Option<*mut u8> {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: a live key (its endpoint is held); `p` is a valid out-pointer.
+        let st = unsafe { self.ep.worker.lib().ucp_rkey_ptr(self.h.0, raddr, &mut p) };
+        (st == sys::UCS_OK && !p.is_null()).then_some(p.cast())
+    }
+}
+
 impl<M: ThreadMode> Drop for RemoteKey<M> {
     fn drop(&mut self) {
         // SAFETY: the key came from ucp_ep_rkey_unpack; its endpoint is still open (we hold it).
@@ -1423,26 +1435,49 @@ impl<M: ThreadMode> Endpoint<M> {
 }
 
 /// Who drives a [`ProgressThread`]'s worker: the thread, or threads of the process that wait
-/// anyway. While a thread waits for something a peer delivers through the worker, it drives
-/// the worker itself (spinning, then sleeping on the worker's event fd) and the progress
-/// thread stands aside, so an arrival wakes the one thread that needs it and no thread of this
-/// process competes with it for the worker or a core; the last waiter to leave hands the
-/// worker back (no timer either way).
+/// anyway. The thread sleeps in an epoll set holding its stop fd and, while no thread waits,
+/// the worker's event fd. A waiter takes the worker's fd out of that set (one system call,
+/// no wake-up) and drives the worker itself; the last waiter to leave arms the worker and
+/// puts the fd back, which wakes the thread only if an event is already pending. So an
+/// arrival wakes the one thread that needs it, and handing the worker back to an idle
+/// thread costs no wake-up (a flag and an eventfd did: two per wait).
 #[derive(Debug)]
 struct Handoff {
-    /// Threads driving the worker in a wait ([`Driver::drive`]).
-    waiters: AtomicUsize,
-    /// Set while the progress thread stands aside, blocked on `kick`.
-    aside: AtomicBool,
-    /// An eventfd that wakes the progress thread standing aside.
-    kick: RawFd,
+    /// Threads driving the worker in a wait ([`Driver::drive`]); the worker's fd is in
+    /// `epoll` exactly when this is 0 (changed with the fd under this lock).
+    waiters: Mutex<usize>,
+    /// The progress thread's epoll set.
+    epoll: RawFd,
 }
 
 impl Drop for Handoff {
     fn drop(&mut self) {
-        // SAFETY: the eventfd is owned here and closed once; every user holds this Arc.
-        unsafe { libc::close(self.kick) };
+        // SAFETY: the epoll fd is owned here and closed once; every user holds this Arc.
+        unsafe { libc::close(self.epoll) };
     }
+}
+
+/// Adds `fd` to (or with `add` false, removes it from) the epoll set `epoll`, level-triggered
+/// for input.
+fn epoll_set(epoll: RawFd, fd: RawFd, add: bool) -> Result<()> {
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: fd as u64,
+    };
+    let op = if add {
+        libc::EPOLL_CTL_ADD
+    } else {
+        libc::EPOLL_CTL_DEL
+    };
+    // SAFETY: both fds are open (owned by the handoff and the worker, which outlive the
+    // call); `ev` is a live epoll_event.
+    if unsafe { libc::epoll_ctl(epoll, op, fd, &mut ev) } != 0 {
+        return Err(UcxError::InvalidArgument {
+            routine: "ProgressThread",
+            message: format!("epoll_ctl: {}", std::io::Error::last_os_error()),
+        });
+    }
+    Ok(())
 }
 
 /// Adds one to an eventfd (a wake-up for whoever polls it).
@@ -1451,13 +1486,6 @@ fn kick(fd: RawFd) {
     // SAFETY: writes 8 bytes from a live u64 to an eventfd we own. A full counter (never
     // reached) would only mean a wake-up is already pending.
     unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
-}
-
-/// Empties a non-blocking eventfd.
-fn drain(fd: RawFd) {
-    let mut v: u64 = 0;
-    // SAFETY: reads 8 bytes into a live u64; the fd is non-blocking.
-    unsafe { libc::read(fd, (&mut v as *mut u64).cast(), 8) };
 }
 
 fn eventfd(routine: &'static str) -> Result<RawFd> {
@@ -1498,12 +1526,7 @@ pub struct Driving<'d> {
 impl Drop for Driving<'_> {
     fn drop(&mut self) {
         CLAIMED.with(|c| c.set(self.outer));
-        let h = &self.driver.handoff;
-        // SeqCst on both sides (here and in the progress thread) is what makes the handoff
-        // sound: either the thread sees no waiter left, or this sees it standing aside.
-        if h.waiters.fetch_sub(1, Ordering::SeqCst) == 1 && h.aside.load(Ordering::SeqCst) {
-            kick(h.kick);
-        }
+        self.driver.hand_back();
     }
 }
 
@@ -1527,12 +1550,51 @@ impl Driver {
     /// stands aside, and the waiter must drive the worker ([`Driver::try_progress`] between
     /// checks, [`Driver::sleep`] rather than a timed sleep).
     pub fn drive(&self) -> Driving<'_> {
-        self.handoff.waiters.fetch_add(1, Ordering::SeqCst);
+        {
+            let mut n = self
+                .handoff
+                .waiters
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if *n == 0 {
+                // A failure leaves the fd where it was: the thread then competes for the
+                // worker (through its lock), which costs time, never an event.
+                let _ = epoll_set(self.handoff.epoll, self.efd, false);
+            }
+            *n += 1;
+        }
         let outer = CLAIMED.with(|c| c.replace(self));
         Driving {
             driver: self,
             outer,
         }
+    }
+
+    /// The end of a claim: the last waiter arms the worker (so that its fd signals the next
+    /// event) and gives the fd back to the progress thread, which wakes only if an event
+    /// is pending by then.
+    fn hand_back(&self) {
+        let mut n = self
+            .handoff
+            .waiters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *n -= 1;
+        if *n > 0 {
+            return;
+        }
+        {
+            let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            // Arming fails while events are pending: serve them first. An error is the
+            // progress thread's to meet (and end on) once it has the fd back.
+            for _ in 0..64 {
+                while self.worker.progress() {}
+                if !matches!(self.worker.arm(), Ok(false)) {
+                    break;
+                }
+            }
+        }
+        let _ = epoll_set(self.handoff.epoll, self.efd, true);
     }
 
     /// Sleeps until the worker has work or `timeout` passes (a driving waiter's nap);
@@ -1575,14 +1637,15 @@ pub struct ProgressThread {
     handle: Option<JoinHandle<Result<()>>>,
 }
 
-/// Polls `fds` without a timeout, retrying on EINTR.
-fn poll_forever(fds: &mut [libc::pollfd]) -> Result<()> {
-    // SAFETY: `fds` is a valid array of pollfds whose fds outlive the call.
-    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+/// Waits on the epoll set `epoll` without a timeout, retrying on EINTR.
+fn epoll_wait_forever(epoll: RawFd) -> Result<()> {
+    let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 2];
+    // SAFETY: `ev` is a valid array of 2 events; the epoll fd outlives the call.
+    let r = unsafe { libc::epoll_wait(epoll, ev.as_mut_ptr(), ev.len() as libc::c_int, -1) };
     if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
         return Err(UcxError::InvalidArgument {
             routine: "ProgressThread",
-            message: format!("poll: {}", std::io::Error::last_os_error()),
+            message: format!("epoll_wait: {}", std::io::Error::last_os_error()),
         });
     }
     Ok(())
@@ -1593,14 +1656,26 @@ impl ProgressThread {
     pub fn start(worker: Arc<Worker<Multi>>) -> Result<ProgressThread> {
         let efd = worker.efd()?;
         let stop_fd = eventfd("ProgressThread::start")?;
-        let kick_fd = match eventfd("ProgressThread::start") {
-            Ok(fd) => fd,
-            Err(e) => {
-                // SAFETY: created above, closed once.
-                unsafe { libc::close(stop_fd) };
-                return Err(e);
-            }
+        // SAFETY: plain syscall; the fd is owned by the handoff below (or closed here).
+        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        let armed = if epoll < 0 {
+            Err(UcxError::InvalidArgument {
+                routine: "ProgressThread::start",
+                message: format!("epoll_create1: {}", std::io::Error::last_os_error()),
+            })
+        } else {
+            epoll_set(epoll, stop_fd, true).and_then(|()| epoll_set(epoll, efd, true))
         };
+        if let Err(e) = armed {
+            // SAFETY: created above, closed once.
+            unsafe {
+                libc::close(stop_fd);
+                if epoll >= 0 {
+                    libc::close(epoll);
+                }
+            }
+            return Err(e);
+        }
         let stopping = Arc::new(AtomicBool::new(false));
         let flag = stopping.clone();
         let rounds = Arc::new(AtomicU64::new(0));
@@ -1609,9 +1684,8 @@ impl ProgressThread {
             worker: worker.clone(),
             lock: Arc::new(Mutex::new(())),
             handoff: Arc::new(Handoff {
-                waiters: AtomicUsize::new(0),
-                aside: AtomicBool::new(false),
-                kick: kick_fd,
+                waiters: Mutex::new(0),
+                epoll,
             }),
             efd,
         };
@@ -1620,21 +1694,7 @@ impl ProgressThread {
         let handle = std::thread::Builder::new()
             .name("ucx-progress".into())
             .spawn(move || -> Result<()> {
-                let fd = |fd| libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
                 while !flag.load(Ordering::Acquire) {
-                    if handoff.waiters.load(Ordering::SeqCst) > 0 {
-                        handoff.aside.store(true, Ordering::SeqCst);
-                        if handoff.waiters.load(Ordering::SeqCst) > 0 {
-                            poll_forever(&mut [fd(stop_fd), fd(handoff.kick)])?;
-                            drain(handoff.kick);
-                        }
-                        handoff.aside.store(false, Ordering::SeqCst);
-                        continue;
-                    }
                     counter.fetch_add(1, Ordering::Relaxed);
                     {
                         // Sleeps (never spins) while a waiting thread drives the worker.
@@ -1644,9 +1704,8 @@ impl ProgressThread {
                             continue;
                         }
                     }
-                    // The kick too: a waiter that arrives now takes over at the next event.
-                    poll_forever(&mut [fd(efd), fd(stop_fd), fd(handoff.kick)])?;
-                    drain(handoff.kick);
+                    // Wakes on the stop fd, or on the worker's while no thread drives it.
+                    epoll_wait_forever(handoff.epoll)?;
                 }
                 Ok(())
             })

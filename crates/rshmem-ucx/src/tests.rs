@@ -859,6 +859,16 @@ fn memory_ucx_allocates_is_reached_one_sidedly_on_shared_memory() {
     let mut got = [0u8; 8];
     ep.get_blocking(&mut got, at as u64 + 8, &rkey).unwrap();
     assert_eq!(u64::from_ne_bytes(got), 42);
+    // Mapped in this process too (a second mapping of the same memory): rshmem copies there.
+    let p = rkey
+        .local_ptr(at as u64 + 8)
+        .expect("ucp_rkey_ptr on memory UCX allocated, over sm");
+    // SAFETY: UCX maps the word here, aligned as its remote address.
+    let mapped = unsafe { &*p.cast::<std::sync::atomic::AtomicU64>() };
+    assert_eq!(mapped.load(Ordering::Acquire), 42);
+    mapped.store(43, Ordering::Release);
+    assert_eq!(word(8).load(Ordering::Acquire), 43);
+    word(8).store(42, Ordering::Release);
     // What rshmem relies on there, on 4- and 8-byte words: fetch-add, swap, compare-swap and
     // the posted ops. (UCX 1.13's shared-memory transports got fetching and/or/xor wrong on
     // memory they allocated: the word came back 0; rshmem does those by compare-swap.)

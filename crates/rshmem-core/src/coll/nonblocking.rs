@@ -104,7 +104,7 @@ impl Worker {
         }
         let want = self.issued.load(Ordering::Relaxed);
         let mut w = Waiter::new();
-        let mut net = rt.fabric.net_wait();
+        let mut net = rt.fabric.net_wait_for_own();
         while self.done.load(Ordering::Acquire) < want {
             net.pause(&mut w);
         }

@@ -526,7 +526,7 @@ unsafe fn wait_in(routine: &'static str, slot: &mut Option<ReqHandle>) -> Result
     let Some(h) = *slot else { return Ok(()) };
     h.check(routine, "req")?;
     let mut w = Waiter::new();
-    let mut net = rt.fabric.net_wait();
+    let mut net = rt.fabric.net_wait_for_own();
     // SAFETY: the caller's contract.
     let lane = unsafe { h.get() }.lane;
     // SAFETY: as above.

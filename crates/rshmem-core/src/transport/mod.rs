@@ -432,11 +432,12 @@ impl Fabric {
         len: usize,
         sig: SymAddr,
     ) -> Result<()> {
+        if self.routes[pe] == Route::Ucx {
+            // SAFETY: forwarded contract.
+            return unsafe { self.ucx().put_raise(routine, ctx, pe, dst, src, len, sig) };
+        }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
-        if self.routes[pe] == Route::Ucx {
-            self.fence(ctx);
-        }
         self.raise(routine, ctx, pe, sig, 1)
     }
 
@@ -550,7 +551,7 @@ impl Fabric {
             return self.engine.wait(lane, comp);
         }
         let mut w = rshmem_util::Waiter::new();
-        let mut net = self.net_wait();
+        let mut net = self.net_wait_for_own();
         while comp.pending() {
             if !self.engine.help(lane) {
                 net.pause(&mut w);
@@ -573,16 +574,30 @@ impl Fabric {
     #[inline(always)]
     pub(crate) fn progress(&self) {
         if let Some(u) = &self.ucx {
-            u.progress();
+            u.progress(true);
         }
     }
 
-    /// The network side of one wait: see [`NetWait`].
+    /// The network side of one wait for what peers deliver (a flag, a count, a lock word):
+    /// see [`NetWait`].
     #[inline(always)]
     pub(crate) fn net_wait(&self) -> NetWait<'_> {
         NetWait {
             ucx: self.ucx.as_ref(),
             driving: None,
+            pauses: 0,
+            own_every: PEERS_OWN_EVERY,
+        }
+    }
+
+    /// [`Fabric::net_wait`] for a wait on this PE's own operations (a request, a
+    /// non-blocking transfer), which complete on the contexts' workers: those are driven
+    /// at every pause.
+    #[inline(always)]
+    pub(crate) fn net_wait_for_own(&self) -> NetWait<'_> {
+        NetWait {
+            own_every: 1,
+            ..self.net_wait()
         }
     }
 
@@ -613,25 +628,33 @@ impl Fabric {
 }
 
 /// What a thread waiting for a condition does between two checks of it: without UCX, back
-/// off by the waiting policy. With UCX, drive every worker (a peer's emulated operation on this
-/// PE is served at once, and work seen keeps the wait in its spin and yield phases); once the
-/// wait has lasted [`CLAIM_AFTER`], claim the service worker from the progress thread for the
-/// rest of the wait, and sleep on the service worker's event fd, so the network wakes the wait
-/// itself rather than the progress thread or a timer. The claim is handed back when the wait
-/// ends (drop).
+/// off by the waiting policy. With UCX, claim the service worker from the progress thread at
+/// the first pause ([`rshmem_ucx::Driver::drive`]: its event fd leaves the thread's epoll set,
+/// no wake-up) and drive every worker (a peer's emulated operation on this PE is served at
+/// once, and work seen keeps the wait in its spin and yield phases); in the sleep phase,
+/// sleep on the service worker's event fd, so the network wakes the wait itself rather than
+/// the progress thread or a timer. The claim is handed back when the wait ends (drop): the
+/// worker armed and its fd returned to the thread, which wakes only if an event is pending.
 ///
-/// Handing the worker back costs a system call and a wake-up of the progress thread (about
-/// 5 us of a core): claiming in every wait made a run of short waits (a loop of barriers over
-/// TCP) 10x slower, so a short wait leaves the worker to the progress thread as well.
+/// Before, the thread kept the fd during short waits and woke for every arrival a waiter
+/// served anyway (and competed with it for the worker): over TCP that cost a 2-PE sync
+/// about 8 system calls of the thread and a wake-up (strace, perf: issue 27).
+///
+/// Peers' operations arrive on the service worker; the contexts' workers only complete this
+/// PE's own (and take the acknowledgements of its posted ones), so a wait for peers drives
+/// them every [`PEERS_OWN_EVERY`] pauses: over TCP each worker's progress is a system call.
 #[derive(Debug)]
 pub(crate) struct NetWait<'f> {
     ucx: Option<&'f ucx::Ucx>,
     driving: Option<rshmem_ucx::Driving<'f>>,
+    pauses: u32,
+    /// The contexts' workers are driven every this many pauses.
+    own_every: u32,
 }
 
-/// How long a wait lasts before it claims the service worker ([`NetWait`]): the hand-back
-/// then costs at most a few percent of the wait.
-const CLAIM_AFTER: std::time::Duration = std::time::Duration::from_micros(200);
+/// How often a wait for peers drives the contexts' workers ([`NetWait`]): often enough that
+/// an operation of this PE that UCX queued (a full socket) goes out within a few pauses.
+const PEERS_OWN_EVERY: u32 = 8;
 
 impl NetWait<'_> {
     /// Hands the service worker back to the progress thread (claimed again at the next
@@ -649,10 +672,12 @@ impl NetWait<'_> {
         match self.ucx {
             None => w.snooze(),
             Some(u) => {
-                if self.driving.is_none() && w.waited() >= CLAIM_AFTER {
+                if self.driving.is_none() {
                     self.driving = Some(u.drive());
                 }
-                if u.progress() {
+                let own = self.pauses.is_multiple_of(self.own_every);
+                self.pauses = self.pauses.wrapping_add(1);
+                if u.progress(own) {
                     w.keep_hot();
                 }
                 w.snooze_with(|nap| u.sleep(nap));

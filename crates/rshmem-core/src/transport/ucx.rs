@@ -59,6 +59,10 @@ struct Conn {
     /// Declared before `ep`: keys are destroyed before their endpoint.
     rkeys: [Option<RemoteKey>; REGIONS],
     ep: Endpoint,
+    /// Where the PE's heap segment (runtime area and heap) is mapped in this process, when
+    /// UCX allocated it and reaches it through shared memory (`ucp_rkey_ptr`); 0 otherwise.
+    /// Transfers there are copies, as on rshmem's own shared memory.
+    mapped: usize,
 }
 
 /// A context's worker and its endpoints (made on first use).
@@ -114,6 +118,9 @@ pub(crate) struct Ucx {
     heap_off: usize,
     /// Whether UCX allocated the heap segment (`Ucx::start`'s `maps_no_peer`).
     direct: bool,
+    /// Whether some connection maps its PE's heap segment ([`Conn::mapped`]): fences then
+    /// complete what went through UCX, since later copies do not queue behind it.
+    maps_peer: AtomicBool,
 }
 
 // SAFETY: the raw worker pointers (the free list) point into `workers`, which owns them until
@@ -365,6 +372,7 @@ impl Ucx {
             ucp,
             heap_off,
             direct,
+            maps_peer: AtomicBool::new(false),
         })
     }
 
@@ -497,6 +505,15 @@ impl Ucx {
         Ok((&conn.ep, peer.base[region] + addr.off as u64, key))
     }
 
+    /// `addr` on `pe` as mapped in this process ([`Conn::mapped`]), if it is.
+    #[inline(always)]
+    fn mapped(w: &CtxWorker, pe: usize, addr: SymAddr) -> Option<*mut u8> {
+        match (addr.seg, w.conns[pe].get()) {
+            (Seg::Heap, Some(c)) if c.mapped != 0 => Some((c.mapped + addr.off) as *mut u8),
+            _ => None,
+        }
+    }
+
     #[cold]
     fn open<'w>(&self, routine: &'static str, w: &'w CtxWorker, pe: usize) -> Result<&'w Conn> {
         let peer = self.peers[pe].as_ref().expect("a UCX route has a peer");
@@ -527,8 +544,19 @@ impl Ucx {
         w.worker
             .flush()
             .map_err(fail("cannot connect to the PE through UCX"))?;
+        // Where the peer's UCX allocated its heap segment (one key for the runtime area and
+        // the heap: one allocation, hence one mapping).
+        let one_allocation = peer.rkeys[HEAP] == peer.rkeys[RUNTIME_AREA];
+        let mapped = rkeys[HEAP]
+            .as_ref()
+            .filter(|_| one_allocation)
+            .and_then(|k| k.local_ptr(peer.base[HEAP] + self.heap_off as u64))
+            .map_or(0, |p| p as usize - self.heap_off);
+        if mapped != 0 {
+            self.maps_peer.store(true, Ordering::Release);
+        }
         // A racing thread may have opened one too: the first stays, ours is closed.
-        let _ = w.conns[pe].set(Conn { rkeys, ep });
+        let _ = w.conns[pe].set(Conn { rkeys, ep, mapped });
         Ok(w.conns[pe].get().expect("set above"))
     }
 
@@ -561,6 +589,12 @@ impl Ucx {
         len: usize,
     ) -> Result<()> {
         let w = self.worker(routine, ctx)?;
+        if let Some(p) = Self::mapped(w, pe, remote) {
+            // SAFETY: as below; `p` maps the checked remote range, which does not overlap
+            // `local` (a PE's own buffer).
+            unsafe { copy(dir, p, local, len) };
+            return Ok(());
+        }
         let (ep, raddr, key) = self.target(routine, w, pe, remote)?;
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
@@ -575,6 +609,41 @@ impl Ucx {
             w.note_issued();
         }
         r.map_err(Self::op_error(routine, pe, "a UCX transfer failed"))
+    }
+
+    /// A put whose arrival a count announces (see [`super::Fabric::put_raise`]): the put,
+    /// a fence, the raise. Neither is counted for quiet: the receiver learns from the
+    /// count that the data has landed, so a later sync need not flush them (counting the
+    /// put made every collective that sent a message flush before its next sync).
+    ///
+    /// # Safety
+    /// As [`super::Fabric::put_raise`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn put_raise(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+        sig: SymAddr,
+    ) -> Result<()> {
+        let w = self.worker(routine, ctx)?;
+        if let Some(p) = Self::mapped(w, pe, dst) {
+            // SAFETY: as in `xfer`.
+            unsafe { copy(Dir::Put, p, src.cast_mut(), len) };
+            return self.raise(routine, ctx, pe, sig, 1);
+        }
+        let (ep, raddr, key) = self.target(routine, w, pe, dst)?;
+        // SAFETY: the caller's contract: `src` is readable for `len` bytes; the remote
+        // range was checked.
+        unsafe { ep.put_blocking(std::slice::from_raw_parts(src, len), raddr, key) }
+            .map_err(Self::op_error(routine, pe, "a UCX transfer failed"))?;
+        w.worker
+            .fence()
+            .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
+        self.raise(routine, ctx, pe, sig, 1)
     }
 
     /// A non-blocking transfer (see [`super::Fabric::xfer_nbi`]).
@@ -595,6 +664,14 @@ impl Ucx {
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
         let w = self.worker(routine, ctx)?;
+        if let Some(p) = Self::mapped(w, pe, remote) {
+            // SAFETY: as in `xfer`; complete on return, so `counter` is not needed.
+            unsafe { copy(dir, p, local, len) };
+            if let Some((a, op)) = signal {
+                self.amo_post(routine, ctx, pe, a, op)?;
+            }
+            return Ok(());
+        }
         let (ep, raddr, key) = self.target(routine, w, pe, remote)?;
         let (comp, _) = counter();
         comp.issue(1);
@@ -768,11 +845,24 @@ impl Ucx {
     /// Orders the context's earlier operations before its later ones.
     pub(crate) fn fence(&self, ctx: &CtxState) {
         let p = ctx.ucx.0.load(Ordering::Acquire);
-        if !p.is_null() {
-            // SAFETY: as in `worker`. A failed fence means a failed peer, which the
-            // next operation to it reports.
-            let _ = unsafe { &*p }.worker.fence();
+        if p.is_null() {
+            return;
         }
+        // SAFETY: as in `worker`.
+        let w = unsafe { &*p };
+        if self.maps_peer.load(Ordering::Acquire) {
+            // A copy into a mapped heap lands at once: what went through UCX before it
+            // must have landed first, so complete it (nothing, mostly: a flush only when
+            // something was issued through UCX since the last one).
+            let issued = w.issued.load(Ordering::Acquire);
+            if w.flushed.load(Ordering::Acquire) < issued && w.worker.flush().is_ok() {
+                w.flushed.fetch_max(issued, Ordering::AcqRel);
+            }
+            std::sync::atomic::fence(Ordering::SeqCst);
+            return;
+        }
+        // A failed fence means a failed peer, which the next operation to it reports.
+        let _ = w.worker.fence();
     }
 
     /// Sends what the context's worker still holds, ignoring peers that already closed
@@ -793,6 +883,10 @@ impl Ucx {
         }
         // SAFETY: as in `worker`.
         let w = unsafe { &*p };
+        if self.maps_peer.load(Ordering::Relaxed) {
+            // Copies into mapped heaps are complete once visible.
+            std::sync::atomic::fence(Ordering::SeqCst);
+        }
         // A flush that began after this PE's last issue covers it (`issued` is read first).
         let issued = w.issued.load(Ordering::Acquire);
         if w.flushed.load(Ordering::Acquire) >= issued {
@@ -874,18 +968,20 @@ impl Ucx {
         r
     }
 
-    /// Drives every context worker once (waiting threads call it), and the service worker
-    /// when no other thread is driving it: a peer's get or fetching atomic is then served
+    /// Drives every context worker once when `contexts` (waiting threads call it), and the
+    /// service worker when no other thread is driving it: a peer's get or fetching atomic is then served
     /// by the waiting thread at once, not after the progress thread wakes up. (Driving it
     /// under UCX's own spinning lock, contended by the progress thread, made collectives
     /// at 4 PEs on 2 cores take milliseconds; the driver's lock sleeps instead.)
     ///
     /// Returns whether anything happened (an operation of ours completed, or a peer's was
     /// served): the wait then stays hot, as more is likely to follow.
-    pub(crate) fn progress(&self) -> bool {
+    pub(crate) fn progress(&self, contexts: bool) -> bool {
         let mut any = false;
-        for (_, w) in self.workers.iter() {
-            any |= w.worker.progress();
+        if contexts {
+            for (_, w) in self.workers.iter() {
+                any |= w.worker.progress();
+            }
         }
         self.service.try_progress() || any
     }
@@ -931,6 +1027,24 @@ impl Drop for Ucx {
             let _ = t.stop();
         }
     }
+}
+
+/// A transfer of `len` bytes between `remote` (a peer's memory mapped here) and `local`.
+///
+/// # Safety
+/// Both ranges are valid for `len` bytes (`local` readable for a put, writable for a get)
+/// and do not overlap.
+#[inline(always)]
+unsafe fn copy(dir: Dir, remote: *mut u8, local: *mut u8, len: usize) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match dir {
+            Dir::Put => std::ptr::copy_nonoverlapping(local.cast_const(), remote, len),
+            Dir::Get => std::ptr::copy_nonoverlapping(remote.cast_const(), local, len),
+        }
+    }
+    // Ordered before whatever announces the data (a flag raised through UCX next).
+    std::sync::atomic::fence(Ordering::Release);
 }
 
 #[cfg(test)]
