@@ -7,7 +7,8 @@
 //!   the endpoint's name, the regions' remote keys and the segments' base addresses. Every
 //!   endpoint shares one address vector, so a peer's address is inserted once.
 //! - Each context has its own endpoint (made on its first operation, pooled when the context
-//!   is destroyed), with its own write and read counters: `quiet` waits until the
+//!   is destroyed; beyond [`MAX_ENDPOINTS`] contexts share), with its own write and read
+//!   counters: `quiet` waits until the
 //!   counters reach what the context issued (delivery completion where the provider has
 //!   it), `fence` is free where the provider orders writes and a wait for the context's
 //!   writes elsewhere. An endpoint counts in plain cells, so threads sharing a context
@@ -22,7 +23,7 @@
 //!   long to inject) is waited for before it returns: counters tell when all of a kind
 //!   completed, not one.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rshmem_boot::Bootstrap;
@@ -52,6 +53,13 @@ struct Peer {
     /// Where each region's segment starts in its address space.
     base: [u64; REGIONS],
 }
+
+/// Endpoints made at most: further contexts share them, round robin. Opening an endpoint
+/// costs milliseconds and megabytes (tcp;ofi_rxm zeroes its buffer pools, and connects anew
+/// to each peer), which a program holding 64 contexts paid 64 times; a shared endpoint only
+/// makes one context's quiet wait for the other's operations too (Sandia OpenSHMEM shares
+/// transmit contexts the same way).
+const MAX_ENDPOINTS: usize = 8;
 
 /// A context's endpoint.
 #[derive(Debug)]
@@ -85,6 +93,8 @@ pub(crate) struct Ofi {
     endpoints: boxcar::Vec<Box<CtxEndpoint>>,
     /// Indices of endpoints of destroyed contexts, ready for new ones.
     free: Mutex<Vec<usize>>,
+    /// The next endpoint to share once [`MAX_ENDPOINTS`] are made.
+    shared_next: AtomicUsize,
     /// Registered until the transport drops.
     _regions: Vec<Region>,
     service: Progress,
@@ -112,7 +122,7 @@ fn needed_atomics() -> impl Iterator<Item = (AtomicKind, AtomicType, AtomicOp)> 
     [AtomicType::U32, AtomicType::U64]
         .into_iter()
         .flat_map(|ty| {
-            let posted = [Sum, Band, Bor, Bxor, Write].map(|op| (AtomicKind::Post, ty, op));
+            let posted = [Sum, Band, Bor, Bxor].map(|op| (AtomicKind::Post, ty, op));
             let fetching =
                 [Sum, Band, Bor, Bxor, Write, Read].map(|op| (AtomicKind::Fetch, ty, op));
             posted
@@ -198,13 +208,21 @@ impl Ofi {
         put_long(boot, "ofi-ep", &hex(&name))?;
         put_long(boot, "ofi-segs", &desc.join(","))?;
         let progress = service.progress_handle();
-        let thread = ProgressThread::start(progress.clone())
-            .map_err(init_error("cannot start the libfabric progress thread"))?;
+        // Providers with automatic progress (sockets) run a thread of their own.
+        let thread = if fabric.manual_progress() {
+            Some(
+                ProgressThread::start(progress.clone())
+                    .map_err(init_error("cannot start the libfabric progress thread"))?,
+            )
+        } else {
+            None
+        };
         Ok(Ofi {
-            progress_thread: Mutex::new(Some(thread)),
+            progress_thread: Mutex::new(thread),
             peers: Box::new([]),
             endpoints: boxcar::Vec::new(),
             free: Mutex::new(Vec::new()),
+            shared_next: AtomicUsize::new(0),
             _regions: regions,
             service: progress,
             _service_ep: Mutex::new(service),
@@ -282,8 +300,12 @@ impl Ofi {
     #[cold]
     fn attach(&self, routine: &'static str, ctx: &CtxState) -> Result<*mut CtxEndpoint> {
         let reused = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let made = self.endpoints.count();
         let index = match reused {
             Some(i) => i,
+            None if made >= MAX_ENDPOINTS => {
+                self.shared_next.fetch_add(1, Ordering::Relaxed) % made
+            }
             None => {
                 let ep = self.fabric.endpoint().map_err(|e| Error::Transport {
                     routine,
@@ -508,7 +530,6 @@ impl Ofi {
                 Some((AtomicOp::Sum, float_type(W::SIZE), v))
             }
             AmoOp::Add(v) if !W::FLOAT => Some((AtomicOp::Sum, ty, v)),
-            AmoOp::Set(v) => Some((AtomicOp::Write, ty, v)),
             AmoOp::And(v) => Some((AtomicOp::Band, ty, v)),
             AmoOp::Or(v) => Some((AtomicOp::Bor, ty, v)),
             AmoOp::Xor(v) => Some((AtomicOp::Bxor, ty, v)),
