@@ -1349,7 +1349,7 @@ impl Runtime {
         for _ in 0..=self.npes {
             match Ctx::default_ctx().quiet(self) {
                 Ok(()) => return,
-                Err(e) if crate::transport::ucx::peer_gone(&e) => continue,
+                Err(e) if crate::transport::peer_gone(&e) => continue,
                 Err(e) => self.fatal(&e),
             }
         }

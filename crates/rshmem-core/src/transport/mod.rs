@@ -183,6 +183,12 @@ impl CswapWord {
     }
 }
 
+/// Whether `e`, from an operation through the network, says that the peer's process is
+/// gone.
+pub(crate) fn peer_gone(e: &crate::error::Error) -> bool {
+    ucx::peer_gone(e) || ofi::peer_gone(e)
+}
+
 /// Direction of a transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dir {
@@ -287,34 +293,40 @@ impl Fabric {
         }
     }
 
-    /// Whether `pe`, reached through UCX, is known to have left the job after finalize.
+    /// Whether `pe`, reached through the network, is known to have left the job after
+    /// finalize.
     #[cold]
     pub(crate) fn has_left(&self, pe: usize) -> bool {
-        self.ucx_net().is_some_and(|u| u.has_left(pe))
+        self.net
+            .as_ref()
+            .is_some_and(|net| on_net!(net, n => n.has_left(pe)))
     }
 
-    /// Records that `pe` is known to have entered `shmem_finalize` (through UCX, a peer
-    /// that vanished is taken as finalized only then: `Runtime::state_of`).
+    /// Records that `pe` is known to have entered `shmem_finalize` (through the network, a
+    /// peer that vanished is taken as finalized only then: `Runtime::state_of`).
     #[cold]
     pub(crate) fn note_finalized(&self, pe: usize) {
-        if let Some(u) = self.ucx_net() {
-            u.mark_finalized(pe);
+        if let Some(net) = &self.net {
+            on_net!(net, n => n.mark_finalized(pe));
         }
     }
 
-    /// Whether `pe`, reached through UCX, is known to have entered `shmem_finalize`.
+    /// Whether `pe`, reached through the network, is known to have entered
+    /// `shmem_finalize`.
     pub(crate) fn known_finalized(&self, pe: usize) -> bool {
-        self.ucx_net().is_some_and(|u| u.known_finalized(pe))
+        self.net
+            .as_ref()
+            .is_some_and(|net| on_net!(net, n => n.known_finalized(pe)))
     }
 
-    /// When `e`, from an operation on `pe`, says that `pe`'s process is gone through UCX,
+    /// When `e`, from an operation on `pe`, says that `pe`'s process is gone (network),
     /// records that it left and returns true. (Whether it finalized first is another
     /// matter: see [`Fabric::known_finalized`].)
     #[cold]
     pub(crate) fn note_left(&self, pe: usize, e: &crate::error::Error) -> bool {
-        match self.ucx_net() {
-            Some(u) if ucx::peer_gone(e) => {
-                u.mark_left(pe);
+        match &self.net {
+            Some(net) if peer_gone(e) => {
+                on_net!(net, n => n.mark_left(pe));
                 true
             }
             _ => false,

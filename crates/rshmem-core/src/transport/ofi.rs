@@ -23,8 +23,9 @@
 //!   long to inject) is waited for before it returns: counters tell when all of a kind
 //!   completed, not one.
 
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use rshmem_boot::Bootstrap;
 use rshmem_ofi::{
@@ -47,6 +48,11 @@ const RUNTIME_AREA: usize = 2;
 /// What this PE knows of a peer it reaches through libfabric.
 #[derive(Debug)]
 struct Peer {
+    /// Set once this PE knows the peer entered `shmem_finalize` ([`Ofi::mark_finalized`]):
+    /// an operation the provider then keeps refusing means the peer left.
+    finalized: AtomicBool,
+    /// Set once the peer is known to have left the job after finalize.
+    left: AtomicBool,
     addr: Addr,
     /// Remote keys of its regions (`None`: no such region).
     keys: [Option<RemoteKey>; REGIONS],
@@ -106,9 +112,24 @@ pub(crate) struct Ofi {
     float_add: bool,
 }
 
+/// The status of an operation refused because its peer is gone.
+const PEER_GONE: &str = "the PE is unreachable through libfabric (its process is gone)";
+
+/// How long an operation towards a PE known to have finalized may be refused before the PE
+/// is taken as gone (over `tcp;ofi_rxm` one towards an exited process is refused for ever).
+const FINALIZED_PATIENCE: Duration = Duration::from_secs(2);
+
 /// libfabric's error as an operation's status: errors end the program, so the text is kept.
 fn status(e: &OfiError) -> &'static str {
+    if matches!(e, OfiError::Unreachable { .. }) {
+        return PEER_GONE;
+    }
     Box::leak(e.to_string().into_boxed_str())
+}
+
+/// Whether `e` says that the peer's process is gone.
+pub(crate) fn peer_gone(e: &Error) -> bool {
+    matches!(e, Error::Transport { status, .. } if *status == PEER_GONE)
 }
 
 fn init_error(what: &str) -> impl FnOnce(OfiError) -> InitError + '_ {
@@ -263,7 +284,13 @@ impl Ofi {
                     keys[i] = Some(RemoteKey::from_bytes(&bytes).map_err(|_| bad("remote key"))?);
                 }
             }
-            peers.push(Some(Peer { addr, keys, base }));
+            peers.push(Some(Peer {
+                finalized: AtomicBool::new(false),
+                left: AtomicBool::new(false),
+                addr,
+                keys,
+                base,
+            }));
         }
         self.peers = peers.into_boxed_slice();
         Ok(())
@@ -285,8 +312,14 @@ impl Ofi {
         )
     }
 
-    /// The context's endpoint, made (or taken from the pool) on first use, locked.
-    fn endpoint(&self, routine: &'static str, ctx: &CtxState) -> Result<MutexGuard<'_, Endpoint>> {
+    /// The context's endpoint, made (or taken from the pool) on first use, locked, for an
+    /// operation towards `pe`.
+    fn endpoint(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+    ) -> Result<MutexGuard<'_, Endpoint>> {
         let mut p = ctx.ofi.0.load(Ordering::Acquire);
         if p.is_null() {
             p = self.attach(routine, ctx)?;
@@ -294,7 +327,34 @@ impl Ofi {
         // SAFETY: endpoints live in `endpoints` until the transport drops, which no
         // operation races with.
         let e = unsafe { &*p };
-        Ok(e.ep.lock().unwrap_or_else(|e| e.into_inner()))
+        let mut ep = e.ep.lock().unwrap_or_else(|e| e.into_inner());
+        let finalized = self.known_finalized(pe);
+        ep.set_issue_patience(finalized.then_some(FINALIZED_PATIENCE));
+        Ok(ep)
+    }
+
+    /// Records that `pe` left the job after finalize.
+    pub(crate) fn mark_left(&self, pe: usize) {
+        if let Some(Some(p)) = self.peers.get(pe) {
+            p.left.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Records that `pe` is known to have entered `shmem_finalize`.
+    pub(crate) fn mark_finalized(&self, pe: usize) {
+        if let Some(Some(p)) = self.peers.get(pe) {
+            p.finalized.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether `pe` is known to have entered `shmem_finalize`.
+    pub(crate) fn known_finalized(&self, pe: usize) -> bool {
+        matches!(self.peers.get(pe), Some(Some(p)) if p.finalized.load(Ordering::Relaxed))
+    }
+
+    /// Whether `pe` is known to have left the job.
+    pub(crate) fn has_left(&self, pe: usize) -> bool {
+        matches!(self.peers.get(pe), Some(Some(p)) if p.left.load(Ordering::Relaxed))
     }
 
     #[cold]
@@ -395,7 +455,7 @@ impl Ofi {
         len: usize,
     ) -> Result<()> {
         let (addr, raddr, key) = self.target(routine, pe, remote)?;
-        let ep = self.endpoint(routine, ctx)?;
+        let ep = self.endpoint(routine, ctx, pe)?;
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
         unsafe {
@@ -429,7 +489,7 @@ impl Ofi {
         let (addr, raddr, key) = self.target(routine, pe, remote)?;
         let err = Self::op_error(routine, pe, "a libfabric transfer failed");
         {
-            let ep = self.endpoint(routine, ctx)?;
+            let ep = self.endpoint(routine, ctx, pe)?;
             // SAFETY: the caller keeps `local` valid until completion, which is before
             // this returns unless the provider copied the data (Issued::Done).
             let issued = unsafe {
@@ -470,7 +530,7 @@ impl Ofi {
             return self.amo_by_cswap(routine, ctx, pe, addr, op);
         }
         let (peer, raddr, key) = self.target(routine, pe, addr)?;
-        let ep = self.endpoint(routine, ctx)?;
+        let ep = self.endpoint(routine, ctx, pe)?;
         let ty = bits_type(W::SIZE);
         let fetch = |o: AtomicOp, t: AtomicType, v: W| {
             ep.atomic_fetch(o, t, v.to_bits64(), peer, raddr, key)
@@ -506,7 +566,7 @@ impl Ofi {
         let cw = CswapWord::holding::<W>(addr);
         let (peer, raddr, key) = self.target(routine, pe, cw.word)?;
         let ty = bits_type(cw.size);
-        let ep = self.endpoint(routine, ctx)?;
+        let ep = self.endpoint(routine, ctx, pe)?;
         let old = ep
             .atomic_fetch(AtomicOp::Read, ty, 0, peer, raddr, key)
             .map_err(&err)?;
@@ -538,7 +598,7 @@ impl Ofi {
         match post {
             Some((o, t, v)) if matches!(W::SIZE, 4 | 8) => {
                 let (peer, raddr, key) = self.target(routine, pe, addr)?;
-                let ep = self.endpoint(routine, ctx)?;
+                let ep = self.endpoint(routine, ctx, pe)?;
                 ep.atomic_post(o, t, v.to_bits64(), peer, raddr, key)
                     .map_err(Self::op_error(routine, pe, "a libfabric atomic failed"))
             }
