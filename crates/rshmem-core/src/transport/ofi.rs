@@ -119,6 +119,10 @@ const PEER_GONE: &str = "the PE is unreachable through libfabric (its process is
 /// is taken as gone (over `tcp;ofi_rxm` one towards an exited process is refused for ever).
 const FINALIZED_PATIENCE: Duration = Duration::from_secs(2);
 
+/// The same for any other PE: a full queue clears as soon as this PE drives its progress,
+/// which the refused operation does, so only a vanished peer is refused this long.
+const PATIENCE: Duration = Duration::from_secs(10);
+
 /// libfabric's error as an operation's status: errors end the program, so the text is kept.
 fn status(e: &OfiError) -> &'static str {
     if matches!(e, OfiError::Unreachable { .. }) {
@@ -328,8 +332,11 @@ impl Ofi {
         // operation races with.
         let e = unsafe { &*p };
         let mut ep = e.ep.lock().unwrap_or_else(|e| e.into_inner());
-        let finalized = self.known_finalized(pe);
-        ep.set_issue_patience(finalized.then_some(FINALIZED_PATIENCE));
+        ep.set_issue_patience(Some(if self.known_finalized(pe) {
+            FINALIZED_PATIENCE
+        } else {
+            PATIENCE
+        }));
         Ok(ep)
     }
 
