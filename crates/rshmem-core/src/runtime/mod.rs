@@ -718,7 +718,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let world_hier = world_is_hierarchical(&group, &host_of);
     if cfg.fault_tolerant && routes.iter().any(|r| *r != Route::Shm) {
         return Err(InitError::Transport(format!(
-            "SHMEM_FAULT_TOLERANT=1: PE {me} reaches some PEs through the network, where a dead PE is not detected yet; fault-tolerant mode needs every PE on one host over shared memory (unset SHMEM_FAULT_TOLERANT, or use SHMEM_TRANSPORT=shm)"
+            "SHMEM_FAULT_TOLERANT=1: PE {me} reaches some PEs through the network (UCX or libfabric), where a dead PE is not detected yet; fault-tolerant mode needs every PE on one host over shared memory (unset SHMEM_FAULT_TOLERANT, or use SHMEM_TRANSPORT=shm)"
         )));
     }
     // Pids of the PEs on shared memory, probed for failures (`ft`); 0 = not probed.

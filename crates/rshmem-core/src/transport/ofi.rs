@@ -490,12 +490,16 @@ impl Ofi {
         remote: SymAddr,
         local: *mut u8,
         len: usize,
-        _counter: impl FnOnce() -> (&'c Completion, usize),
+        counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
         let (addr, raddr, key) = self.target(routine, pe, remote)?;
         let err = Self::op_error(routine, pe, "a libfabric transfer failed");
-        {
+        // Counted, and finished once complete below, as UCX counts its transfers: a request
+        // made for the transfer then behaves alike on both networks.
+        let (comp, _) = counter();
+        comp.issue(1);
+        let done = (|| -> Result<()> {
             let ep = self.endpoint(routine, ctx, pe)?;
             // SAFETY: the caller keeps `local` valid until completion, which is before
             // this returns unless the provider copied the data (Issued::Done).
@@ -516,7 +520,10 @@ impl Ofi {
             if signal.is_some() {
                 ep.fence().map_err(&err)?;
             }
-        }
+            Ok(())
+        })();
+        comp.finish(1);
+        done?;
         match signal {
             Some((a, op)) => self.amo_post(routine, ctx, pe, a, op),
             None => Ok(()),
