@@ -31,7 +31,7 @@ const RUNS: &[(&str, &[&str])] = &[
     ("api_signal_pipeline", &[]),
     ("core_sync", &["signal"]),
     ("coll_basic", &[]),
-    ("core_ctx", &["isolation"]),
+    ("core_ctx", &["basic"]),
     ("core_ctx", &["nbe"]),
     ("core_ctx", &["threads", "2"]),
     ("api_team", &["basic"]),
