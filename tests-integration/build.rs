@@ -43,6 +43,13 @@ fn have_ucx() -> bool {
         .any(|d| Path::new(d).join("libucp.so.0").exists())
 }
 
+/// Whether libfabric's runtime library is installed (the OFI transport loads it at run time).
+fn have_ofi() -> bool {
+    LIB_DIRS
+        .iter()
+        .any(|d| Path::new(d).join("libfabric.so.1").exists())
+}
+
 fn main() {
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=RSHMEM_TESTS_REQUIRE_TOOLS");
@@ -63,6 +70,7 @@ fn main() {
         }
     }
     println!("cargo::rustc-check-cfg=cfg(have_ucx)");
+    println!("cargo::rustc-check-cfg=cfg(have_ofi)");
     for d in LIB_DIRS.iter().filter(|d| Path::new(d).is_dir()) {
         println!("cargo::rerun-if-changed={d}");
     }
@@ -74,6 +82,11 @@ fn main() {
         println!("cargo::rustc-cfg=have_pmix");
     } else {
         missing.push("libpmix.so.2 (PMIx: apt-get install libpmix2)");
+    }
+    if have_ofi() {
+        println!("cargo::rustc-cfg=have_ofi");
+    } else {
+        missing.push("libfabric.so.1 (libfabric: apt-get install libfabric1)");
     }
     if have_ucx() {
         println!("cargo::rustc-cfg=have_ucx");

@@ -26,7 +26,7 @@ static inline int expected_shared_size(void) {
     const char *v = getenv("SHMEM_VIRTUAL_HOSTS");
     int n = shmem_n_pes(), me = shmem_my_pe(), k = v ? atoi(v) : 0, h = test_hosts(), count = 0;
     int mixed = t && strcmp(t, "mixed") == 0 && k > 0;
-    if (t && strcmp(t, "ucx") == 0)
+    if (t && (strcmp(t, "ucx") == 0 || strcmp(t, "ofi") == 0))
         return 1;
     if (k > n)
         k = n;

@@ -170,10 +170,10 @@ impl Job {
 }
 
 /// How much longer a job may take than its bound says: 3 when the environment sends every
-/// PE through UCX (`SHMEM_TRANSPORT=ucx`, the CI's second pass), where each remote
-/// operation is a network round trip of tens of microseconds instead of a memory access.
+/// PE through the network (`SHMEM_TRANSPORT=ucx`, the CI's second pass, or `ofi`), where each remote operation is a network round trip of tens of microseconds
+/// instead of a memory access.
 pub fn time_scale() -> u32 {
-    if std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ucx") {
+    if std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ucx" || t == "ofi") {
         3
     } else {
         1
@@ -446,7 +446,7 @@ pub fn expected_maps(me: usize, pe: usize, n: usize) -> bool {
     pe == me
         || same_host
             && match (std::env::var("SHMEM_TRANSPORT").as_deref(), vhosts) {
-                (Ok("ucx"), _) => false,
+                (Ok("ucx" | "ofi"), _) => false,
                 (Ok("mixed"), Some(k)) => pe * k / n == me * k / n,
                 _ => true,
             }

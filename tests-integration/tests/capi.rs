@@ -660,8 +660,10 @@ fn c_error_codes() {
 #[test]
 fn c_fault_tolerance() {
     let exe = build("ft.c", &[]);
-    // Through UCX a dead PE is not detected yet, so fault-tolerant mode is refused at init.
-    let over_ucx = std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ucx" || t == "mixed");
+    // Through the network a dead PE is not detected yet, so fault-tolerant mode is refused
+    // at init.
+    let over_ucx =
+        std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ucx" || t == "ofi" || t == "mixed");
     for np in [3, 4] {
         let before = rshmem_tests::shm_objects();
         let out = Job::new(np, &exe)

@@ -1,8 +1,9 @@
 //! Jobs across hosts simulated on this machine (`scripts/simhosts.sh`: network, UTS, IPC,
 //! mount and PID namespaces per host, launched by `mpiexec.hydra` with a fake ssh), so
 //! PEs of one host reach each other through shared memory and PEs of two hosts through
-//! UCX over TCP. Where namespaces are not permitted (not root) the tests say so and pass,
-//! unless `RSHMEM_TESTS_REQUIRE_NETNS=1` (CI) makes that a failure.
+//! UCX over TCP (or libfabric: `libfabric_between_hosts`). Where namespaces are not
+//! permitted (not root) the tests say so and pass, unless `RSHMEM_TESTS_REQUIRE_NETNS=1`
+//! (CI) makes that a failure.
 
 use std::process::Command;
 use std::sync::Mutex;
@@ -117,6 +118,26 @@ fn flat_collectives_across_hosts() {
     ];
     for prog in ["coll_basic", "api_coll"] {
         if !check(2, 2, &flat, prog, &[]) {
+            return;
+        }
+    }
+}
+
+/// libfabric (tcp) between the hosts, shared memory within each (`SHMEM_NETWORK=ofi`).
+#[test]
+fn libfabric_between_hosts() {
+    let _g = lock();
+    let ofi = ["SHMEM_NETWORK=ofi", "FI_PROVIDER=tcp"];
+    for (prog, args) in [
+        ("core_rma", &["contig"][..]),
+        ("core_rma", &["nbi"]),
+        ("core_amo", &["blocking"]),
+        ("core_sync", &["signal"]),
+        ("api_ctx", &["nbe"]),
+        ("coll_basic", &[]),
+        ("api_team", &["basic"]),
+    ] {
+        if !check(2, 2, &ofi, prog, args) {
             return;
         }
     }

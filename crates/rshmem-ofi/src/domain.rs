@@ -17,6 +17,10 @@ pub const DEFAULT_LIBRARY: &str = "libfabric.so.1";
 /// down to 1.5, the first with today's memory-registration modes).
 pub const API_VERSION: (u32, u32) = (1, 17);
 
+/// Transmit and receive queue depth asked of the provider: enough for one-sided traffic,
+/// where an operation refused for a full queue is retried after progress.
+const QUEUE_DEPTH: usize = 256;
+
 /// What the crate needs of a provider (named in errors).
 const NEEDS: &str = "reliable datagram endpoints (FI_EP_RDM) with RMA and atomics \
                      (FI_RMA | FI_ATOMIC), thread-safe domains and no mode bits";
@@ -165,6 +169,11 @@ impl Ofi {
                 if delivery {
                     (*h.tx_attr).op_flags = sys::FI_DELIVERY_COMPLETE;
                 }
+                // Queues of QUEUE_DEPTH operations: providers size their buffer pools by
+                // these (tcp;ofi_rxm's default of 2048 zeroes about 100 MB per endpoint,
+                // seconds of a job's start on a loaded machine).
+                (*h.tx_attr).size = QUEUE_DEPTH;
+                (*h.rx_attr).size = QUEUE_DEPTH;
                 if let Some(p) = opts.provider {
                     (*h.fabric_attr).prov_name = dup(R, "provider", p)?;
                 }

@@ -7,6 +7,7 @@ use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The libfabric objects of one endpoint; shared with [`crate::Progress`] handles.
 pub(crate) struct EpInner {
@@ -130,6 +131,9 @@ pub struct Endpoint {
     inner: Arc<EpInner>,
     writes: Count,
     reads: Count,
+    /// How long an operation may be refused for lack of resources (`-FI_EAGAIN`) before
+    /// it fails ([`Endpoint::set_issue_patience`]); `None`: forever.
+    patience: Option<Duration>,
 }
 
 // SAFETY: the counters are objects of the FI_THREAD_SAFE domain; the cells (which make the
@@ -243,6 +247,7 @@ impl Ofi {
             writes: count(inner.wcntr),
             reads: count(inner.rcntr),
             inner: Arc::new(inner),
+            patience: None,
         })
     }
 }
@@ -390,14 +395,23 @@ impl Endpoint {
         }
     }
 
-    /// Issues with `f` until it does not return `-FI_EAGAIN` (queue full: progress, retry),
-    /// then counts it in `count`.
+    /// Makes operations that the provider keeps refusing with `-FI_EAGAIN` for longer than
+    /// `patience` fail with [`OfiError::Unreachable`] (`None`, the default: retry forever).
+    /// Over `tcp;ofi_rxm` an operation towards a process that exited is refused that way
+    /// for ever, as the provider tries to reconnect.
+    pub fn set_issue_patience(&mut self, patience: Option<Duration>) {
+        self.patience = patience;
+    }
+
+    /// Issues with `f` until it does not return `-FI_EAGAIN` (queue full: progress, retry;
+    /// at most the endpoint's patience), then counts it in `count`.
     fn issue(
         &self,
         routine: &'static str,
         count: &Count,
         mut f: impl FnMut() -> isize,
     ) -> Result<()> {
+        let mut refused_since = None;
         loop {
             match f() {
                 0 => {
@@ -405,6 +419,15 @@ impl Endpoint {
                     return Ok(());
                 }
                 EAGAIN => {
+                    if let Some(p) = self.patience {
+                        let since = *refused_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() > p {
+                            return Err(OfiError::Unreachable {
+                                routine,
+                                provider: self.inner.ofi.provider().to_string(),
+                            });
+                        }
+                    }
                     if !self.inner.poll() {
                         std::thread::yield_now();
                     }

@@ -133,6 +133,15 @@ pub enum OfiError {
         /// What is missing.
         what: String,
     },
+    /// The provider kept refusing an operation for longer than the endpoint's patience
+    /// ([`Endpoint::set_issue_patience`]): the peer is most likely gone.
+    #[error("{routine}: provider {provider} kept refusing the operation: the peer is unreachable")]
+    Unreachable {
+        /// The libfabric routine.
+        routine: &'static str,
+        /// The provider.
+        provider: String,
+    },
     /// A bad argument to a routine of this crate.
     #[error("{routine}: {message}")]
     InvalidArgument {

@@ -251,12 +251,14 @@ impl Kind for Lanes {
 /// How PEs reach each other (`SHMEM_TRANSPORT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportMode {
-    /// Shared memory among the PEs of a host, UCX between hosts.
+    /// Shared memory among the PEs of a host, the network (`SHMEM_NETWORK`) between hosts.
     Auto,
     /// Shared memory only: every PE must be on this host.
     Shm,
     /// UCX to every PE, local ones and this one included.
     Ucx,
+    /// libfabric to every PE, local ones and this one included.
+    Ofi,
     /// As `Auto`, with each virtual host (`SHMEM_VIRTUAL_HOSTS`) counted as a host.
     Mixed,
 }
@@ -269,8 +271,9 @@ impl Kind for Transport {
             "" | "auto" => Ok(TransportMode::Auto),
             "shm" => Ok(TransportMode::Shm),
             "ucx" => Ok(TransportMode::Ucx),
+            "ofi" => Ok(TransportMode::Ofi),
             "mixed" => Ok(TransportMode::Mixed),
-            _ => Err("expected auto, shm, ucx or mixed".into()),
+            _ => Err("expected auto, shm, ucx, ofi or mixed".into()),
         }
     }
     fn show(v: &TransportMode) -> String {
@@ -278,7 +281,40 @@ impl Kind for Transport {
             TransportMode::Auto => "auto",
             TransportMode::Shm => "shm",
             TransportMode::Ucx => "ucx",
+            TransportMode::Ofi => "ofi",
             TransportMode::Mixed => "mixed",
+        }
+        .into()
+    }
+}
+
+/// Which network reaches PEs off shared memory (`SHMEM_NETWORK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkChoice {
+    /// UCX if its library loads, else libfabric.
+    Auto,
+    /// UCX.
+    Ucx,
+    /// libfabric.
+    Ofi,
+}
+
+struct Network;
+impl Kind for Network {
+    type Value = NetworkChoice;
+    fn parse(s: &str) -> Result<NetworkChoice, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(NetworkChoice::Auto),
+            "ucx" => Ok(NetworkChoice::Ucx),
+            "ofi" | "libfabric" => Ok(NetworkChoice::Ofi),
+            _ => Err("expected auto, ucx or ofi".into()),
+        }
+    }
+    fn show(v: &NetworkChoice) -> String {
+        match v {
+            NetworkChoice::Auto => "auto",
+            NetworkChoice::Ucx => "ucx",
+            NetworkChoice::Ofi => "ofi",
         }
         .into()
     }
@@ -555,13 +591,17 @@ env_table! {
     virtual_hosts "VIRTUAL_HOSTS": Count(usize) = "0", "teams",
         "Split the PEs into this many virtual hosts (contiguous blocks) for HOST/LEADERS; 0 = real hosts. With SHMEM_TRANSPORT=mixed they are transport boundaries too.";
     transport "TRANSPORT": Transport(TransportMode) = "auto", "transport",
-        "How PEs reach each other: auto (shared memory on the host, UCX to other hosts), shm (shared memory only; a PE on another host is an init error), ucx (UCX to every PE, this one included), mixed (as auto, with each SHMEM_VIRTUAL_HOSTS block counted as a host: UCX between blocks).";
+        "How PEs reach each other: auto (shared memory on the host, the network (SHMEM_NETWORK) to other hosts), shm (shared memory only; a PE on another host is an init error), ucx (UCX to every PE, this one included), ofi (libfabric to every PE, this one included; FI_PROVIDER picks the provider, else the first with RMA and atomics), mixed (as auto, with each SHMEM_VIRTUAL_HOSTS block counted as a host: the network between blocks).";
+    network "NETWORK": Network(NetworkChoice) = "auto", "transport",
+        "The network to PEs off shared memory under SHMEM_TRANSPORT=auto or mixed: auto (UCX if its library loads, else libfabric), ucx, ofi (libfabric: FI_PROVIDER and libfabric's own FI_* variables apply). Every PE must make the same choice.";
     bootstrap "BOOTSTRAP": Text(String) = "auto", "launch",
         "How a PE joins its job: auto (PMI-1 when the launcher set PMI_FD or PMI_PORT: oshrun, mpiexec.hydra, srun --mpi=pmi2; PMIx when it set PMIX_NAMESPACE: Open MPI's mpirun, srun --mpi=pmix, prterun; one PE alone when no launcher started the process; an error when a launcher started it as one of several and offers neither), pmi1, pmix. Read by the bootstrap before this table.";
     pmix_library "PMIX_LIBRARY": PathText(String) = "libpmix.so.2", "launch",
         "The PMIx client library loaded at init under a PMIx launcher (a file name the dynamic loader finds, or a path).";
     ucx_library "UCX_LIBRARY": PathText(String) = "libucp.so.0", "transport",
         "The UCX library loaded at init when a PE is reached through UCX (a file name the dynamic loader finds, or a path).";
+    ofi_library "OFI_LIBRARY": PathText(String) = "libfabric.so.1", "transport",
+        "The libfabric library loaded at init when a PE is reached through libfabric (a file name the dynamic loader finds, or a path).";
     wait_spin "WAIT_SPIN": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
         "How long a wait (wait_until, barrier, quiet, lock, request) spins before it yields the core; auto = 5us, or 0 when the machine has more PEs of the job than cores (simulated hosts included) (`rshmem-bench wait` measures the choice).";
     wait_yield "WAIT_YIELD": WaitTime(Option<std::time::Duration>) = "auto", "waiting",

@@ -833,9 +833,10 @@ fn rss_kib() -> usize {
 }
 
 fn churn(shmem: &Shmem) -> rshmem::Result<()> {
-    // Through UCX (SHMEM_TRANSPORT=ucx over TCP) every operation is a round trip of tens of
-    // microseconds: fewer cycles, still far more than any per-cycle leak could hide in.
-    let over_ucx = std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ucx");
+    // Through the network (SHMEM_TRANSPORT=ucx or ofi over TCP) every operation is a round
+    // trip of tens of microseconds: fewer cycles, still far more than any per-cycle leak
+    // could hide in.
+    let over_ucx = std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ucx" || t == "ofi");
     let cycles: u64 = if over_ucx { 10_000 } else { 100_000 };
     const WARM: u64 = 2_000;
     let (me, n) = (shmem.my_pe(), shmem.n_pes());

@@ -23,11 +23,12 @@ use crate::error::{Error, InitError, Result};
 use crate::heap::Heap;
 use crate::request::Pool;
 use crate::team::{Members, SlotMap, Team, TeamConfig};
+use crate::transport::ofi::Ofi;
 use crate::transport::shm::{SegMap, Shm};
 use crate::transport::ucx::{self, Ucx};
-use crate::transport::{Fabric, Route, Seg, SymAddr};
+use crate::transport::{Fabric, Network, Route, Seg, SymAddr};
 use crate::word::{AmoOp, Word};
-use rshmem_util::config::TransportMode;
+use rshmem_util::config::{NetworkChoice, TransportMode};
 
 /// Each PE's host as a number, from the PEs' host names, or from `virtual_hosts`
 /// contiguous blocks of PEs when it is non-zero.
@@ -717,7 +718,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let world_hier = world_is_hierarchical(&group, &host_of);
     if cfg.fault_tolerant && routes.iter().any(|r| *r != Route::Shm) {
         return Err(InitError::Transport(format!(
-            "SHMEM_FAULT_TOLERANT=1: PE {me} reaches some PEs through UCX, where a dead PE is not detected yet; fault-tolerant mode needs every PE on one host over shared memory (unset SHMEM_FAULT_TOLERANT, or use SHMEM_TRANSPORT=shm)"
+            "SHMEM_FAULT_TOLERANT=1: PE {me} reaches some PEs through the network (UCX or libfabric), where a dead PE is not detected yet; fault-tolerant mode needs every PE on one host over shared memory (unset SHMEM_FAULT_TOLERANT, or use SHMEM_TRANSPORT=shm)"
         )));
     }
     // Pids of the PEs on shared memory, probed for failures (`ft`); 0 = not probed.
@@ -849,9 +850,11 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     };
     let shared_rank = shared.rank_of(me).expect("a PE maps its own memory");
     let (host_members, leader_members) = host_teams(&host_of, me);
-    // The network transport, when a peer needs it: every PE of such a job starts it (each
-    // has a peer on another host, or SHMEM_TRANSPORT=ucx), publishes, and reads back.
-    let ucx = if routes.contains(&Route::Ucx) {
+    // The network, when a peer needs it: every PE of such a job starts it (each has a peer
+    // on another host, or SHMEM_TRANSPORT=ucx|ofi), publishes, and reads back.
+    let net = if routes.contains(&Route::Net) {
+        let use_ofi = choose_network(&cfg)?;
+        boot.put("net", if use_ofi { "ofi" } else { "ucx" })?;
         let slot = base as usize + me * stride;
         let (dstart, dlen) = data_resv.as_ref().map_or((0, 0), |d| (d.1, d.2));
         let region = |base, start, end, on_demand| ucx::Segment {
@@ -870,20 +873,30 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
             .iter()
             .enumerate()
             .all(|(p, r)| p == me || *r != Route::Shm);
-        let mut u = Ucx::start(
-            boot.as_ref(),
-            &cfg.ucx_library,
-            layout.size,
-            regions,
-            one_host,
-            maps_no_peer,
-        )?;
-        boot.fence()?;
         // Every PE, those on shared memory and this one included: atomics to all of them
-        // go through UCX (one atomicity domain).
+        // go through the network (one atomicity domain).
         let remote = vec![true; npes];
-        u.connect(boot.as_ref(), &remote)?;
-        Some(u)
+        let net = if use_ofi {
+            let mut o = Ofi::start(boot.as_ref(), &cfg.ofi_library, layout.size, regions)?;
+            boot.fence()?;
+            same_network(boot.as_ref(), me, "ofi")?;
+            o.connect(boot.as_ref(), &remote)?;
+            Network::Ofi(o)
+        } else {
+            let mut u = Ucx::start(
+                boot.as_ref(),
+                &cfg.ucx_library,
+                layout.size,
+                regions,
+                one_host,
+                maps_no_peer,
+            )?;
+            boot.fence()?;
+            same_network(boot.as_ref(), me, "ucx")?;
+            u.connect(boot.as_ref(), &remote)?;
+            Network::Ucx(u)
+        };
+        Some(net)
     } else {
         None
     };
@@ -963,7 +976,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
                 cfg.copy_engine_threshold,
                 cfg.copy_engine_piece,
             ),
-            ucx,
+            net,
         ),
         data_start: data_resv.as_ref().map_or(0, |d| d.1),
         data_len: data_resv.as_ref().map_or(0, |d| d.2),
@@ -1040,10 +1053,11 @@ pub fn finalize() {
     if everyone && rt.me == 0 && rt.cfg.profile > 0 {
         crate::profile::print_gathered(rt);
     }
-    if everyone && rt.fabric.has_ucx() {
-        // Peers may still be reading this PE's state word through UCX: one more world sync
-        // (every PE is in finalize, so it matches no user collective), whose flags are
-        // delivered before anyone tears UCX down, then nobody reads anybody.
+    if everyone && rt.fabric.has_network() {
+        // Peers may still be reading this PE's state word through the network: one more
+        // world sync (every PE is in finalize, so it matches no user collective), whose
+        // flags are delivered before anyone tears the network down, then nobody reads
+        // anybody.
         rt.sync_in("shmem_finalize", &rt.world);
         rt.fabric.flush_at_teardown(Ctx::default_ctx().state());
         rt.fabric.release_ctx(Ctx::default_ctx().state());
@@ -1073,9 +1087,10 @@ impl Runtime {
             let mapped = self.fabric.mapped_count();
             let _ = writeln!(
                 err,
-                "topology: PE {} reaches {mapped} PE(s) through shared memory and {} through UCX; HOST has {} PE(s); WORLD collectives {}",
+                "topology: PE {} reaches {mapped} PE(s) through shared memory and {} through {}; HOST has {} PE(s); WORLD collectives {}",
                 self.me,
                 self.npes - mapped,
+                self.fabric.network_name().unwrap_or("the network"),
                 self.host.n_pes(),
                 if self.world_hier {
                     "compose HOST and LEADERS"
@@ -1091,6 +1106,9 @@ impl Runtime {
                     let _ = writeln!(err, "UCX: PE {} has its heap registered with UCX", self.me);
                 }
                 None => {}
+            }
+            if let Some(d) = self.fabric.ofi_description() {
+                let _ = writeln!(err, "{d}");
             }
             let _ = writeln!(err, "rshmem configuration:\n{}", self.cfg.describe());
         }
@@ -1331,7 +1349,7 @@ impl Runtime {
         for _ in 0..=self.npes {
             match Ctx::default_ctx().quiet(self) {
                 Ok(()) => return,
-                Err(e) if crate::transport::ucx::peer_gone(&e) => continue,
+                Err(e) if crate::transport::peer_gone(&e) => continue,
                 Err(e) => self.fatal(&e),
             }
         }
@@ -1385,11 +1403,11 @@ pub fn fatal(err: &dyn std::fmt::Display) -> ! {
 }
 
 /// Which PEs share memory under `mode`: PEs with equal numbers map each other, from each
-/// PE's real host and its (possibly virtual) host. Under `ucx` no two PEs do.
+/// PE's real host and its (possibly virtual) host. Under `ucx` and `ofi` no two PEs do.
 fn shm_groups(mode: TransportMode, real_host: &[usize], host_of: &[usize]) -> Vec<usize> {
     let n = real_host.len();
     match mode {
-        TransportMode::Ucx => (0..n).collect(),
+        TransportMode::Ucx | TransportMode::Ofi => (0..n).collect(),
         TransportMode::Mixed => {
             // A (real host, virtual host) pair per PE, numbered in order of appearance.
             let pairs: Vec<(usize, usize)> = (0..n).map(|p| (real_host[p], host_of[p])).collect();
@@ -1402,8 +1420,8 @@ fn shm_groups(mode: TransportMode, real_host: &[usize], host_of: &[usize]) -> Ve
 }
 
 /// The route to every PE from the PEs' shared-memory groups. This PE is always reached
-/// through its own mapping; its atomics still go through UCX when the job uses UCX (see
-/// `Fabric::amo`).
+/// through its own mapping; its atomics still go through the network when the job uses
+/// one (see `Fabric::amo`).
 fn choose_routes(
     mode: TransportMode,
     group: &[usize],
@@ -1411,18 +1429,53 @@ fn choose_routes(
 ) -> std::result::Result<Vec<Route>, InitError> {
     (0..group.len())
         .map(|pe| {
-            // This PE's own memory is always a copy away (UCX would only add latency).
+            // This PE's own memory is always a copy away (the network would only add latency).
             if pe == me || group[pe] == group[me] {
                 Ok(Route::Shm)
             } else if mode == TransportMode::Shm {
                 Err(InitError::Topology(format!(
-                    "PE {pe} runs on another host than PE {me}, and SHMEM_TRANSPORT=shm allows shared memory only (unset it to reach other hosts through UCX)"
+                    "PE {pe} runs on another host than PE {me}, and SHMEM_TRANSPORT=shm allows shared memory only (unset it to reach other hosts through the network)"
                 )))
             } else {
-                Ok(Route::Ucx)
+                Ok(Route::Net)
             }
         })
         .collect()
+}
+
+/// Whether this PE reaches the network through libfabric (else UCX): `SHMEM_TRANSPORT=ofi`
+/// or `ucx` decides, else `SHMEM_NETWORK`, whose `auto` takes UCX when its library loads.
+fn choose_network(cfg: &Config) -> std::result::Result<bool, InitError> {
+    match (cfg.transport, cfg.network) {
+        (TransportMode::Ucx, NetworkChoice::Ofi) | (TransportMode::Ofi, NetworkChoice::Ucx) => {
+            Err(InitError::Transport(format!(
+                "SHMEM_TRANSPORT={} and SHMEM_NETWORK={} disagree (SHMEM_NETWORK applies to auto and mixed: unset one)",
+                format!("{:?}", cfg.transport).to_lowercase(),
+                format!("{:?}", cfg.network).to_lowercase(),
+            )))
+        }
+        (TransportMode::Ofi, _) | (_, NetworkChoice::Ofi) => Ok(true),
+        (TransportMode::Ucx, _) | (_, NetworkChoice::Ucx) => Ok(false),
+        (_, NetworkChoice::Auto) => Ok(!sys::library_loads(&cfg.ucx_library)),
+    }
+}
+
+/// Checks that every PE chose the network this PE did (after the store's fence): a job
+/// where some hosts lack UCX must say `SHMEM_NETWORK=ofi` everywhere.
+fn same_network(
+    boot: &dyn rshmem_boot::Bootstrap,
+    me: usize,
+    mine: &str,
+) -> std::result::Result<(), InitError> {
+    for pe in 0..boot.size() {
+        let theirs = boot.get(pe, "net")?;
+        if theirs != mine {
+            return Err(InitError::Transport(format!(
+                "PE {me} reaches other PEs through {mine} but PE {pe} through {theirs} (SHMEM_NETWORK=auto chooses UCX where its library loads): set SHMEM_NETWORK=ucx or ofi for every PE"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether WORLD's collectives should compose HOST and LEADERS: the PEs do not all share

@@ -321,3 +321,14 @@ extern "C" fn privatize_data_in_child() {
         }
     }
 }
+
+/// Whether the dynamic loader finds and loads `library` (the library stays loaded: the
+/// transport that asked loads it next).
+pub(crate) fn library_loads(library: &str) -> bool {
+    let Ok(name) = std::ffi::CString::new(library) else {
+        return false;
+    };
+    // SAFETY: dlopen of a NUL-terminated name; the handle is kept (never closed), so the
+    // library's constructors run once and nothing is unloaded under a later user.
+    !unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) }.is_null()
+}

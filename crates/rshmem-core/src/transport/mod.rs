@@ -3,18 +3,20 @@
 //! Operations are addressed by (PE, [`SymAddr`]): a segment and an offset inside it, never a
 //! raw virtual address, because each process maps the segments at its own addresses. At
 //! init every PE gets a [`Route`]: shared memory ([`shm`]) for PEs whose segments this
-//! process maps, UCX ([`ucx`]) for the others (or for all, with `SHMEM_TRANSPORT=ucx`).
+//! process maps, the network for the others (or for all, with `SHMEM_TRANSPORT=ucx|ofi`).
+//! The network is one of two, chosen per job: UCX ([`ucx`]) or libfabric ([`ofi`]).
 //! [`Fabric`] owns the routes, the shared-memory transport, the copy engine that carries
-//! large node-local non-blocking transfers, and the UCX transport; the routine families
+//! large node-local non-blocking transfers, and the network; the routine families
 //! (`ops`), contexts and collectives move and order data through it alone and never
-//! match on a route. Dispatch is a `match` on the route, so the node-local hot path has
-//! no dynamic call, no lock and no allocation.
+//! match on a route. Dispatch is a `match` on the route (and, off the host, one on the
+//! network), so the node-local hot path has no dynamic call, no lock and no allocation.
 //!
 //! A context owns its transport state ([`CtxState`]): what the copy engine owes it, and
-//! its own UCX worker, so threads on private contexts never contend and `quiet` on one
-//! context completes that context's operations only.
+//! its own UCX worker or libfabric endpoint, so threads on private contexts never contend
+//! and `quiet` on one context completes that context's operations only.
 
 pub(crate) mod engine;
+pub(crate) mod ofi;
 pub(crate) mod shm;
 pub(crate) mod ucx;
 
@@ -76,8 +78,29 @@ impl SymAddr {
 pub enum Route {
     /// Shared memory on this host: its segments are mapped here.
     Shm,
-    /// UCX: another host, or any PE under `SHMEM_TRANSPORT=ucx`.
-    Ucx,
+    /// The network (UCX or libfabric): another host, or any PE under
+    /// `SHMEM_TRANSPORT=ucx|ofi`.
+    Net,
+}
+
+/// The network a job reaches other hosts through.
+#[derive(Debug)]
+pub(crate) enum Network {
+    /// UCX (`libucp.so.0`).
+    Ucx(ucx::Ucx),
+    /// libfabric (`libfabric.so.1`).
+    Ofi(ofi::Ofi),
+}
+
+impl Network {
+    /// Drives the network's outstanding work once; whether anything happened.
+    #[inline]
+    fn progress(&self) -> bool {
+        match self {
+            Network::Ucx(u) => u.progress(true),
+            Network::Ofi(o) => o.progress(),
+        }
+    }
 }
 
 /// The transport state a context owns.
@@ -89,6 +112,8 @@ pub struct CtxState {
     pub(crate) lane: usize,
     /// The context's UCX worker, made on its first operation through UCX.
     pub(crate) ucx: ucx::CtxSlot,
+    /// The context's libfabric endpoint, made on its first operation through libfabric.
+    pub(crate) ofi: ofi::CtxSlot,
 }
 
 impl CtxState {
@@ -98,8 +123,70 @@ impl CtxState {
             comp: Completion::new(),
             lane: 0,
             ucx: ucx::CtxSlot::new(),
+            ofi: ofi::CtxSlot::new(),
         }
     }
+}
+
+/// The aligned 4- or 8-byte word holding a value, for networks that run an atomic they
+/// lack as a compare-and-swap loop on it (atomic with respect to every other atomic, as all
+/// of a job's go through its network).
+pub(crate) struct CswapWord {
+    /// Where the word is.
+    pub(crate) word: SymAddr,
+    /// Its size (4 or 8).
+    pub(crate) size: usize,
+    shift: u32,
+    mask: u64,
+}
+
+impl CswapWord {
+    /// The word holding a `W` at `addr`.
+    pub(crate) fn holding<W: Word>(addr: SymAddr) -> CswapWord {
+        let size = W::SIZE.max(4);
+        let shift = 8 * (addr.off % size) as u32;
+        let mask = if W::SIZE >= 8 {
+            u64::MAX
+        } else {
+            ((1u64 << (8 * W::SIZE)) - 1) << shift
+        };
+        CswapWord {
+            word: SymAddr {
+                seg: addr.seg,
+                off: addr.off - addr.off % size,
+            },
+            size,
+            shift,
+            mask,
+        }
+    }
+
+    /// Applies `op` to the value, starting from the word's value `old`; `cswap(old, new)`
+    /// returns what the word held. Returns the value's previous value.
+    pub(crate) fn apply<W: Word>(
+        &self,
+        op: AmoOp<W>,
+        mut old: u64,
+        mut cswap: impl FnMut(u64, u64) -> Result<u64>,
+    ) -> Result<W> {
+        loop {
+            let mut v = W::from_bits64((old & self.mask) >> self.shift);
+            // SAFETY: `v` is a live local of type `W`: the operation runs on it in place.
+            let prev = unsafe { W::rmw(&mut v, op) };
+            let new = (old & !self.mask) | ((v.to_bits64() << self.shift) & self.mask);
+            let seen = cswap(old, new)?;
+            if seen == old {
+                return Ok(prev);
+            }
+            old = seen;
+        }
+    }
+}
+
+/// Whether `e`, from an operation through the network, says that the peer's process is
+/// gone.
+pub(crate) fn peer_gone(e: &crate::error::Error) -> bool {
+    ucx::peer_gone(e) || ofi::peer_gone(e)
 }
 
 /// Direction of a transfer.
@@ -116,11 +203,22 @@ pub(crate) struct Fabric {
     routes: Box<[Route]>,
     shm: Shm,
     pub(crate) engine: Engine,
-    ucx: Option<ucx::Ucx>,
-    /// Every AMO goes through UCX, node-local ones included: a word updated with CPU atomics
-    /// by node-local PEs and through a network adapter by remote ones is not atomic across
-    /// the two, so a job with any UCX route keeps one atomicity domain (docs/architecture.md).
-    amo_ucx: bool,
+    net: Option<Network>,
+    /// Every AMO goes through the network, node-local ones included: a word updated with
+    /// CPU atomics by node-local PEs and through a network adapter by remote ones is not
+    /// atomic across the two, so a job with any network route keeps one atomicity domain
+    /// (docs/architecture.md).
+    amo_net: bool,
+}
+
+/// Dispatches a network operation: `$body` with `$n` bound to the transport.
+macro_rules! on_net {
+    ($net:expr, $n:ident => $body:expr) => {
+        match $net {
+            Network::Ucx($n) => $body,
+            Network::Ofi($n) => $body,
+        }
+    };
 }
 
 impl Fabric {
@@ -134,17 +232,17 @@ impl Fabric {
         routes: Box<[Route]>,
         shm: Shm,
         engine: Engine,
-        ucx: Option<ucx::Ucx>,
+        net: Option<Network>,
     ) -> Fabric {
-        let amo_ucx = ucx.is_some();
-        debug_assert_eq!(ucx.is_some(), routes.contains(&Route::Ucx));
+        let amo_net = net.is_some();
+        debug_assert_eq!(net.is_some(), routes.contains(&Route::Net));
         Fabric {
             me,
             routes,
             shm,
             engine,
-            ucx,
-            amo_ucx,
+            net,
+            amo_net,
         }
     }
 
@@ -154,56 +252,92 @@ impl Fabric {
         self.routes[pe] == Route::Shm
     }
 
-    /// Whether some PE is reached through UCX.
+    /// Whether some PE is reached through the network (UCX or libfabric).
+    #[inline(always)]
+    pub(crate) fn has_network(&self) -> bool {
+        self.net.is_some()
+    }
+
+    /// [`Fabric::has_network`] under its former name, which team/ still uses.
     #[inline(always)]
     pub(crate) fn has_ucx(&self) -> bool {
-        self.ucx.is_some()
+        self.has_network()
+    }
+
+    fn ucx_net(&self) -> Option<&ucx::Ucx> {
+        match &self.net {
+            Some(Network::Ucx(u)) => Some(u),
+            _ => None,
+        }
     }
 
     /// With UCX: whether UCX allocated this PE's heap segment (one-sided on its
     /// shared-memory transports) rather than registered it.
     pub(crate) fn ucx_allocated_heap(&self) -> Option<bool> {
-        self.ucx.as_ref().map(|u| u.allocated_heap())
+        self.ucx_net().map(|u| u.allocated_heap())
     }
 
-    /// Whether `pe`, reached through UCX, is known to have left the job after finalize.
-    #[cold]
-    pub(crate) fn has_left(&self, pe: usize) -> bool {
-        self.ucx.as_ref().is_some_and(|u| u.has_left(pe))
+    /// The network's name, if the job uses one (`SHMEM_INFO`).
+    pub(crate) fn network_name(&self) -> Option<&'static str> {
+        self.net.as_ref().map(|n| match n {
+            Network::Ucx(_) => "UCX",
+            Network::Ofi(_) => "libfabric",
+        })
     }
 
-    /// Records that `pe` is known to have entered `shmem_finalize` (through UCX, a peer
-    /// that vanished is taken as finalized only then: `Runtime::state_of`).
-    #[cold]
-    pub(crate) fn note_finalized(&self, pe: usize) {
-        if let Some(u) = &self.ucx {
-            u.mark_finalized(pe);
+    /// With libfabric: the provider, fabric and domain chosen (`SHMEM_INFO`).
+    pub(crate) fn ofi_description(&self) -> Option<String> {
+        match &self.net {
+            Some(Network::Ofi(o)) => Some(o.describe()),
+            _ => None,
         }
     }
 
-    /// Whether `pe`, reached through UCX, is known to have entered `shmem_finalize`.
-    pub(crate) fn known_finalized(&self, pe: usize) -> bool {
-        self.ucx.as_ref().is_some_and(|u| u.known_finalized(pe))
+    /// Whether `pe`, reached through the network, is known to have left the job after
+    /// finalize.
+    #[cold]
+    pub(crate) fn has_left(&self, pe: usize) -> bool {
+        self.net
+            .as_ref()
+            .is_some_and(|net| on_net!(net, n => n.has_left(pe)))
     }
 
-    /// When `e`, from an operation on `pe`, says that `pe`'s process is gone through UCX,
+    /// Records that `pe` is known to have entered `shmem_finalize` (through the network, a
+    /// peer that vanished is taken as finalized only then: `Runtime::state_of`).
+    #[cold]
+    pub(crate) fn note_finalized(&self, pe: usize) {
+        if let Some(net) = &self.net {
+            on_net!(net, n => n.mark_finalized(pe));
+        }
+    }
+
+    /// Whether `pe`, reached through the network, is known to have entered
+    /// `shmem_finalize`.
+    pub(crate) fn known_finalized(&self, pe: usize) -> bool {
+        self.net
+            .as_ref()
+            .is_some_and(|net| on_net!(net, n => n.known_finalized(pe)))
+    }
+
+    /// When `e`, from an operation on `pe`, says that `pe`'s process is gone (network),
     /// records that it left and returns true. (Whether it finalized first is another
     /// matter: see [`Fabric::known_finalized`].)
     #[cold]
     pub(crate) fn note_left(&self, pe: usize, e: &crate::error::Error) -> bool {
-        match &self.ucx {
-            Some(u) if ucx::peer_gone(e) => {
-                u.mark_left(pe);
+        match &self.net {
+            Some(net) if peer_gone(e) => {
+                on_net!(net, n => n.mark_left(pe));
                 true
             }
             _ => false,
         }
     }
 
-    fn ucx(&self) -> &ucx::Ucx {
-        self.ucx
+    #[inline(always)]
+    fn net(&self) -> &Network {
+        self.net
             .as_ref()
-            .expect("a UCX route implies the UCX transport")
+            .expect("a network route implies a network")
     }
 
     /// Address of `addr` in this PE's own mapping.
@@ -298,7 +432,9 @@ impl Fabric {
                 Ok(())
             },
             // SAFETY: forwarded contract.
-            Route::Ucx => unsafe { self.ucx().xfer(routine, ctx, dir, pe, remote, local, len) },
+            Route::Net => on_net!(self.net(), n => unsafe {
+                n.xfer(routine, ctx, dir, pe, remote, local, len)
+            }),
         }
     }
 
@@ -332,8 +468,8 @@ impl Fabric {
                     Dir::Put => (r, local as *const u8),
                     Dir::Get => (local, r as *const u8),
                 };
-                if let (true, Some((a, op))) = (self.amo_ucx, signal) {
-                    // The signal must go through UCX, after the data: copy now.
+                if let (true, Some((a, op))) = (self.amo_net, signal) {
+                    // The signal must go through the network, after the data: copy now.
                     // SAFETY: the caller's contract.
                     unsafe { shm::copy(src, dst, len) };
                     return self.amo_post(routine, ctx, pe, a, op);
@@ -353,10 +489,9 @@ impl Fabric {
                 }
             }
             // SAFETY: forwarded contract.
-            Route::Ucx => unsafe {
-                self.ucx()
-                    .xfer_nbi(routine, ctx, dir, pe, remote, local, len, counter, signal)
-            },
+            Route::Net => on_net!(self.net(), n => unsafe {
+                n.xfer_nbi(routine, ctx, dir, pe, remote, local, len, counter, signal)
+            }),
         }
     }
 
@@ -380,8 +515,8 @@ impl Fabric {
     ) -> Result<()> {
         // SAFETY: forwarded contract.
         unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
-        if self.routes[pe] == Route::Ucx || self.amo_ucx {
-            // The data may still be on its way (UCX) or went by another domain.
+        if self.routes[pe] == Route::Net || self.amo_net {
+            // The data may still be on its way (network) or went by another domain.
             self.fence(ctx);
         }
         // On shared memory the atomic is a release: the data is visible before it.
@@ -391,7 +526,7 @@ impl Fabric {
     /// Adds `by` to a runtime counter on `pe` that this PE alone raises (a sync flag, a
     /// message channel's arrival or acknowledgement count). A word with one writer needs no
     /// common atomicity domain with other writers, so a peer this process maps gets a CPU
-    /// atomic even when the job's other atomics go through UCX (node-local phases of
+    /// atomic even when the job's other atomics go through the network (node-local phases of
     /// collectives then cost what they cost on one host).
     #[inline]
     pub(crate) fn raise(
@@ -411,7 +546,10 @@ impl Fabric {
                 unsafe { u64::rmw(p, AmoOp::Add(by)) };
                 Ok(())
             }
-            Route::Ucx => self.ucx().raise(routine, ctx, pe, addr, by),
+            Route::Net => match self.net() {
+                Network::Ucx(u) => u.raise(routine, ctx, pe, addr, by),
+                Network::Ofi(o) => o.amo_post(routine, ctx, pe, addr, AmoOp::Add(by)),
+            },
         }
     }
 
@@ -432,12 +570,15 @@ impl Fabric {
         len: usize,
         sig: SymAddr,
     ) -> Result<()> {
-        if self.routes[pe] == Route::Ucx {
+        if let (Route::Net, Some(Network::Ucx(u))) = (self.routes[pe], &self.net) {
             // SAFETY: forwarded contract.
-            return unsafe { self.ucx().put_raise(routine, ctx, pe, dst, src, len, sig) };
+            return unsafe { u.put_raise(routine, ctx, pe, dst, src, len, sig) };
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
+        if self.routes[pe] == Route::Net {
+            self.fence(ctx);
+        }
         self.raise(routine, ctx, pe, sig, 1)
     }
 
@@ -453,8 +594,8 @@ impl Fabric {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
-        if self.amo_ucx {
-            return self.ucx().amo(routine, ctx, pe, addr, op);
+        if self.amo_net {
+            return on_net!(self.net(), n => n.amo(routine, ctx, pe, addr, op));
         }
         let p = self.shm.addr(pe, addr).cast::<W>();
         debug_assert!(p.is_aligned());
@@ -463,8 +604,8 @@ impl Fabric {
         Ok(unsafe { W::rmw(p, op) })
     }
 
-    /// An atomic whose previous value nobody needs (signals, flags, counters): through UCX
-    /// it is posted without a round trip, and delivered in order with later operations
+    /// An atomic whose previous value nobody needs (signals, flags, counters): through the
+    /// network it is posted without a round trip, and delivered in order with later operations
     /// after a fence.
     #[inline(always)]
     pub(crate) fn amo_post<W: Word>(
@@ -475,8 +616,8 @@ impl Fabric {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<()> {
-        if self.amo_ucx {
-            return self.ucx().amo_post(routine, ctx, pe, addr, op);
+        if self.amo_net {
+            return on_net!(self.net(), n => n.amo_post(routine, ctx, pe, addr, op));
         }
         self.amo(routine, ctx, pe, addr, op).map(drop)
     }
@@ -523,8 +664,8 @@ impl Fabric {
         if ctx.comp.pending() {
             self.wait_complete(&ctx.comp, ctx.lane);
         }
-        if let Some(u) = &self.ucx {
-            u.fence(ctx);
+        if let Some(net) = &self.net {
+            on_net!(net, n => n.fence(ctx));
         }
         fence(Ordering::Release);
     }
@@ -532,8 +673,8 @@ impl Fabric {
     /// Completes every operation issued on the context.
     #[inline]
     pub(crate) fn quiet(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
-        if let Some(u) = &self.ucx {
-            u.quiet(routine, ctx)?;
+        if let Some(net) = &self.net {
+            on_net!(net, n => n.quiet(routine, ctx))?;
         }
         if ctx.comp.pending() {
             self.wait_complete(&ctx.comp, ctx.lane);
@@ -543,11 +684,11 @@ impl Fabric {
     }
 
     /// Waits until `comp` is complete: running the copy engine's queued jobs of `lane`,
-    /// and driving UCX, whose completion callbacks run only in progress calls (a flush
-    /// does not wait for every get's callback).
+    /// and driving the network (UCX's completion callbacks run only in progress calls: a
+    /// flush does not wait for every get's callback).
     #[cold]
     fn wait_complete(&self, comp: &Completion, lane: usize) {
-        if self.ucx.is_none() {
+        if self.net.is_none() {
             return self.engine.wait(lane, comp);
         }
         let mut w = rshmem_util::Waiter::new();
@@ -560,21 +701,21 @@ impl Fabric {
     }
 
     /// Completes every transfer of every context and request of this PE: the copy
-    /// engine's, and every UCX worker's.
+    /// engine's, and every UCX worker's or libfabric endpoint's.
     pub(crate) fn drain(&self, routine: &'static str) -> Result<()> {
         self.engine.drain();
-        match &self.ucx {
-            Some(u) => u.flush_all(routine),
+        match &self.net {
+            Some(net) => on_net!(net, n => n.flush_all(routine)),
             None => Ok(()),
         }
     }
 
-    /// Drives UCX's outstanding work once (a test routine, which polls, calls it; a wait
-    /// uses [`Fabric::net_wait`]).
+    /// Drives the network's outstanding work once (a test routine, which polls, calls it;
+    /// a wait uses [`Fabric::net_wait`]).
     #[inline(always)]
     pub(crate) fn progress(&self) {
-        if let Some(u) = &self.ucx {
-            u.progress(true);
+        if let Some(net) = &self.net {
+            net.progress();
         }
     }
 
@@ -583,7 +724,7 @@ impl Fabric {
     #[inline(always)]
     pub(crate) fn net_wait(&self) -> NetWait<'_> {
         NetWait {
-            ucx: self.ucx.as_ref(),
+            net: self.net.as_ref(),
             driving: None,
             pauses: 0,
             own_every: PEERS_OWN_EVERY,
@@ -603,8 +744,9 @@ impl Fabric {
 
     /// Connects the context to every PE reached through UCX now (init, for the default
     /// context: wire-up needs both sides to make progress, which every PE does at init).
+    /// libfabric connects on first use (its progress thread serves the peer's side).
     pub(crate) fn wire_up(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
-        match &self.ucx {
+        match self.ucx_net() {
             Some(u) => u.wire_up(routine, ctx),
             None => Ok(()),
         }
@@ -613,28 +755,34 @@ impl Fabric {
     /// Finalize's last flush: delivers what the context still holds to peers that need it,
     /// ignoring those that have already closed (they need nothing more).
     pub(crate) fn flush_at_teardown(&self, ctx: &CtxState) {
-        if let Some(u) = &self.ucx {
-            u.flush_at_teardown(ctx);
+        match &self.net {
+            Some(Network::Ucx(u)) => u.flush_at_teardown(ctx),
+            Some(Network::Ofi(o)) => {
+                let _ = o.quiet("shmem_finalize", ctx);
+            }
+            None => {}
         }
     }
 
-    /// Returns a context's UCX worker to the pool (the context is being destroyed or
-    /// recycled; it was quieted).
+    /// Returns a context's UCX worker or libfabric endpoint to the pool (the context is
+    /// being destroyed or recycled; it was quieted).
     pub(crate) fn release_ctx(&self, ctx: &CtxState) {
-        if let Some(u) = &self.ucx {
-            u.release(ctx);
+        if let Some(net) = &self.net {
+            on_net!(net, n => n.release(ctx));
         }
     }
 }
 
-/// What a thread waiting for a condition does between two checks of it: without UCX, back
-/// off by the waiting policy. With UCX, claim the service worker from the progress thread at
-/// the first pause ([`rshmem_ucx::Driver::drive`]: its event fd leaves the thread's epoll set,
-/// no wake-up) and drive every worker (a peer's emulated operation on this PE is served at
-/// once, and work seen keeps the wait in its spin and yield phases); in the sleep phase,
-/// sleep on the service worker's event fd, so the network wakes the wait itself rather than
-/// the progress thread or a timer. The claim is handed back when the wait ends (drop): the
-/// worker armed and its fd returned to the thread, which wakes only if an event is pending.
+/// What a thread waiting for a condition does between two checks of it: without a network,
+/// back off by the waiting policy. With libfabric, drive every endpoint (the service
+/// endpoint's peers are served at once) and back off. With UCX, claim the service worker from
+/// the progress thread at the first pause ([`rshmem_ucx::Driver::drive`]: its event fd leaves
+/// the thread's epoll set, no wake-up) and drive every worker (a peer's emulated operation on
+/// this PE is served at once, and work seen keeps the wait in its spin and yield phases); in
+/// the sleep phase, sleep on the service worker's event fd, so the network wakes the wait
+/// itself rather than the progress thread or a timer. The claim is handed back when the wait
+/// ends (drop): the worker armed and its fd returned to the thread, which wakes only if an
+/// event is pending.
 ///
 /// Before, the thread kept the fd during short waits and woke for every arrival a waiter
 /// served anyway (and competed with it for the worker): over TCP that cost a 2-PE sync
@@ -645,7 +793,7 @@ impl Fabric {
 /// them every [`PEERS_OWN_EVERY`] pauses: over TCP each worker's progress is a system call.
 #[derive(Debug)]
 pub(crate) struct NetWait<'f> {
-    ucx: Option<&'f ucx::Ucx>,
+    net: Option<&'f Network>,
     driving: Option<rshmem_ucx::Driving<'f>>,
     pauses: u32,
     /// The contexts' workers are driven every this many pauses.
@@ -669,9 +817,15 @@ impl NetWait<'_> {
     /// One pause of a wait whose condition was false.
     #[inline(always)]
     pub(crate) fn pause(&mut self, w: &mut rshmem_util::Waiter) {
-        match self.ucx {
+        match self.net {
             None => w.snooze(),
-            Some(u) => {
+            Some(Network::Ofi(o)) => {
+                if o.progress() {
+                    w.keep_hot();
+                }
+                w.snooze();
+            }
+            Some(Network::Ucx(u)) => {
                 if self.driving.is_none() {
                     self.driving = Some(u.drive());
                 }

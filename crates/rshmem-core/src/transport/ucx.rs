@@ -148,7 +148,7 @@ pub(crate) struct Segment {
     pub(crate) on_demand: bool,
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes
         .iter()
@@ -158,7 +158,7 @@ fn hex(bytes: &[u8]) -> String {
         })
 }
 
-fn unhex(s: &str) -> Option<Vec<u8>> {
+pub(super) fn unhex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;
     }
@@ -169,7 +169,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// Puts `value` under `key` in chunks the store accepts: `key` holds the chunk count.
-fn put_long(boot: &dyn Bootstrap, key: &str, value: &str) -> Result<(), InitError> {
+pub(super) fn put_long(boot: &dyn Bootstrap, key: &str, value: &str) -> Result<(), InitError> {
     let chunks: Vec<&str> = value
         .as_bytes()
         .chunks(CHUNK)
@@ -182,9 +182,11 @@ fn put_long(boot: &dyn Bootstrap, key: &str, value: &str) -> Result<(), InitErro
     Ok(())
 }
 
-fn get_long(boot: &dyn Bootstrap, pe: usize, key: &str) -> Result<String, InitError> {
+pub(super) fn get_long(boot: &dyn Bootstrap, pe: usize, key: &str) -> Result<String, InitError> {
     let n: usize = boot.get(pe, key)?.parse().map_err(|_| {
-        InitError::Topology(format!("PE {pe} published a malformed UCX value {key:?}"))
+        InitError::Topology(format!(
+            "PE {pe} published a malformed network value {key:?}"
+        ))
     })?;
     let mut s = String::new();
     for i in 0..n {
@@ -757,32 +759,14 @@ impl Ucx {
         op: AmoOp<W>,
     ) -> Result<W> {
         let err = Self::op_error(routine, pe, "a UCX atomic failed");
-        let size = W::SIZE.max(4);
-        let shift = 8 * (addr.off % size) as u32;
-        let word = SymAddr {
-            seg: addr.seg,
-            off: addr.off - addr.off % size,
-        };
-        let (ep, raddr, key) = self.target(routine, w, pe, word)?;
-        let mask = if W::SIZE >= 8 {
-            u64::MAX
-        } else {
-            ((1u64 << (8 * W::SIZE)) - 1) << shift
-        };
-        let mut old = ep
-            .atomic_fetch(FetchOp::Add, 0, size, raddr, key)
+        let cw = super::CswapWord::holding::<W>(addr);
+        let (ep, raddr, key) = self.target(routine, w, pe, cw.word)?;
+        let old = ep
+            .atomic_fetch(FetchOp::Add, 0, cw.size, raddr, key)
             .map_err(&err)?;
-        loop {
-            let mut v = W::from_bits64((old & mask) >> shift);
-            // SAFETY: `v` is a live local of type `W`: the operation runs on it in place.
-            let prev = unsafe { W::rmw(&mut v, op) };
-            let new = (old & !mask) | ((v.to_bits64() << shift) & mask);
-            let seen = ep.cswap(old, new, size, raddr, key).map_err(&err)?;
-            if seen == old {
-                return Ok(prev);
-            }
-            old = seen;
-        }
+        cw.apply(op, old, |o, n| {
+            ep.cswap(o, n, cw.size, raddr, key).map_err(&err)
+        })
     }
 
     /// An atomic whose previous value is not needed.
