@@ -726,6 +726,7 @@ impl Fabric {
         NetWait {
             net: self.net.as_ref(),
             driving: None,
+            since: None,
             pauses: 0,
             own_every: PEERS_OWN_EVERY,
         }
@@ -776,8 +777,8 @@ impl Fabric {
 /// What a thread waiting for a condition does between two checks of it: without a network,
 /// back off by the waiting policy. With libfabric, drive every endpoint (the service
 /// endpoint's peers are served at once) and back off. With UCX, claim the service worker from
-/// the progress thread at the first pause ([`rshmem_ucx::Driver::drive`]: its event fd leaves
-/// the thread's epoll set, no wake-up) and drive every worker (a peer's emulated operation on
+/// the progress thread once the wait has lasted [`CLAIM_AFTER`] ([`rshmem_ucx::Driver::drive`]:
+/// its event fd leaves the thread's epoll set, no wake-up) and drive every worker (a peer's emulated operation on
 /// this PE is served at once, and work seen keeps the wait in its spin and yield phases); in
 /// the sleep phase, sleep on the service worker's event fd, so the network wakes the wait
 /// itself rather than the progress thread or a timer. The claim is handed back when the wait
@@ -795,6 +796,8 @@ impl Fabric {
 pub(crate) struct NetWait<'f> {
     net: Option<&'f Network>,
     driving: Option<rshmem_ucx::Driving<'f>>,
+    /// When the first pause began (read once the wait has paused a few times).
+    since: Option<std::time::Instant>,
     pauses: u32,
     /// The contexts' workers are driven every this many pauses.
     own_every: u32,
@@ -803,6 +806,16 @@ pub(crate) struct NetWait<'f> {
 /// How often a wait for peers drives the contexts' workers ([`NetWait`]): often enough that
 /// an operation of this PE that UCX queued (a full socket) goes out within a few pauses.
 const PEERS_OWN_EVERY: u32 = 8;
+
+/// How long a wait lasts before it claims the service worker ([`NetWait`]). Claiming and
+/// handing back cost about 3 system calls: over UCX's shared-memory transports, where a
+/// 2-PE barrier takes 0.3 us and nothing wakes the progress thread, a claim in every wait
+/// made it 3.3 us; over TCP a message takes about 10 us, so a wait that claims after 3 us
+/// still has the worker when the message comes.
+const CLAIM_AFTER: std::time::Duration = std::time::Duration::from_micros(3);
+
+/// Pauses between two clock readings of a wait that has not claimed yet.
+const CLAIM_CHECK_EVERY: u32 = 4;
 
 impl NetWait<'_> {
     /// Hands the service worker back to the progress thread (claimed again at the next
@@ -826,8 +839,11 @@ impl NetWait<'_> {
                 w.snooze();
             }
             Some(Network::Ucx(u)) => {
-                if self.driving.is_none() {
-                    self.driving = Some(u.drive());
+                if self.driving.is_none() && self.pauses.is_multiple_of(CLAIM_CHECK_EVERY) {
+                    let now = std::time::Instant::now();
+                    if now.duration_since(*self.since.get_or_insert(now)) >= CLAIM_AFTER {
+                        self.driving = Some(u.drive());
+                    }
                 }
                 let own = self.pauses.is_multiple_of(self.own_every);
                 self.pauses = self.pauses.wrapping_add(1);
