@@ -129,7 +129,11 @@ fn libfabric_between_hosts() {
     let _g = lock();
     // The transport too: the suite's ucx pass sets SHMEM_TRANSPORT=ucx, which forbids
     // SHMEM_NETWORK (it applies to auto and mixed).
-    let ofi = ["SHMEM_TRANSPORT=auto", "SHMEM_NETWORK=ofi", "FI_PROVIDER=tcp"];
+    let ofi = [
+        "SHMEM_TRANSPORT=auto",
+        "SHMEM_NETWORK=ofi",
+        "FI_PROVIDER=tcp",
+    ];
     for (prog, args) in [
         ("core_rma", &["contig"][..]),
         ("core_rma", &["nbi"]),

@@ -1059,6 +1059,11 @@ pub fn finalize() {
         // flags are delivered before anyone tears the network down, then nobody reads
         // anybody.
         rt.sync_in("shmem_finalize", &rt.world);
+        // The sync's flags went through the collectives' context, uncounted for quiet (a
+        // flag needs delivery, not a flush, while the job runs): delivered now, or the last
+        // PE to be signalled waits for a flag the closing endpoint dropped.
+        rt.fabric
+            .flush_at_teardown(crate::coll::nonblocking::coll_ctx());
         rt.fabric.flush_at_teardown(Ctx::default_ctx().state());
         rt.fabric.release_ctx(Ctx::default_ctx().state());
     }

@@ -614,9 +614,8 @@ impl Ucx {
     }
 
     /// A put whose arrival a count announces (see [`super::Fabric::put_raise`]): the put,
-    /// a fence, the raise. Neither is counted for quiet: the receiver learns from the
-    /// count that the data has landed, so a later sync need not flush them (counting the
-    /// put made every collective that sent a message flush before its next sync).
+    /// a fence, the raise (both counted for quiet, as [`Ucx::raise`] says why), or over a
+    /// heap mapped here, a copy and the raise.
     ///
     /// # Safety
     /// As [`super::Fabric::put_raise`].
@@ -640,8 +639,9 @@ impl Ucx {
         let (ep, raddr, key) = self.target(routine, w, pe, dst)?;
         // SAFETY: the caller's contract: `src` is readable for `len` bytes; the remote
         // range was checked.
-        unsafe { ep.put_blocking(std::slice::from_raw_parts(src, len), raddr, key) }
-            .map_err(Self::op_error(routine, pe, "a UCX transfer failed"))?;
+        let r = unsafe { ep.put_blocking(std::slice::from_raw_parts(src, len), raddr, key) };
+        w.note_issued();
+        r.map_err(Self::op_error(routine, pe, "a UCX transfer failed"))?;
         w.worker
             .fence()
             .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
@@ -778,13 +778,14 @@ impl Ucx {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<()> {
-        self.post(routine, ctx, pe, addr, op, true)
+        self.post(routine, ctx, pe, addr, op)
     }
 
     /// Raises a runtime counter on `pe` that this PE alone raises (a sync flag, a channel's
-    /// count) by `by`, posted and *not counted* for quiet: nobody reads such a count
-    /// without waiting for it, so it needs delivery, not a flush. Counting it made every
-    /// sync after a sync flush the collectives' worker first, a round trip over TCP.
+    /// count) by `by`, posted. Counted for quiet like any posted atomic: left uncounted (a
+    /// count needs delivery, not a flush) the flags of a PE's last sync could still be in
+    /// flight when its peers saw it finalize, and a 4-PE job over mixed routes hung in
+    /// finalize (capi `c_try_request_wait_and_try_aset_creation`).
     pub(crate) fn raise(
         &self,
         routine: &'static str,
@@ -793,7 +794,7 @@ impl Ucx {
         addr: SymAddr,
         by: u64,
     ) -> Result<()> {
-        self.post(routine, ctx, pe, addr, AmoOp::Add(by), false)
+        self.post(routine, ctx, pe, addr, AmoOp::Add(by))
     }
 
     fn post<W: Word>(
@@ -803,7 +804,6 @@ impl Ucx {
         pe: usize,
         addr: SymAddr,
         op: AmoOp<W>,
-        counted: bool,
     ) -> Result<()> {
         let post = match op {
             AmoOp::Add(v) if !W::FLOAT => Some((AtomicOp::Add, v)),
@@ -817,9 +817,7 @@ impl Ucx {
                 let w = self.worker(routine, ctx)?;
                 let (ep, raddr, key) = self.target(routine, w, pe, addr)?;
                 let r = ep.atomic_post(o, v.to_bits64(), W::SIZE, raddr, key);
-                if counted {
-                    w.note_issued();
-                }
+                w.note_issued();
                 r.map_err(Self::op_error(routine, pe, "a UCX atomic failed"))
             }
             _ => self.amo(routine, ctx, pe, addr, op).map(drop),
