@@ -546,10 +546,12 @@ impl Fabric {
                 unsafe { u64::rmw(p, AmoOp::Add(by)) };
                 Ok(())
             }
-            Route::Net => match self.net() {
-                Network::Ucx(u) => u.raise(routine, ctx, pe, addr, by),
-                Network::Ofi(o) => o.amo_post(routine, ctx, pe, addr, AmoOp::Add(by)),
-            },
+            // Counted for quiet like any posted atomic: left uncounted (a count needs
+            // delivery, not a flush), a PE's last sync flags could still be in flight when
+            // its peers saw it finalize (a 4-PE job over mixed routes hung in finalize).
+            Route::Net => {
+                on_net!(self.net(), n => n.amo_post(routine, ctx, pe, addr, AmoOp::Add(by)))
+            }
         }
     }
 

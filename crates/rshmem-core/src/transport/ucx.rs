@@ -84,6 +84,19 @@ impl CtxWorker {
     fn note_issued(&self) {
         self.issued.fetch_add(1, Ordering::Release);
     }
+
+    /// Flushes the worker if something was issued since the last completed flush; false if
+    /// there was nothing to do. A flush that began after this PE's last issue covers it
+    /// (`issued` is read first).
+    fn flush_if_issued(&self) -> std::result::Result<bool, rshmem_ucx::UcxError> {
+        let issued = self.issued.load(Ordering::Acquire);
+        if self.flushed.load(Ordering::Acquire) >= issued {
+            return Ok(false);
+        }
+        self.worker.flush()?;
+        self.flushed.fetch_max(issued, Ordering::AcqRel);
+        Ok(true)
+    }
 }
 
 /// A context's worker, if it has one (null until its first UCX operation).
@@ -614,7 +627,7 @@ impl Ucx {
     }
 
     /// A put whose arrival a count announces (see [`super::Fabric::put_raise`]): the put,
-    /// a fence, the raise (both counted for quiet, as [`Ucx::raise`] says why), or over a
+    /// a fence, the count (both counted for quiet: see `Fabric::raise`), or over a
     /// heap mapped here, a copy and the raise.
     ///
     /// # Safety
@@ -634,7 +647,7 @@ impl Ucx {
         if let Some(p) = Self::mapped(w, pe, dst) {
             // SAFETY: as in `xfer`.
             unsafe { copy(Dir::Put, p, src.cast_mut(), len) };
-            return self.raise(routine, ctx, pe, sig, 1);
+            return self.amo_post(routine, ctx, pe, sig, AmoOp::Add(1));
         }
         let (ep, raddr, key) = self.target(routine, w, pe, dst)?;
         // SAFETY: the caller's contract: `src` is readable for `len` bytes; the remote
@@ -645,7 +658,7 @@ impl Ucx {
         w.worker
             .fence()
             .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
-        self.raise(routine, ctx, pe, sig, 1)
+        self.amo_post(routine, ctx, pe, sig, AmoOp::Add(1))
     }
 
     /// A non-blocking transfer (see [`super::Fabric::xfer_nbi`]).
@@ -778,33 +791,6 @@ impl Ucx {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<()> {
-        self.post(routine, ctx, pe, addr, op)
-    }
-
-    /// Raises a runtime counter on `pe` that this PE alone raises (a sync flag, a channel's
-    /// count) by `by`, posted. Counted for quiet like any posted atomic: left uncounted (a
-    /// count needs delivery, not a flush) the flags of a PE's last sync could still be in
-    /// flight when its peers saw it finalize, and a 4-PE job over mixed routes hung in
-    /// finalize (capi `c_try_request_wait_and_try_aset_creation`).
-    pub(crate) fn raise(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        addr: SymAddr,
-        by: u64,
-    ) -> Result<()> {
-        self.post(routine, ctx, pe, addr, AmoOp::Add(by))
-    }
-
-    fn post<W: Word>(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        addr: SymAddr,
-        op: AmoOp<W>,
-    ) -> Result<()> {
         let post = match op {
             AmoOp::Add(v) if !W::FLOAT => Some((AtomicOp::Add, v)),
             AmoOp::And(v) => Some((AtomicOp::And, v)),
@@ -836,10 +822,8 @@ impl Ucx {
             // A copy into a mapped heap lands at once: what went through UCX before it
             // must have landed first, so complete it (nothing, mostly: a flush only when
             // something was issued through UCX since the last one).
-            let issued = w.issued.load(Ordering::Acquire);
-            if w.flushed.load(Ordering::Acquire) < issued && w.worker.flush().is_ok() {
-                w.flushed.fetch_max(issued, Ordering::AcqRel);
-            }
+            // A failed flush means a failed peer, which the next operation to it reports.
+            let _ = w.flush_if_issued();
             std::sync::atomic::fence(Ordering::SeqCst);
             return;
         }
@@ -869,18 +853,15 @@ impl Ucx {
             // Copies into mapped heaps are complete once visible.
             std::sync::atomic::fence(Ordering::SeqCst);
         }
-        // A flush that began after this PE's last issue covers it (`issued` is read first).
-        let issued = w.issued.load(Ordering::Acquire);
-        if w.flushed.load(Ordering::Acquire) >= issued {
-            return Ok(());
-        }
-        w.worker.flush().map_err(|e| Error::Transport {
+        let flushed = w.flush_if_issued().map_err(|e| Error::Transport {
             routine,
             pe: None,
             what: "completing operations through UCX failed",
             status: status_of(&e),
         })?;
-        w.flushed.fetch_max(issued, Ordering::AcqRel);
+        if !flushed {
+            return Ok(());
+        }
         // A flush drops the operations of a failed endpoint and still succeeds: look
         // (but not at peers that left after finalize: nothing may be sent to them).
         for (pe, c) in w.conns.iter().enumerate() {
