@@ -120,6 +120,23 @@ fn a_computing_pe_still_serves_its_peers() {
     }
 }
 
+/// A member finalizes while the others sync on WORLD (`live_nbe`): every survivor's
+/// request fails naming it, the survivors go on as an active set, and the job ends cleanly
+/// (the finalized PE waits in finalize for them; reading its state never hangs).
+#[test]
+#[cfg_attr(not(have_ofi), ignore = "libfabric (libfabric.so.1) is not installed")]
+fn a_finalized_member_fails_the_survivors_sync_and_the_job_ends() {
+    if !default_pass() {
+        return;
+    }
+    for np in [3, 4] {
+        let out = over_ofi(np, "tcp", "live_nbe").run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("sync_nbe pe=").len(), np - 1, "{out:?}");
+        assert_eq!(out.lines_with("ok live_nbe pe=").len(), np - 1, "{out:?}");
+    }
+}
+
 /// Shared memory within each of 2 virtual hosts, libfabric between them: node-local and
 /// remote PEs update the same words with every atomic, exactly.
 #[test]

@@ -439,8 +439,21 @@ impl Endpoint {
 
     /// Waits until everything issued on `count` completed; reports a failure among them.
     fn wait(&self, routine: &'static str, count: &Count) -> Result<()> {
+        self.wait_within(routine, count, None)
+    }
+
+    /// [`Endpoint::wait`]; with `patience`, fails with [`OfiError::Unreachable`] once
+    /// nothing completed for that long.
+    fn wait_within(
+        &self,
+        routine: &'static str,
+        count: &Count,
+        patience: Option<Duration>,
+    ) -> Result<()> {
         let target = count.issued.get();
         let mut round = 0u32;
+        // (completions seen, when that number last moved), checked every 64 rounds.
+        let mut stall: Option<(u64, Instant)> = None;
         loop {
             // Reading a counter drives progress where the provider needs it (util counters
             // progress their endpoints), so nothing else is polled here.
@@ -462,6 +475,20 @@ impl Endpoint {
                     });
                 }
             }
+            if let Some(p) = patience.filter(|_| round.is_multiple_of(64)) {
+                let seen = done + count.errors();
+                match stall {
+                    Some((n, since)) if n == seen => {
+                        if since.elapsed() > p {
+                            return Err(OfiError::Unreachable {
+                                routine,
+                                provider: self.inner.ofi.provider().to_string(),
+                            });
+                        }
+                    }
+                    _ => stall = Some((seen, Instant::now())),
+                }
+            }
             if round > 16 {
                 std::thread::yield_now();
             }
@@ -476,6 +503,15 @@ impl Endpoint {
     /// Waits for every read (get, fetching atomic) issued so far on this endpoint.
     pub fn wait_reads(&self) -> Result<()> {
         self.wait("Endpoint::wait_reads", &self.reads)
+    }
+
+    /// [`Endpoint::wait_reads`], bounded: fails with [`OfiError::Unreachable`] once no read
+    /// completed (or failed) for `patience` while some are outstanding. Over `tcp;ofi_rxm`
+    /// a read from a process that exited after its connection was made neither completes
+    /// nor fails. After that error the reads stay in flight and may still complete: keep
+    /// the endpoint and their buffers alive, and use the endpoint no more.
+    pub fn wait_reads_within(&self, patience: Duration) -> Result<()> {
+        self.wait_within("Endpoint::wait_reads_within", &self.reads, Some(patience))
     }
 
     /// Completes every operation issued so far on this endpoint (remotely, where the

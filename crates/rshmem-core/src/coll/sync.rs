@@ -2,7 +2,7 @@
 //! and the runtime's waits on peers, which end with an error when the peer has finalized.
 
 use std::mem::offset_of;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rshmem_util::Waiter;
 
@@ -10,11 +10,16 @@ use crate::coll::check::Kind;
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Internal, PeState, Runtime};
 use crate::team::Team;
-use crate::word::AmoOp;
 
 /// How long a PE that found a finalized peer waits before it reports (see
 /// `announce_failing`).
 const FAIL_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// Set once a wait of this process gave up over a peer that finalized
+/// ([`Runtime::give_up`]): if the error then ends the job, the PE announces it first
+/// ([`Runtime::announce_if_gave_up`]); a `shmemx_try_` form or a STAT= that gets the error
+/// instead goes on, so its finalized peers must keep waiting for it in finalize's barrier.
+static GAVE_UP_OVER_FINALIZED: AtomicBool = AtomicBool::new(false);
 
 /// Which finalized peers make a wait fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +86,10 @@ impl Runtime {
         if self.fabric.has_left(pe) {
             return None;
         }
-        match self.amo::<u64>("", pe, w, AmoOp::Fetch) {
+        match self
+            .fabric
+            .probe_word("", crate::coll::nonblocking::coll_ctx(), pe, w)
+        {
             Ok(v) => Some(v),
             Err(e) if self.fabric.note_left(pe, &e) => None,
             Err(_) => Some(0),
@@ -180,7 +188,7 @@ impl Runtime {
                 waiter,
             };
         }
-        self.announce_failing(true);
+        GAVE_UP_OVER_FINALIZED.store(true, Ordering::Relaxed);
         Error::PeerFinalized {
             routine,
             pe,
@@ -201,6 +209,16 @@ impl Runtime {
             self.fabric.note_finalized(pe);
         }
         found
+    }
+
+    /// Whether some PE (this one included) gave up on a collective ([`Runtime::give_up`]):
+    /// its team's flags are out of step from then on. Read in finalize, once every PE is
+    /// in it, so every PE finds the same answer (the records were written before the
+    /// states it saw).
+    #[cold]
+    pub(crate) fn any_gave_up(&self) -> bool {
+        let w = Runtime::internal_addr(offset_of!(Internal, gave_up));
+        (0..self.npes).any(|p| self.peer_word(p, w).unwrap_or(0) != 0)
     }
 
     /// The member of `team` (finalized, or dead) over which one of `peers` gave up on a
@@ -288,6 +306,16 @@ impl Runtime {
         self.set_own(w, 1);
         if grace {
             std::thread::sleep(FAIL_GRACE);
+        }
+    }
+
+    /// Before this PE ends the job ([`Runtime::fatal`], a failing exit): announces it, if
+    /// one of its waits gave up over a peer that finalized (that peer may be in finalize's
+    /// barrier, waiting for this PE).
+    #[cold]
+    pub(crate) fn announce_if_gave_up(&self, grace: bool) {
+        if GAVE_UP_OVER_FINALIZED.load(Ordering::Relaxed) {
+            self.announce_failing(grace);
         }
     }
 

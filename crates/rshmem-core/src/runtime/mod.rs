@@ -523,6 +523,7 @@ extern "C" fn at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
     if status != 0 {
         // The first failure must be the one reported: the launcher hears of this exit
         // before the peers it leaves stuck can blame another PE.
+        rt.announce_if_gave_up(false);
         let _ = std::io::stdout().flush();
         let msg = format!(
             "rshmem: PE {}: exited with status {status} without calling shmem_finalize",
@@ -1057,8 +1058,17 @@ pub fn finalize() {
         // Peers may still be reading this PE's state word through the network: one more
         // world sync (every PE is in finalize, so it matches no user collective), whose
         // flags are delivered before anyone tears the network down, then nobody reads
-        // anybody.
-        rt.sync_in("shmem_finalize", &rt.world);
+        // anybody. After a collective that failed over a finalized member (a try form
+        // went on), WORLD's flags are out of step: the launcher's barrier instead.
+        if rt.any_gave_up() {
+            rt.fabric
+                .flush_at_teardown(crate::coll::nonblocking::coll_ctx());
+            if let Err(e) = rt.boot.barrier() {
+                rt.fatal(&format_args!("shmem_finalize: {e}"));
+            }
+        } else {
+            rt.sync_in("shmem_finalize", &rt.world);
+        }
         // The sync's flags went through the collectives' context, uncounted for quiet (a
         // flag needs delivery, not a flush, while the job runs): delivered now, or the last
         // PE to be signalled waits for a flag the closing endpoint dropped.
@@ -1379,6 +1389,7 @@ impl Runtime {
     /// with the abort: the launcher (or, under hydra, this PE) prints it once.
     #[cold]
     pub fn fatal(&self, err: &dyn std::fmt::Display) -> ! {
+        self.announce_if_gave_up(true);
         TEARING_DOWN.store(true, Ordering::Relaxed);
         let _ = std::io::stdout().flush();
         self.boot

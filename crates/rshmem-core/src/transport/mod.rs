@@ -396,6 +396,27 @@ impl Fabric {
             .map(|p| unsafe { u64::load(p.cast::<u64>()) })
     }
 
+    /// Reads (acquire) a runtime word of `pe`, which this process does not map and which
+    /// may have exited (liveness checks): an error with the peer-gone status
+    /// ([`Fabric::note_left`]) rather than a hang once it has.
+    #[cold]
+    pub(crate) fn probe_word(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+    ) -> Result<u64> {
+        match &self.net {
+            // libfabric may neither complete nor fail a read of an exited process.
+            Some(Network::Ofi(o)) if self.routes[pe] == Route::Net => {
+                o.probe_word(routine, pe, addr)
+            }
+            // UCX fails it (peer error handling).
+            _ => self.amo(routine, ctx, pe, addr, AmoOp::Fetch),
+        }
+    }
+
     /// A load/store pointer to `addr` on `pe`, if this process maps it.
     #[inline]
     pub(crate) fn ptr(&self, pe: usize, addr: SymAddr) -> Option<*mut u8> {

@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use rshmem_boot::Bootstrap;
 use rshmem_ofi::{
-    Addr, AtomicKind, AtomicOp, AtomicType, Endpoint, Issued, OfiError, OpenOptions, Progress,
-    ProgressThread, Region, RemoteKey,
+    Addr, AmoBuffer, AtomicKind, AtomicOp, AtomicType, Endpoint, Issued, OfiError, OpenOptions,
+    Progress, ProgressThread, Region, RemoteKey,
 };
 
 use super::engine::Completion;
@@ -101,6 +101,8 @@ pub(crate) struct Ofi {
     free: Mutex<Vec<usize>>,
     /// The next endpoint to share once [`MAX_ENDPOINTS`] are made.
     shared_next: AtomicUsize,
+    /// Reads of peers' runtime words for liveness checks ([`Ofi::probe_word`]).
+    probe: Mutex<Probe>,
     /// Registered until the transport drops.
     _regions: Vec<Region>,
     service: Progress,
@@ -110,6 +112,15 @@ pub(crate) struct Ofi {
     heap_off: usize,
     /// Whether the provider adds floating-point words itself.
     float_add: bool,
+}
+
+/// The endpoint of liveness reads ([`Ofi::probe_word`]), and those abandoned: a read that
+/// stalled may still complete into its buffer and count on its endpoint, so both are kept
+/// until the transport drops (the endpoint first: closing it cancels the read).
+#[derive(Debug, Default)]
+struct Probe {
+    ep: Option<Endpoint>,
+    abandoned: Vec<(Endpoint, Box<AmoBuffer>)>,
 }
 
 /// The status of an operation refused because its peer is gone.
@@ -248,6 +259,7 @@ impl Ofi {
             endpoints: boxcar::Vec::new(),
             free: Mutex::new(Vec::new()),
             shared_next: AtomicUsize::new(0),
+            probe: Mutex::new(Probe::default()),
             _regions: regions,
             service: progress,
             _service_ep: Mutex::new(service),
@@ -527,6 +539,51 @@ impl Ofi {
         match signal {
             Some((a, op)) => self.amo_post(routine, ctx, pe, a, op),
             None => Ok(()),
+        }
+    }
+
+    /// Reads the 8-byte runtime word at `addr` of `pe`, which may have exited (a liveness
+    /// check: `Runtime::peer_word`). Over `tcp;ofi_rxm` a read towards a process that exited
+    /// after its connection was made neither completes nor fails, so the wait is bounded
+    /// (patience as for refused operations) and fails with the peer-gone status; the
+    /// stalled read's endpoint is set aside and the next check opens another.
+    #[cold]
+    pub(crate) fn probe_word(
+        &self,
+        routine: &'static str,
+        pe: usize,
+        addr: SymAddr,
+    ) -> Result<u64> {
+        let err = Self::op_error(routine, pe, "a libfabric read of a runtime word failed");
+        let (peer, raddr, key) = self.target(routine, pe, addr)?;
+        let patience = if self.known_finalized(pe) {
+            FINALIZED_PATIENCE
+        } else {
+            PATIENCE
+        };
+        let mut probe = self.probe.lock().unwrap_or_else(|e| e.into_inner());
+        let ep = match &mut probe.ep {
+            Some(ep) => ep,
+            slot => slot.insert(self.fabric.endpoint().map_err(Self::op_error(
+                routine,
+                pe,
+                "cannot open a libfabric endpoint",
+            ))?),
+        };
+        ep.set_issue_patience(Some(patience));
+        let buf = Box::new(AmoBuffer::new());
+        // SAFETY: `buf` is heap memory kept alive, with the endpoint, until the read
+        // completed (below) or the transport drops (when it stalled).
+        unsafe { ep.atomic_fetch_nb(AtomicOp::Read, AtomicType::U64, 0, peer, raddr, key, &buf) }
+            .map_err(&err)?;
+        match ep.wait_reads_within(patience) {
+            Ok(()) => Ok(buf.result(AtomicType::U64)),
+            Err(e) => {
+                if let Some(ep) = probe.ep.take() {
+                    probe.abandoned.push((ep, buf));
+                }
+                Err(err(e))
+            }
         }
     }
 
