@@ -135,7 +135,8 @@ case $network in
     ucx|ofi) ;;
     *) echo "bench-ucx.sh: --network must be ucx or ofi, not '$network'" >&2; exit 2 ;;
 esac
-if [ "$network" = ofi ] && [ "$oshmem" = yes ] && [ ! -x "$sos/bin/oshcc" ]; then
+# An empty DIR would make $sos/bin/oshcc /bin/oshcc: Open MPI's.
+if [ "$network" = ofi ] && [ "$oshmem" = yes ] && { [ -z "$sos" ] || [ ! -x "$sos/bin/oshcc" ]; }; then
     echo "bench-ucx.sh: --network ofi needs Sandia OpenSHMEM: --sos DIR or SOS_DIR=DIR, an install prefix" >&2
     echo "  holding bin/oshcc (${sos:-none given}); or --no-oshmem to run rshmem alone" >&2
     exit 2

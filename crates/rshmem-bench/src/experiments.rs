@@ -229,7 +229,8 @@ fn sos(o: &Opts) -> Option<(PathBuf, String)> {
     let dir = o
         .sos
         .clone()
-        .or_else(|| std::env::var_os("SOS_DIR").map(PathBuf::from))?;
+        .or_else(|| std::env::var_os("SOS_DIR").map(PathBuf::from))
+        .filter(|d| !d.as_os_str().is_empty())?;
     let cc = dir.join("bin/oshcc");
     if !cc.exists() {
         eprintln!(
