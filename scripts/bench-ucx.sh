@@ -1,9 +1,11 @@
 #!/bin/sh
-# bench-ucx.sh: rshmem beside Open MPI's OSHMEM over the same UCX, on this host and across
-# two simulated hosts, from one run: the OSU micro-benchmarks' OpenSHMEM programs, and the
-# project's own C and Rust programs.
+# bench-ucx.sh: rshmem beside another OpenSHMEM over the same network library, on this host
+# and across two simulated hosts, from one run: the OSU micro-benchmarks' OpenSHMEM
+# programs, and the project's own C and Rust programs. --network ucx (default): against
+# Open MPI's OSHMEM over UCX; --network ofi: against Sandia OpenSHMEM (SOS) over libfabric.
 #
-#   scripts/bench-ucx.sh [--osu DIR] [--quick] [--rounds N] [--md FILE] [--out FILE]
+#   scripts/bench-ucx.sh [--network ucx|ofi] [--sos DIR] [--providers LIST]
+#                        [--osu DIR] [--quick] [--rounds N] [--md FILE] [--out FILE]
 #                        [--baseline FILE] [--osu-only | --no-osu] [--no-hosts] [--programs LIST]
 #                        [--no-oshmem] [--no-rust] [--keep]
 #
@@ -61,6 +63,23 @@
 # CARGO_TARGET_DIR; installs openmpi-bin libopenmpi-dev with apt-get when missing and run
 # as root (as scripts/bench-c.sh does); OMPI_OSHCC / OMPI_OSHRUN pick another Open MPI,
 # OMPI_OSHRUN_ARGS adds oshrun flags (on this host).
+#
+# --network ofi: the same programs, rounds, tables and JSON lines with libfabric in place of
+# UCX and Sandia OpenSHMEM in place of OSHMEM (--no-oshmem: no peer library either way).
+# SOS is an install prefix given by --sos DIR or SOS_DIR, built with --with-ofi
+# --enable-pmi-simple --enable-ofi-manual-progress --enable-manual-progress (tcp;ofi_rxm
+# offers only manual data progress, which SOS asks for only when so built); its programs
+# run under mpiexec.hydra. Configurations, for each provider P of --providers (default
+# "tcp sockets"; "tls" in the JSON lines holds P):
+#   rshmem-ofi        SHMEM_TRANSPORT=ofi FI_PROVIDER=P under rshmem's oshrun;
+#   sos-ofi           FI_PROVIDER=P mpiexec.hydra (this SOS has no on-node transport: no
+#                     CMA or XPMEM, so every PE, even its own host's, goes through P);
+#   rshmem-ofi-hosts  2 simulated hosts, FI_PROVIDER=tcp, SHMEM_NETWORK=ofi under the default
+#                     transport (shared memory within a host, libfabric between hosts);
+#   sos-hosts         the same hosts, FI_PROVIDER=tcp, mpiexec.hydra.
+# sockets runs set FI_SOCKETS_PE_WAITTIME=0 for both libraries (otherwise its progress
+# thread sleeps 10 ms between polls). The own programs run with P = tcp: rshmem-ofi,
+# sos-ofi and the Rust programs under SHMEM_TRANSPORT=ofi FI_PROVIDER=tcp.
 set -eu
 here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 root=$(dirname -- "$here")
@@ -77,6 +96,9 @@ rounds=
 md=
 programs="put get put_mr atomics barrier broadcast reduce"
 baseline=
+network=ucx
+sos=${SOS_DIR:-}
+providers="tcp sockets"
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=--quick ;;
@@ -98,11 +120,27 @@ while [ $# -gt 0 ]; do
         --md=*) md=${1#--md=} ;;
         --baseline) baseline=$2; shift ;;
         --baseline=*) baseline=${1#--baseline=} ;;
-        -h|--help) sed -n '2,63p' "$0"; exit 0 ;;
+        --network) network=$2; shift ;;
+        --network=*) network=${1#--network=} ;;
+        --sos) sos=$2; shift ;;
+        --sos=*) sos=${1#--sos=} ;;
+        --providers) providers=$2; shift ;;
+        --providers=*) providers=${1#--providers=} ;;
+        -h|--help) sed -n '2,/^set -eu$/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "bench-ucx.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
+case $network in
+    ucx|ofi) ;;
+    *) echo "bench-ucx.sh: --network must be ucx or ofi, not '$network'" >&2; exit 2 ;;
+esac
+# An empty DIR would make $sos/bin/oshcc /bin/oshcc: Open MPI's.
+if [ "$network" = ofi ] && [ "$oshmem" = yes ] && { [ -z "$sos" ] || [ ! -x "$sos/bin/oshcc" ]; }; then
+    echo "bench-ucx.sh: --network ofi needs Sandia OpenSHMEM: --sos DIR or SOS_DIR=DIR, an install prefix" >&2
+    echo "  holding bin/oshcc (${sos:-none given}); or --no-oshmem to run rshmem alone" >&2
+    exit 2
+fi
 if [ "$use_osu" = yes ]; then
     # Accept the OMB tree or its c/ directory.
     if [ -n "$osu" ] && [ -f "$osu/openshmem/osu_oshm_put.c" ]; then osu=$(dirname -- "$osu"); fi
@@ -162,7 +200,7 @@ rs=$tmp/rshmem/bin
 
 ompi_cc=${OMPI_OSHCC:-/usr/bin/oshcc}
 ompi_run=${OMPI_OSHRUN:-/usr/bin/oshrun}
-if [ "$oshmem" = yes ]; then
+if [ "$oshmem" = yes ] && [ "$network" = ucx ]; then
     if { [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; } && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
         echo "== installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1 ||
@@ -208,12 +246,16 @@ own_programs() {
 "$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/coll.rshmem" "$root/bench/c/shmem_coll.c"
 load0=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 # rshmem: C programs under both transports.
-for cfg in shm ucx; do
-    if [ $cfg = ucx ]; then set -- env SHMEM_TRANSPORT=ucx UCX_TLS=tcp; else set -- env -u SHMEM_TRANSPORT; fi
+for cfg in shm "$network"; do
+    case $cfg in
+        ucx) set -- env SHMEM_TRANSPORT=ucx UCX_TLS=tcp ;;
+        ofi) set -- env SHMEM_TRANSPORT=ofi FI_PROVIDER=tcp ;;
+        *) set -- env -u SHMEM_TRANSPORT ;;
+    esac
     echo "== rshmem, transport $cfg" >&2
     if run "c-rs-$cfg" "$@" "$rs/oshrun" -np 2 "$tmp/bench.rshmem" $quick; then
-        if [ $cfg = ucx ] && grep -q '"bench":"peer_mapped".*"value":1' "$tmp/c-rs-$cfg.out"; then
-            echo "bench-ucx.sh: under SHMEM_TRANSPORT=ucx shmem_ptr still maps the peer: this rshmem has no UCX transport; dropping the rshmem ucx column" >&2
+        if [ "$cfg" != shm ] && grep -q '"bench":"peer_mapped".*"value":1' "$tmp/c-rs-$cfg.out"; then
+            echo "bench-ucx.sh: under SHMEM_TRANSPORT=$cfg shmem_ptr still maps the peer: this rshmem has no $cfg transport; dropping the rshmem $cfg column" >&2
             continue
         fi
         collect "rshmem-$cfg" "$tmp/c-rs-$cfg.out"
@@ -235,7 +277,18 @@ for cfg in shm ucx; do
     fi
 done
 
-if [ "$oshmem" = yes ]; then
+if [ "$oshmem" = yes ] && [ "$network" = ofi ]; then
+    echo "== Sandia OpenSHMEM over libfabric, FI_PROVIDER=tcp ($sos)" >&2
+    "$sos/bin/oshcc" -O2 -std=c11 -Wall -DBENCH_IMPL='"sos"' -o "$tmp/bench.sos" "$root/bench/c/shmem_bench.c"
+    "$sos/bin/oshcc" -O2 -std=c11 -Wall -DBENCH_IMPL='"sos"' -o "$tmp/coll.sos" "$root/bench/c/shmem_coll.c"
+    if run c-sos env FI_PROVIDER=tcp mpiexec.hydra -n 2 "$tmp/bench.sos" $quick; then
+        collect sos-ofi "$tmp/c-sos.out"
+        for np in 2 4; do
+            run "coll-sos-$np" env FI_PROVIDER=tcp mpiexec.hydra -n $np "$tmp/coll.sos" $quick &&
+                collect sos-ofi "$tmp/coll-sos-$np.out"
+        done
+    fi
+elif [ "$oshmem" = yes ]; then
     echo "== Open MPI's OSHMEM over UCX, UCX_TLS=tcp ($("$ompi_run" --version 2>/dev/null | head -n 1))" >&2
     "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/bench.oshmem" "$root/bench/c/shmem_bench.c"
     "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/coll.oshmem" "$root/bench/c/shmem_coll.c"
@@ -262,13 +315,16 @@ fi
 
 echo
 echo "load average (1, 5, 15 min) before the runs: $load0; after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?') ($cores cores)"
-python3 - "$results" <<'EOF'
-import json, sys
+if [ "$network" = ofi ]; then peer=SOS peer_cfg=sos-ofi; else peer=OSHMEM peer_cfg=oshmem-ucx; fi
+BENCH_NET=$network BENCH_PEER=$peer BENCH_PEER_CFG=$peer_cfg python3 - "$results" <<'EOF'
+import json, os, sys
+NET, PEER, PEER_CFG = os.environ["BENCH_NET"], os.environ["BENCH_PEER"], os.environ["BENCH_PEER_CFG"]
+NET_NAME = {"ucx": "UCX", "ofi": "libfabric"}[NET]
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 fig = {}
 for r in rows:
     fig[(r["config"], r["bench"], r.get("size"), r["metric"], r.get("mem", "heap"), r["pes"])] = r["value"]
-CFG = ["rshmem-shm", "rshmem-ucx", "oshmem-ucx"]
+CFG = ["rshmem-shm", f"rshmem-{NET}", PEER_CFG]
 slower = []
 def get(cfg, bench, size, metric, pes=2, mem="heap"):
     return fig.get((cfg, bench, size, metric, mem, pes))
@@ -277,13 +333,15 @@ def show(v, kind):
     if kind == "lat": return f"{v / 1e3:.2f}us" if v >= 1e4 else f"{v:.1f}ns"
     return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 def ratio(osh, rs, kind, label):
-    # OSHMEM's time per operation / rshmem-over-UCX's: > 1 means rshmem is faster.
+    # The peer's time per operation / rshmem-over-the-network's: > 1 means rshmem is faster.
     if osh is None or rs is None or osh <= 0 or rs <= 0: return "-"
     q = osh / rs if kind == "lat" else rs / osh
     if q < 1: slower.append((label, q))
     return f"{q:.2f}" + (" <" if q < 1 else "")
 fmt = "{:<34} {:>11} {:>11} {:>11} {:>9}"
-def head(title, cols=("rshmem shm", "rshmem ucx", "OSHMEM ucx", "OSH/rs-ucx")):
+PEER_COL = f"{PEER} {NET}"
+RATIO_COL = f"{PEER[:3]}/rs-{NET}"
+def head(title, cols=("rshmem shm", f"rshmem {NET}", PEER_COL, RATIO_COL)):
     print()
     print(title)
     print(fmt.format("figure", *cols))
@@ -292,10 +350,14 @@ def row(label, vals, kind, tag=None):
                      ratio(vals[2], vals[1], kind, tag or label)))
 
 print()
-print("rshmem over shared memory / rshmem over UCX (SHMEM_TRANSPORT=ucx UCX_TLS=tcp) / Open MPI")
-print("OSHMEM over UCX (spml ucx, pml ucx, UCX_TLS=tcp), one run on this host. ns or us per")
-print("operation (median of batches), Mmsg/s, GB/s. OSH/rs-ucx = OSHMEM's time per operation /")
-print("rshmem-over-UCX's: above 1 rshmem is faster; '<' marks figures where it is slower.")
+if NET == "ucx":
+    print("rshmem over shared memory / rshmem over UCX (SHMEM_TRANSPORT=ucx UCX_TLS=tcp) / Open MPI")
+    print("OSHMEM over UCX (spml ucx, pml ucx, UCX_TLS=tcp), one run on this host.")
+else:
+    print("rshmem over shared memory / rshmem over libfabric (SHMEM_TRANSPORT=ofi FI_PROVIDER=tcp) /")
+    print("Sandia OpenSHMEM over libfabric (FI_PROVIDER=tcp, mpiexec.hydra), one run on this host.")
+print(f"ns or us per operation (median of batches), Mmsg/s, GB/s. {RATIO_COL} = {PEER}'s time per")
+print(f"operation / rshmem-over-{NET_NAME}'s: above 1 rshmem is faster; '<' marks figures where it is slower.")
 for cfg in CFG[1:]:
     m = get(cfg, "peer_mapped", 0, "mapped")
     if m is not None:
@@ -326,10 +388,10 @@ for pes in [2, 4]:
         if any(v is not None for v in vals):
             row(label, vals, "lat")
 
-RS = ["rust-shm", "rust-ucx"]
+RS = ["rust-shm", f"rust-{NET}"]
 if any(r["config"] in RS for r in rows):
-    head("Rust API, rshmem-bench pe --quick, 2 PEs (OSHMEM ucx: the C figure of the same operation)",
-         ("Rust shm", "Rust ucx", "OSHMEM ucx", "OSH/rs-ucx"))
+    head(f"Rust API, rshmem-bench pe --quick, 2 PEs ({PEER_COL}: the C figure of the same operation)",
+         ("Rust shm", f"Rust {NET}", PEER_COL, RATIO_COL))
     def rg(cfg, b, n, metric):
         return fig.get((cfg, b, n, metric, "heap", 2))
     items = [("put 8 B", "put", 8, "latency_median", "lat", ("put", 8, "latency_median", 2)),
@@ -350,15 +412,15 @@ if any(r["config"] in RS for r in rows):
               ("barrier_all", "barrier_all", None, "latency_median", "lat",
                ("barrier_all", None, "latency_median", 2))]
     for label, b, n, metric, kind, osh in items:
-        o = None if osh is None else get("oshmem-ucx", osh[0], osh[1], osh[2], osh[3])
-        row(label, [rg("rust-shm", b, n, metric), rg("rust-ucx", b, n, metric), o], kind,
+        o = None if osh is None else get(PEER_CFG, osh[0], osh[1], osh[2], osh[3])
+        row(label, [rg("rust-shm", b, n, metric), rg(RS[1], b, n, metric), o], kind,
             tag="Rust " + label)
     print("Rust put/AMO batches: as in rshmem-bench pe (a put batch ends with quiet; every Rust")
     print("AMO is the fetching core call, even for the non-fetching names).")
 
     head("Rust API collectives, rshmem-bench coll --quick, 2 PEs, default algorithms and each\n"
-         "reduction algorithm forced (OSHMEM ucx: the C active-set figure where one exists)",
-         ("Rust shm", "Rust ucx", "OSHMEM ucx", "OSH/rs-ucx"))
+         f"reduction algorithm forced ({PEER_COL}: the C active-set figure where one exists)",
+         ("Rust shm", f"Rust {NET}", PEER_COL, RATIO_COL))
     citems = [("team_sync(WORLD)", "team_sync_world", None, None),
               ("barrier_all", "barrier_all_coll", None, ("barrier_all", None)),
               ("broadcastmem 8 B", "broadcast", 8, None),
@@ -369,18 +431,18 @@ if any(r["config"] in RS for r in rows):
         for n in [8, 65536]:
             citems.append((f"f64 sum, {alg} forced, {n} B", f"reduce_sum_f64_{alg}", n, None))
     for label, b, n, osh in citems:
-        o = None if osh is None else get("oshmem-ucx", osh[0], osh[1], "latency_median", 2)
-        row(label, [rg("rust-shm", b, n, "latency_median"), rg("rust-ucx", b, n, "latency_median"), o],
+        o = None if osh is None else get(PEER_CFG, osh[0], osh[1], "latency_median", 2)
+        row(label, [rg("rust-shm", b, n, "latency_median"), rg(RS[1], b, n, "latency_median"), o],
             "lat", tag="Rust " + label)
 
 print()
 if slower:
-    print("rshmem over UCX is slower than OSHMEM over UCX in: " +
+    print(f"rshmem over {NET_NAME} is slower than {PEER} over {NET_NAME} in: " +
           ", ".join(f"{l} ({q:.2f})" for l, q in slower))
-elif any(r["config"] == "rshmem-ucx" for r in rows) and any(r["config"] == "oshmem-ucx" for r in rows):
-    print("rshmem over UCX is nowhere slower than OSHMEM over UCX.")
+elif any(r["config"] == CFG[1] for r in rows) and any(r["config"] == PEER_CFG for r in rows):
+    print(f"rshmem over {NET_NAME} is nowhere slower than {PEER} over {NET_NAME}.")
 else:
-    print("(no rshmem-over-UCX or no OSHMEM figures in this run: nothing to compare)")
+    print(f"(no rshmem-over-{NET_NAME} or no {PEER} figures in this run: nothing to compare)")
 EOF
 }
 
@@ -514,7 +576,7 @@ osu_benchmarks() {
         tail -n 20 "$tmp/osu-rshmem/build.log" >&2
         exit 1
     fi
-    if [ "$oshmem" = yes ]; then
+    if [ "$oshmem" = yes ] && [ "$network" = ucx ]; then
         case $("$ompi_run" --version 2>/dev/null | head -n 1) in
             *" 4.1."[0-4]|*" 4.0."*|*" 3."*)
                 # Open MPI before 4.1.5 writes 8 bytes into shmem_int_cswap's 4-byte result
@@ -528,9 +590,10 @@ osu_benchmarks() {
                 echo "   $("$ompi_run" --version | head -n 1): no shmem_int_cswap figure for OSHMEM (ompi#11257)" >&2 ;;
         esac
     fi
-    if [ "$oshmem" = yes ] && ! osu_build "$ompi_cc" "$tmp/osu-oshmem"; then
-        echo "bench-ucx.sh: building the OSU programs with $ompi_cc failed:" >&2
-        tail -n 20 "$tmp/osu-oshmem/build.log" >&2
+    if [ "$network" = ofi ]; then peer_cc=$sos/bin/oshcc peer_dir=$tmp/osu-sos; else peer_cc=$ompi_cc peer_dir=$tmp/osu-oshmem; fi
+    if [ "$oshmem" = yes ] && ! osu_build "$peer_cc" "$peer_dir"; then
+        echo "bench-ucx.sh: building the OSU programs with $peer_cc failed:" >&2
+        tail -n 20 "$peer_dir/build.log" >&2
         exit 1
     fi
     sim=$root/scripts/simhosts.sh
@@ -546,8 +609,16 @@ osu_benchmarks() {
     {
         printf '{"suite":"osu","event":"machine","cores":%s,"kernel":"%s","cpu":"%s",' "$cores" \
             "$(uname -r)" "$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1 | tr -cd '[:alnum:] @()._-')"
-        printf '"ucx":"%s","oshmem":"%s","omb":"%s",' "$(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)" \
-            "$(if [ "$oshmem" = yes ]; then "$ompi_run" --version 2>/dev/null | head -n 1; fi)" "${omb:-?}"
+        if [ "$network" = ofi ]; then
+            printf '"network":"ofi","libfabric":"%s","sos":"%s","providers":"%s",' \
+                "$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *//p' | head -n 1)" \
+                "$(if [ "$oshmem" = yes ]; then sed -n 's/^#define SHMEM_VENDOR_STRING *"\(.*\)"/\1/p' "$sos/include/shmem.h" | head -n 1; fi)" \
+                "$providers"
+        else
+            printf '"network":"ucx","ucx":"%s","oshmem":"%s",' "$(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)" \
+                "$(if [ "$oshmem" = yes ]; then "$ompi_run" --version 2>/dev/null | head -n 1; fi)"
+        fi
+        printf '"omb":"%s",' "${omb:-?}"
         printf '"rshmem":"%s","rounds":%s,"quick":%s,"hosts":%s,"date":"%s"}\n' \
             "$(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?')" "$rounds" \
             "$(if [ -n "$quick" ]; then echo true; else echo false; fi)" \
@@ -565,10 +636,23 @@ osu_benchmarks() {
                 args=$(osu_args "$p")
                 echo "   $np PEs: osu_oshm_$p" >&2
                 prs=$tmp/osu-rshmem/osu_oshm_$p
-                pos=$tmp/osu-oshmem/osu_oshm_$p
+                pos=$peer_dir/osu_oshm_$p
                 # shellcheck disable=SC2086
                 osu_run "$round" rshmem-shm "" "$np" "$p" env -u SHMEM_TRANSPORT "$rs/oshrun" -np "$np" "$prs" $args
-                for tls in tcp sm,self; do
+                if [ "$network" = ofi ]; then
+                    for prov in $providers; do
+                        if [ "$prov" = sockets ]; then wait_env=FI_SOCKETS_PE_WAITTIME=0; else wait_env=; fi
+                        # shellcheck disable=SC2086
+                        osu_run "$round" rshmem-ofi "$prov" "$np" "$p" env SHMEM_TRANSPORT=ofi FI_PROVIDER="$prov" \
+                            $wait_env "$rs/oshrun" -np "$np" "$prs" $args
+                        if [ "$oshmem" = yes ]; then
+                            # shellcheck disable=SC2086
+                            osu_run "$round" sos-ofi "$prov" "$np" "$p" env FI_PROVIDER="$prov" $wait_env \
+                                mpiexec.hydra -n "$np" "$pos" $args
+                        fi
+                    done
+                fi
+                for tls in $(if [ "$network" = ucx ]; then echo tcp sm,self; fi); do
                     # shellcheck disable=SC2086
                     osu_run "$round" rshmem-ucx "$tls" "$np" "$p" env SHMEM_TRANSPORT=ucx UCX_TLS="$tls" \
                         "$rs/oshrun" -np "$np" "$prs" $args
@@ -579,7 +663,17 @@ osu_benchmarks() {
                             ${OMPI_OSHRUN_ARGS:-} "$pos" $args
                     fi
                 done
-                if [ "$hosts" = yes ]; then
+                if [ "$hosts" = yes ] && [ "$network" = ofi ]; then
+                    # shellcheck disable=SC2086
+                    osu_run "$round" rshmem-ofi-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
+                        --env SHMEM_TRANSPORT=auto --env SHMEM_NETWORK=ofi --env FI_PROVIDER=tcp \
+                        --timeout "$osu_limit" -- "$prs" $args
+                    if [ "$oshmem" = yes ]; then
+                        # shellcheck disable=SC2086
+                        osu_run "$round" sos-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
+                            --env FI_PROVIDER=tcp --timeout "$osu_limit" -- "$pos" $args
+                    fi
+                elif [ "$hosts" = yes ]; then
                     # shellcheck disable=SC2086
                     osu_run "$round" rshmem-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
                         --timeout "$osu_limit" -- "$prs" $args

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""osu-table.py: the OSU ratio tables of a scripts/bench-ucx.sh run.
+"""osu-table.py: the OSU ratio tables of a scripts/bench-ucx.sh run (--network ucx or ofi).
 
     scripts/osu-table.py RESULTS.jsonl [--md FILE] [--baseline EARLIER.jsonl]
 
 Reads the "suite":"osu" lines bench-ucx.sh wrote, takes each figure's median over the rounds
-and prints one table per (transport, PE count): rshmem, OSHMEM, ratio (OSHMEM's time over
-rshmem's; for message rates rshmem's rate over OSHMEM's: above 1 rshmem is better), the
+and prints one table per (transport, PE count): rshmem, the peer library (Open MPI's OSHMEM
+over UCX, Sandia OpenSHMEM over libfabric), ratio (the peer's time over rshmem's; for
+message rates rshmem's rate over the peer's: above 1 rshmem is better), the
 ratio's range over the rounds, and rshmem's default shared-memory path beside it (with
 --baseline, the earlier run's shm figure over this one's, above 1: faster now). --md
 writes the same as markdown: selected sizes in the table, every figure in a <details>
@@ -16,11 +17,14 @@ import statistics
 import sys
 
 PROGRAMS = ["put", "get", "put_mr", "atomics", "barrier", "broadcast", "reduce"]
-# (title, rshmem config, OSHMEM config, tls, shm column?)
+# (title, rshmem config, peer config, tls, shm column?, peer's name)
 TRANSPORTS = [
-    ("UCX_TLS=tcp", "rshmem-ucx", "oshmem-ucx", "tcp", True),
-    ("UCX_TLS=sm,self", "rshmem-ucx", "oshmem-ucx", "sm,self", True),
-    ("2 simulated hosts, UCX over TCP between them", "rshmem-hosts", "oshmem-hosts", "tcp", False),
+    ("UCX_TLS=tcp", "rshmem-ucx", "oshmem-ucx", "tcp", True, "OSHMEM"),
+    ("UCX_TLS=sm,self", "rshmem-ucx", "oshmem-ucx", "sm,self", True, "OSHMEM"),
+    ("2 simulated hosts, UCX over TCP between them", "rshmem-hosts", "oshmem-hosts", "tcp", False, "OSHMEM"),
+    ("libfabric FI_PROVIDER=tcp", "rshmem-ofi", "sos-ofi", "tcp", True, "SOS"),
+    ("libfabric FI_PROVIDER=sockets", "rshmem-ofi", "sos-ofi", "sockets", True, "SOS"),
+    ("2 simulated hosts, libfabric tcp between them", "rshmem-ofi-hosts", "sos-hosts", "tcp", False, "SOS"),
 ]
 MD_SIZES = {8, 4096, 65536, 1 << 20}
 # (program, figure, size) -> first position in the results: OSU's own order of the AMOs.
@@ -148,13 +152,35 @@ def main():
     load_text = f"load average (1, 5, 15 min) {loads.get('start', '?')} at the start, {loads.get('end', '?')} at the end"
     minutes = (times["end"] - times["start"]) / 60 if "start" in times and "end" in times else None
 
+    ofi = machine.get("network") == "ofi"
+    if ofi:
+        libs = (f"rshmem {machine.get('rshmem', '?')} and {machine.get('sos') or 'Sandia OpenSHMEM'} "
+                f"over libfabric {machine.get('libfabric', '?')}")
+    else:
+        libs = (f"rshmem {machine.get('rshmem', '?')} and {machine.get('oshmem', 'OSHMEM')} "
+                f"over UCX {machine.get('ucx', '?')}")
     intro = (f"OSU micro-benchmarks {machine.get('omb', '?')} (OpenSHMEM programs, symmetric heap), built with "
-             f"each library's oshcc; rshmem {machine.get('rshmem', '?')} and {machine.get('oshmem', 'OSHMEM')} "
-             f"over UCX {machine.get('ucx', '?')}; median of {rounds} interleaved round(s)"
+             f"each library's oshcc; {libs}; median of {rounds} interleaved round(s)"
              f"{' (--quick)' if machine.get('quick') else ''}; {machine.get('cores', '?')} cores "
              f"({machine.get('cpu', '?')}), Linux {machine.get('kernel', '?')}, {machine.get('date', '')}; "
              f"{load_text}" + (f"; {minutes:.0f} min." if minutes is not None else "."))
-    out_md = ["## OSU micro-benchmarks: rshmem beside OSHMEM over the same UCX", "",
+    out_md = ["## OSU micro-benchmarks: rshmem beside Sandia OpenSHMEM over the same libfabric", "",
+              "Made by `scripts/bench-ucx.sh --network ofi --sos DIR --osu DIR --md FILE` (the OMB 6.1 "
+              "sources: `git archive HEAD configure.ac c/openshmem c/util` of the OSU micro-benchmarks; "
+              "SOS built with `--with-ofi --enable-pmi-simple --enable-ofi-manual-progress "
+              "--enable-manual-progress --enable-hard-polling`, the configuration in which it accepts "
+              "`tcp;ofi_rxm`): rshmem with `SHMEM_TRANSPORT=ofi FI_PROVIDER=P` under its oshrun, SOS "
+              "with `FI_PROVIDER=P` under mpiexec.hydra (this SOS has no on-node transport, so it too "
+              "reaches every PE through P), `FI_SOCKETS_PE_WAITTIME=0` for both with sockets; across 2 "
+              "hosts simulated by `scripts/simhosts.sh` (network namespaces joined by a bridge, "
+              "mpiexec.hydra for both) rshmem runs with `SHMEM_NETWORK=ofi` under its default "
+              "transport (shared memory within a host) and SOS over libfabric tcp within a host too. "
+              "Ratio = SOS's time over rshmem's (for message rates rshmem's rate over SOS's): above "
+              "1, rshmem is better; `<` marks the figures below 1. Latencies in µs (OSU's averages; "
+              "atomics: OSU's latency column, posted AMOs included); the rounds column is the ratio's "
+              "range over the rounds; rs shm: rshmem's default shared-memory path in the same rounds.",
+              "", intro, ""] if ofi else [
+              "## OSU micro-benchmarks: rshmem beside OSHMEM over the same UCX", "",
               "Made by `scripts/bench-ucx.sh --osu DIR --md FILE` (the OMB 6.1 sources: "
               "`git archive HEAD configure.ac c/openshmem c/util` of the OSU micro-benchmarks): "
               "rshmem with `SHMEM_TRANSPORT=ucx UCX_TLS=...`, OSHMEM with `--mca spml ucx --mca pml ucx` "
@@ -170,7 +196,7 @@ def main():
     print()
     print(intro)
     summary = []
-    for title, rs_cfg, osh_cfg, tls, with_shm in TRANSPORTS:
+    for title, rs_cfg, osh_cfg, tls, with_shm, peer in TRANSPORTS:
         for pes in (2, 4):
             lines = build_table(fig, base, rs_cfg, osh_cfg, tls, pes, with_shm)
             if not lines:
@@ -185,7 +211,7 @@ def main():
             if base:
                 count += f"; rshmem shm slower than the baseline in {len(nb_below)} of {len(nb)}"
             summary.append(f"{head}: {count}")
-            cols = ["figure", "rshmem", "OSHMEM", "ratio", "rounds"] + (["rs shm"] if with_shm else []) + \
+            cols = ["figure", "rshmem", peer, "ratio", "rounds"] + (["rs shm"] if with_shm else []) + \
                 (["shm vs base"] if with_shm and base else [])
             width = [30, 10, 10, 9, 15, 10, 11]
             print()

@@ -1,6 +1,6 @@
 //! `report`: runs the experiments behind the figures as child jobs (the existing
 //! subcommands under rshmem's `oshrun`, the C programs of `bench/c` on rshmem and on Open
-//! MPI's OSHMEM, the Coarray Fortran programs of `bench/fortran` through
+//! MPI's OSHMEM, and over libfabric on rshmem and on Sandia OpenSHMEM, the Coarray Fortran programs of `bench/fortran` through
 //! `scripts/bench-caf.sh` on rshmem and on OpenCoarrays), tags their JSON lines with the experiment (`"exp"`), and hands the
 //! records to [`crate::figures`]. Nothing here is timed twice: every figure comes from a
 //! benchmark's own JSON line.
@@ -27,12 +27,17 @@ pub(crate) struct Opts {
     /// Do not run Open MPI's OSHMEM even when it is installed.
     #[arg(long)]
     no_oshmem: bool,
+    /// Sandia OpenSHMEM's install prefix (default: `SOS_DIR`; built with `--with-ofi`, see
+    /// scripts/bench-ucx.sh): the libfabric experiments (ofi, ofi_coll, ofi_barrier) run the C programs
+    /// on it beside rshmem, both with `FI_PROVIDER=tcp`; without it, rshmem alone.
+    #[arg(long)]
+    sos: Option<PathBuf>,
     /// Do not run the Coarray Fortran benchmarks (scripts/bench-caf.sh, seed 003).
     #[arg(long)]
     no_caf: bool,
     /// Run only these experiments (comma-separated tags: pe, cbench, ccoll, cbarrier,
-    /// seed004, coll, coll_hosts, threads, cctx, apps, nbe, caf); the other figures say
-    /// they have no records.
+    /// seed004, coll, coll_hosts, threads, cctx, apps, nbe, ofi, ofi_coll, ofi_barrier, caf); the other
+    /// figures say they have no records.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// The source tree (for `bench/c` and rshmem's install script); default: the one this
@@ -57,6 +62,9 @@ const EXPS: &[&str] = &[
     "cctx",
     "apps",
     "nbe",
+    "ofi",
+    "ofi_coll",
+    "ofi_barrier",
     "caf",
 ];
 
@@ -96,9 +104,10 @@ fn go(o: &Opts) -> Result<(), String> {
     Ok(())
 }
 
-/// The `machine` record: CPU model, cores, kernel, OSHMEM version, and when the Coarray
-/// Fortran benchmarks are tried, gfortran's and OpenCoarrays' versions (empty: missing).
-fn machine(quick: bool, oshmem: Option<&str>, caf: Option<&Caf>) -> String {
+/// The `machine` record: CPU model, cores, kernel, OSHMEM's and SOS's versions, and when
+/// the Coarray Fortran benchmarks are tried, gfortran's and OpenCoarrays' versions (empty:
+/// missing).
+fn machine(quick: bool, oshmem: Option<&str>, sos: Option<&str>, caf: Option<&Caf>) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| {
@@ -114,7 +123,7 @@ fn machine(quick: bool, oshmem: Option<&str>, caf: Option<&Caf>) -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut m = json!({"bench": "machine", "size": null, "pes": 0, "metric": "cores",
            "value": cores, "unit": "", "cpu": cpu, "cores": cores, "kernel": kernel,
-           "oshmem": oshmem.unwrap_or(""), "quick": quick});
+           "oshmem": oshmem.unwrap_or(""), "sos": sos.unwrap_or(""), "quick": quick});
     if let (Some(c), Some(o)) = (caf, m.as_object_mut()) {
         o.insert("gfortran".into(), json!(c.gfortran));
         o.insert("opencoarrays".into(), json!(c.opencoarrays));
@@ -208,6 +217,37 @@ fn oshmem(o: &Opts) -> Option<(PathBuf, PathBuf, String)> {
     Some((cc, run, version))
 }
 
+/// Sandia OpenSHMEM's oshcc and version (`Sandia OpenSHMEM 1.5.3 (PREFIX)`), when given
+/// (`--sos`, `SOS_DIR`) and the libfabric experiments are wanted.
+fn sos(o: &Opts) -> Option<(PathBuf, String)> {
+    if !["ofi", "ofi_coll", "ofi_barrier"]
+        .iter()
+        .any(|e| o.wants(e))
+    {
+        return None;
+    }
+    let dir = o
+        .sos
+        .clone()
+        .or_else(|| std::env::var_os("SOS_DIR").map(PathBuf::from))
+        .filter(|d| !d.as_os_str().is_empty())?;
+    let cc = dir.join("bin/oshcc");
+    if !cc.exists() {
+        eprintln!(
+            "rshmem-bench report: no Sandia OpenSHMEM at {} (no bin/oshcc): rshmem alone over libfabric",
+            dir.display()
+        );
+        return None;
+    }
+    let pc =
+        std::fs::read_to_string(dir.join("lib/pkgconfig/sandia-openshmem.pc")).unwrap_or_default();
+    let v = pc
+        .lines()
+        .find_map(|l| l.strip_prefix("Version:"))
+        .map_or("?", str::trim);
+    Some((cc, format!("Sandia OpenSHMEM {v} ({})", dir.display())))
+}
+
 /// Runs `cmd` to completion, failing with its stderr.
 fn check(cmd: &mut Command, what: &str) -> Result<(), String> {
     let out = cmd
@@ -236,10 +276,20 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     for d in [&build, &logs] {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
     }
-    let c_wanted = ["cbench", "ccoll", "cbarrier", "seed004", "cctx"]
-        .iter()
-        .any(|e| o.wants(e));
+    let c_wanted = [
+        "cbench",
+        "ccoll",
+        "cbarrier",
+        "seed004",
+        "cctx",
+        "ofi",
+        "ofi_coll",
+        "ofi_barrier",
+    ]
+    .iter()
+    .any(|e| o.wants(e));
     let osh = oshmem(o);
+    let sos = sos(o);
     let caf = caf_tools(o);
     let results = o.out.join("results.jsonl");
     let mut file = std::fs::File::create(&results)
@@ -247,7 +297,12 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     let _ = writeln!(
         file,
         "{}",
-        machine(o.quick, osh.as_ref().map(|x| x.2.as_str()), caf.as_ref())
+        machine(
+            o.quick,
+            osh.as_ref().map(|x| x.2.as_str()),
+            sos.as_ref().map(|x| x.1.as_str()),
+            caf.as_ref()
+        )
     );
     let oshrun = bin.join("oshrun");
     if !oshrun.exists() {
@@ -273,7 +328,7 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
                 .arg(&bin),
             "installing rshmem",
         )
-        .and_then(|()| compile(&prefix.join("bin/oshcc"), &src, &build, "rshmem", true));
+        .and_then(|()| compile(&prefix.join("bin/oshcc"), &src, &build, "rshmem", C_ALL));
         match r {
             Ok(()) => c_rs = Some(prefix.join("bin/oshrun")),
             Err(e) => eprintln!("rshmem-bench report: C programs on rshmem skipped: {e}"),
@@ -287,12 +342,20 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
     let mut osh_run = None;
     if let Some((cc, run, v)) = osh.as_ref().filter(|_| c_wanted) {
         eprintln!("rshmem-bench report: compiling bench/c on OSHMEM ({v})");
-        match compile(cc, &src, &build, "oshmem", false) {
+        match compile(cc, &src, &build, "oshmem", C_NO_TEAMS) {
             Ok(()) => osh_run = Some(run.clone()),
             Err(e) => eprintln!("rshmem-bench report: OSHMEM skipped: {e}"),
         }
     } else if !o.no_oshmem && c_wanted {
         eprintln!("rshmem-bench report: Open MPI's OSHMEM not installed: rshmem only");
+    }
+    let mut sos_built = false;
+    if let Some((cc, v)) = &sos {
+        eprintln!("rshmem-bench report: compiling bench/c on {v}");
+        match compile(cc, &src, &build, "sos", &["shmem_bench", "shmem_coll"]) {
+            Ok(()) => sos_built = true,
+            Err(e) => eprintln!("rshmem-bench report: SOS skipped: {e}"),
+        }
     }
 
     let mut jobs = plan(
@@ -301,6 +364,7 @@ fn measure(o: &Opts) -> Result<PathBuf, String> {
         &oshrun,
         c_rs.as_deref(),
         osh_run.as_deref(),
+        sos_built,
         &build,
     );
     jobs.retain(|j| o.wants(j.exp));
@@ -396,18 +460,20 @@ fn tag(line: &str, exp: &str) -> Option<String> {
     Some(v.to_string())
 }
 
-/// Compiles the C programs with `cc` into `build/NAME.IMPL`.
-fn compile(cc: &Path, src: &Path, build: &Path, imp: &str, all: bool) -> Result<(), String> {
-    let progs: &[&str] = if all {
-        &["shmem_bench", "shmem_coll", "shmem_ctx", "shmem_seed004"]
-    } else {
-        // OSHMEM 4.1 has no teams nor active-set objects: seed004.c does not build there.
-        &["shmem_bench", "shmem_coll", "shmem_ctx"]
-    };
+/// Every C program of `bench/c`.
+const C_ALL: &[&str] = &["shmem_bench", "shmem_coll", "shmem_ctx", "shmem_seed004"];
+/// OSHMEM 4.1 has no teams nor active-set objects: seed004.c does not build there.
+const C_NO_TEAMS: &[&str] = &["shmem_bench", "shmem_coll", "shmem_ctx"];
+
+/// Compiles the C programs `progs` with `cc` into `build/NAME.IMPL`, their records tagged
+/// `"impl":IMPL`.
+fn compile(cc: &Path, src: &Path, build: &Path, imp: &str, progs: &[&str]) -> Result<(), String> {
     for p in progs {
         check(
             Command::new(cc)
-                .args(["-O2", "-std=c11", "-Wall", "-pthread", "-o"])
+                .args(["-O2", "-std=c11", "-Wall", "-pthread"])
+                .arg(format!("-DBENCH_IMPL=\"{imp}\""))
+                .arg("-o")
                 .arg(build.join(format!("{p}.{imp}")))
                 .arg(src.join(format!("bench/c/{p}.c"))),
             &format!("compiling {p}.c with {}", cc.display()),
@@ -453,6 +519,7 @@ fn plan(
     oshrun: &Path,
     c_rs: Option<&Path>,
     osh: Option<&Path>,
+    sos: bool,
     build: &Path,
 ) -> Vec<Job> {
     let q: &[&str] = if o.quick { &["--quick"] } else { &[] };
@@ -662,5 +729,50 @@ fn plan(
         json: None,
         limit: None,
     });
+    // The C programs over libfabric (tcp;ofi_rxm): rshmem with every peer through it, SOS
+    // (no on-node transport in an --with-ofi build) the same way, under mpiexec.hydra.
+    let ofi_jobs = |exp: &'static str, np: usize, prog: &str, extra: &[&str]| {
+        let args: String = extra.iter().map(|a| format!(" {a}")).collect();
+        let mut v = Vec::new();
+        if let Some(run) = c_rs {
+            let mut c = Command::new(run);
+            c.args(["--timeout", &limit, "-np", &np.to_string()])
+                .arg(build.join(format!("{prog}.rshmem")))
+                .args(extra)
+                .args(q)
+                .env("SHMEM_TRANSPORT", "ofi")
+                .env("FI_PROVIDER", "tcp");
+            v.push(Job {
+                exp,
+                what: format!("{np} PEs: bench/c/{prog}.c{args} on rshmem over libfabric tcp"),
+                cmd: c,
+                json: None,
+                limit: None,
+            });
+        }
+        if sos {
+            // timeout(1) ends hydra with SIGTERM, which it passes on to the PEs (a SIGKILL at
+            // the job's limit would leave them running).
+            let mut c = Command::new("timeout");
+            c.args(["-k", "10", &limit, "mpiexec.hydra", "-n", &np.to_string()])
+                .arg(build.join(format!("{prog}.sos")))
+                .args(extra)
+                .args(q)
+                .env("FI_PROVIDER", "tcp");
+            v.push(Job {
+                exp,
+                what: format!("{np} PEs: bench/c/{prog}.c{args} on SOS over libfabric tcp"),
+                cmd: c,
+                json: None,
+                limit: Some(Duration::from_secs(o.timeout + 20)),
+            });
+        }
+        v
+    };
+    jobs.extend(ofi_jobs("ofi", 2, "shmem_bench", &[]));
+    for &n in c_pes {
+        jobs.extend(ofi_jobs("ofi_coll", n, "shmem_coll", &["--sweep"]));
+        jobs.extend(ofi_jobs("ofi_barrier", n, "shmem_coll", &[]));
+    }
     jobs
 }

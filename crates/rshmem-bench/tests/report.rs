@@ -1,7 +1,8 @@
 //! `rshmem-bench report --from`: renders every figure from a recorded quick run
 //! (`tests/data/report-quick.jsonl`, JSON lines of `rshmem-bench report --quick`) without
 //! measuring anything (the Coarray Fortran records, `"exp":"caf"`, are a quick
-//! `scripts/bench-caf.sh` run), and checks that each SVG, PNG and `index.html` exists, is not empty
+//! `scripts/bench-caf.sh` run; the libfabric ones, `"exp":"ofi*"`, a quick
+//! `rshmem-bench report --only ofi,ofi_coll,ofi_barrier --sos DIR` run), and checks that each SVG, PNG and `index.html` exists, is not empty
 //! and names each of its series.
 
 use std::path::PathBuf;
@@ -21,6 +22,12 @@ const FIGURES: &[&str] = &[
     "osu_barrier",
     "osu_broadcast",
     "osu_reduce",
+    "ofi_latency",
+    "ofi_bandwidth",
+    "ofi_small_ops",
+    "ofi_barrier",
+    "ofi_broadcast",
+    "ofi_reduce",
     "seed000_team_create",
     "seed000_team_count",
     "seed000_flat_vs_hier",
@@ -79,6 +86,12 @@ const SERIES: &[(&str, &str)] = &[
     ("seed002_nbe_rate", "rshmem (C): put_nbi + quiet"),
     ("seed002_nbe_rate", "OSHMEM (C): put_nbi + quiet"),
 ];
+
+/// Whether a figure's fixture records include Sandia OpenSHMEM (rshmem's peer over
+/// libfabric): the `ofi_` ones.
+fn with_sos(id: &str) -> bool {
+    id.starts_with("ofi_")
+}
 
 /// Figures whose fixture records (a quick `scripts/bench-caf.sh` run) include OpenCoarrays.
 const WITH_OPENCOARRAYS: &[&str] = &[
@@ -176,8 +189,23 @@ fn quick_report_renders_every_figure_from_the_fixture() {
                 "{id}: no series {want:?} in {names:?}"
             );
         }
-        // A figure without OSHMEM says why (the Coarray Fortran ones have OpenCoarrays).
-        if !id.starts_with("seed003") && !names.iter().any(|n| n.contains("OSHMEM")) {
+        if with_sos(id) {
+            assert!(
+                names.iter().any(|n| n.contains("SOS"))
+                    && names.iter().any(|n| n.contains("rshmem")),
+                "{id}: not both rshmem and SOS in {names:?}"
+            );
+            assert!(
+                entry.contains("SOS: Sandia OpenSHMEM"),
+                "{id}: the caption does not name SOS"
+            );
+        }
+        // A figure without OSHMEM says why (the Coarray Fortran ones have OpenCoarrays, the
+        // libfabric ones SOS).
+        if !id.starts_with("seed003")
+            && !with_sos(id)
+            && !names.iter().any(|n| n.contains("OSHMEM"))
+        {
             assert!(
                 entry.contains("no OSHMEM series"),
                 "{id}: no OSHMEM series, and the caption does not say so"

@@ -5,6 +5,7 @@
 //! draws what they hold. Each seed has its own file whose `figures` function turns the
 //! records into [`Figure`]s; [`SEEDS`] lists them, so a new seed is one more entry.
 
+mod ofi;
 mod osu;
 mod render;
 mod seed000;
@@ -192,6 +193,7 @@ impl Records {
             cores: m.and_then(|r| r.num("cores")).unwrap_or(0.0) as usize,
             kernel: s("kernel"),
             oshmem: s("oshmem"),
+            sos: s("sos"),
             gfortran: o("gfortran"),
             opencoarrays: o("opencoarrays"),
             quick: m.is_some_and(|r| r.extra.get("quick") == Some(&Value::Bool(true))),
@@ -207,6 +209,8 @@ pub(crate) struct Machine {
     pub(crate) kernel: String,
     /// Open MPI's version line, empty when OSHMEM was not installed (or not run).
     pub(crate) oshmem: String,
+    /// Sandia OpenSHMEM's version and prefix, empty when the run had none (`--sos`).
+    pub(crate) sos: String,
     /// Whether the run was `--quick`.
     pub(crate) quick: bool,
     /// gfortran's version line: `None` when the run did not try the Coarray Fortran
@@ -396,6 +400,12 @@ pub(crate) const SEEDS: &[Group] = &[
         id: "osu",
         title: "OSU-style point-to-point and collective curves (C programs, rshmem beside OSHMEM)",
         figures: Some(osu::figures),
+        pending: "",
+    },
+    Group {
+        id: "ofi",
+        title: "rshmem over libfabric beside Sandia OpenSHMEM over the same libfabric (C programs, tcp)",
+        figures: Some(ofi::figures),
         pending: "",
     },
     Group {

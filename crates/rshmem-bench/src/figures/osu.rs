@@ -84,46 +84,21 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     }
 
     // Small operations by name, heap and static.
-    let ops: Vec<&str> = OPS
-        .iter()
-        .copied()
-        .filter(|o| r.value("cbench", o, "latency_median", |_| true).is_some())
-        .collect();
-    let mut f = Figure::new(
+    let (mut f, ops) = small_ops(
+        r,
+        "cbench",
         "osu_small_ops",
         "osu",
         "8-byte RMA and AMOs, heap and static, 2 PEs",
-        Axis::new(
-            "operation",
-            Scale::Categories(ops.iter().map(|o| short(o)).collect()),
-        ),
-        Axis::new("latency (ns, median)", Scale::Log),
-    )
-    .caption(
-        "bench/c/shmem_bench.c: put/p and non-fetching AMOs are pipelined batches ending with \
-         shmem_quiet (put_quiet completes each put); get/g and fetching AMOs are round trips. \
-         Heap: shmem_align; static: a global symmetric variable. AMOs on long (bitwise: uint64_t).",
+        "Heap: shmem_align; static: a global symmetric variable. AMOs on long (bitwise: uint64_t).",
+        &[
+            ("rshmem", "heap", "rshmem heap", Kind::Rshmem),
+            ("rshmem", "static", "rshmem static", Kind::Rshmem),
+            ("oshmem", "heap", "OSHMEM heap", Kind::Peer),
+            ("oshmem", "static", "OSHMEM static", Kind::Peer),
+        ],
     );
     f.wants_peer = true;
-    f.legend_low = true;
-    for (imp, mem, name, kind) in [
-        ("rshmem", "heap", "rshmem heap", Kind::Rshmem),
-        ("rshmem", "static", "rshmem static", Kind::Rshmem),
-        ("oshmem", "heap", "OSHMEM heap", Kind::Peer),
-        ("oshmem", "static", "OSHMEM static", Kind::Peer),
-    ] {
-        let pts = ops
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| {
-                r.value("cbench", o, "latency_median", |x| {
-                    x.tag("impl") == imp && x.tag("mem") == mem
-                })
-                .map(|y| (i as f64, y))
-            })
-            .collect();
-        f.add(name, kind, pts);
-    }
     let raw: Vec<(f64, f64)> = ops
         .iter()
         .enumerate()
@@ -179,57 +154,126 @@ pub(super) fn figures(r: &Records) -> Vec<Figure> {
     v.push(f);
 
     // Broadcast and reduce against size, per PE count.
-    for (bench, id, title, cap) in [
-        (
-            "broadcast64_barrier",
-            "osu_broadcast",
-            "shmem_broadcast64 + barrier_all",
-            "Active-set broadcast from PE 0 followed by shmem_barrier_all (the root may \
-             otherwise run ahead of its pSync), bench/c/shmem_coll.c --sweep.",
-        ),
-        (
-            "reduce_sum_to_all",
-            "osu_reduce",
-            "shmem_long_sum_to_all",
-            "Active-set sum reduction over all PEs, bench/c/shmem_coll.c --sweep.",
-        ),
-    ] {
-        let mut f = Figure::new(
-            id,
-            "osu",
-            title,
-            Axis::new("message size", Scale::Bytes),
-            Axis::new("latency (ns, median, slowest PE)", Scale::Log),
-        )
-        .caption(cap);
+    let impls = [
+        ("rshmem", "rshmem", Kind::Rshmem),
+        ("oshmem", "OSHMEM", Kind::Peer),
+    ];
+    for (bench, id, title, cap) in COLLECTIVES {
+        let mut f = by_size_per_pes(r, "ccoll", bench, &impls, id, "osu", title, cap);
         f.wants_peer = true;
-        let mut pes: Vec<u64> = r.of("ccoll").map(|x| x.pes).collect();
-        pes.sort_unstable();
-        pes.dedup();
-        for &n in &pes {
-            for (imp, name, kind) in [
-                ("rshmem", "rshmem", Kind::Rshmem),
-                ("oshmem", "OSHMEM", Kind::Peer),
-            ] {
-                let pts = r.points(
-                    "ccoll",
-                    |x| {
-                        x.bench == bench
-                            && x.metric == "latency_median"
-                            && x.tag("impl") == imp
-                            && x.pes == n
-                    },
-                    by_size,
-                );
-                f.add(&format!("{name}, {n} PEs"), kind, pts);
-            }
-        }
         let (lo, hi) = f.x_range();
         let mc = r.memcpy("latency_median", lo, hi);
         f.add("memcpy of the message (limit)", Kind::Reference, mc);
         v.push(f);
     }
     v
+}
+
+/// The small operations of `bench/c/shmem_bench.c` in `exp`'s records, one category each,
+/// one series per (`impl`, `mem`, name, kind) of `series`; also the operations drawn.
+pub(super) fn small_ops<'a>(
+    r: &Records,
+    exp: &str,
+    id: &str,
+    group: &'static str,
+    title: &str,
+    more: &str,
+    series: &[(&str, &str, &str, Kind)],
+) -> (Figure, Vec<&'a str>) {
+    let ops: Vec<&str> = OPS
+        .iter()
+        .copied()
+        .filter(|o| r.value(exp, o, "latency_median", |_| true).is_some())
+        .collect();
+    let mut f = Figure::new(
+        id,
+        group,
+        title,
+        Axis::new(
+            "operation",
+            Scale::Categories(ops.iter().map(|o| short(o)).collect()),
+        ),
+        Axis::new("latency (ns, median)", Scale::Log),
+    )
+    .caption(&format!(
+        "bench/c/shmem_bench.c: put/p and non-fetching AMOs are pipelined batches ending with \
+         shmem_quiet (put_quiet completes each put); get/g and fetching AMOs are round trips. \
+         {more}"
+    ));
+    f.legend_low = true;
+    for &(imp, mem, name, kind) in series {
+        let pts = ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| {
+                r.value(exp, o, "latency_median", |x| {
+                    x.tag("impl") == imp && x.tag("mem") == mem
+                })
+                .map(|y| (i as f64, y))
+            })
+            .collect();
+        f.add(name, kind, pts);
+    }
+    (f, ops)
+}
+
+/// The collectives drawn against size: (bench, figure id, title, caption).
+pub(super) const COLLECTIVES: [(&str, &str, &str, &str); 2] = [
+    (
+        "broadcast64_barrier",
+        "osu_broadcast",
+        "shmem_broadcast64 + barrier_all",
+        "Active-set broadcast from PE 0 followed by shmem_barrier_all (the root may \
+         otherwise run ahead of its pSync), bench/c/shmem_coll.c --sweep.",
+    ),
+    (
+        "reduce_sum_to_all",
+        "osu_reduce",
+        "shmem_long_sum_to_all",
+        "Active-set sum reduction over all PEs, bench/c/shmem_coll.c --sweep.",
+    ),
+];
+
+/// A figure of `bench`'s median latency against size, one series per implementation
+/// (`impls`: the records' `impl`, its name, its kind) and PE count, from `exp`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn by_size_per_pes(
+    r: &Records,
+    exp: &str,
+    bench: &str,
+    impls: &[(&str, &str, Kind)],
+    id: &str,
+    group: &'static str,
+    title: &str,
+    caption: &str,
+) -> Figure {
+    let mut f = Figure::new(
+        id,
+        group,
+        title,
+        Axis::new("message size", Scale::Bytes),
+        Axis::new("latency (ns, median, slowest PE)", Scale::Log),
+    )
+    .caption(caption);
+    let mut pes: Vec<u64> = r.of(exp).map(|x| x.pes).collect();
+    pes.sort_unstable();
+    pes.dedup();
+    for &n in &pes {
+        for &(imp, name, kind) in impls {
+            let pts = r.points(
+                exp,
+                |x| {
+                    x.bench == bench
+                        && x.metric == "latency_median"
+                        && x.tag("impl") == imp
+                        && x.pes == n
+                },
+                by_size,
+            );
+            f.add(&format!("{name}, {n} PEs"), kind, pts);
+        }
+    }
+    f
 }
 
 /// Category label of an operation, short enough for 19 side by side.
