@@ -158,7 +158,7 @@ fn needed_atomics() -> impl Iterator<Item = (AtomicKind, AtomicType, AtomicOp)> 
     [AtomicType::U32, AtomicType::U64]
         .into_iter()
         .flat_map(|ty| {
-            let posted = [Sum, Band, Bor, Bxor].map(|op| (AtomicKind::Post, ty, op));
+            let posted = [Sum, Band, Bor, Bxor, Write].map(|op| (AtomicKind::Post, ty, op));
             let fetching =
                 [Sum, Band, Bor, Bxor, Write, Read].map(|op| (AtomicKind::Fetch, ty, op));
             posted
@@ -664,6 +664,8 @@ impl Ofi {
             AmoOp::And(v) => Some((AtomicOp::Band, ty, v)),
             AmoOp::Or(v) => Some((AtomicOp::Bor, ty, v)),
             AmoOp::Xor(v) => Some((AtomicOp::Bxor, ty, v)),
+            // Floating-point words too: a store of the bits.
+            AmoOp::Set(v) => Some((AtomicOp::Write, ty, v)),
             _ => None,
         };
         match post {
