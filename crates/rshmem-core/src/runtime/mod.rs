@@ -1059,8 +1059,11 @@ pub fn finalize() {
         // world sync (every PE is in finalize, so it matches no user collective), whose
         // flags are delivered before anyone tears the network down, then nobody reads
         // anybody. After a collective that failed over a finalized member (a try form
-        // went on), WORLD's flags are out of step: the launcher's barrier instead.
-        if rt.any_gave_up() {
+        // went on), WORLD's flags are out of step; and over libfabric (tcp;ofi_rxm) the
+        // last PE of a 6-PE job was seen waiting here for the flag of a peer that had
+        // passed this sync, flushed and exited (cause not pinned down): the launcher's
+        // barrier instead.
+        if rt.fabric.network_is_ofi() || rt.any_gave_up() {
             rt.fabric
                 .flush_at_teardown(crate::coll::nonblocking::coll_ctx());
             if let Err(e) = rt.boot.barrier() {

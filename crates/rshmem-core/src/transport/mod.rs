@@ -258,6 +258,12 @@ impl Fabric {
         self.net.is_some()
     }
 
+    /// Whether the network is libfabric's, whose posted atomics (the last sync's flags) may
+    /// complete at the sender before the target has them.
+    pub(crate) fn network_is_ofi(&self) -> bool {
+        matches!(self.net, Some(Network::Ofi(_)))
+    }
+
     /// [`Fabric::has_network`] under its former name, which team/ still uses.
     #[inline(always)]
     pub(crate) fn has_ucx(&self) -> bool {
@@ -639,7 +645,9 @@ impl Fabric {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<()> {
-        if self.amo_net {
+        // This PE's own word is read with loads too (`shmem_signal_fetch`, the program's
+        // own reads): an update of it is complete on return.
+        if self.amo_net && pe != self.me {
             return on_net!(self.net(), n => n.amo_post(routine, ctx, pe, addr, op));
         }
         self.amo(routine, ctx, pe, addr, op).map(drop)
