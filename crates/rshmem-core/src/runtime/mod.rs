@@ -1063,20 +1063,19 @@ pub fn finalize() {
         // last PE of a 6-PE job was seen waiting here for the flag of a peer that had
         // passed this sync, flushed and exited (cause not pinned down): the launcher's
         // barrier instead.
+        // Either way the collectives' context is flushed: its last flags are delivered
+        // before a peer may close its endpoints (else the last PE to be signalled waits for
+        // a flag the closing endpoint dropped).
+        let coll = crate::coll::nonblocking::coll_ctx();
         if rt.fabric.network_is_ofi() || rt.any_gave_up() {
-            rt.fabric
-                .flush_at_teardown(crate::coll::nonblocking::coll_ctx());
+            rt.fabric.flush_at_teardown(coll);
             if let Err(e) = rt.boot.barrier() {
                 rt.fatal(&format_args!("shmem_finalize: {e}"));
             }
         } else {
             rt.sync_in("shmem_finalize", &rt.world);
+            rt.fabric.flush_at_teardown(coll);
         }
-        // The sync's flags went through the collectives' context, uncounted for quiet (a
-        // flag needs delivery, not a flush, while the job runs): delivered now, or the last
-        // PE to be signalled waits for a flag the closing endpoint dropped.
-        rt.fabric
-            .flush_at_teardown(crate::coll::nonblocking::coll_ctx());
         rt.fabric.flush_at_teardown(Ctx::default_ctx().state());
         rt.fabric.release_ctx(Ctx::default_ctx().state());
     }

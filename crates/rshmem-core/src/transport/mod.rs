@@ -258,8 +258,8 @@ impl Fabric {
         self.net.is_some()
     }
 
-    /// Whether the network is libfabric's, whose posted atomics (the last sync's flags) may
-    /// complete at the sender before the target has them.
+    /// Whether the network is libfabric's (finalize then ends with the launcher's barrier:
+    /// see `runtime::finalize`).
     pub(crate) fn network_is_ofi(&self) -> bool {
         matches!(self.net, Some(Network::Ofi(_)))
     }
