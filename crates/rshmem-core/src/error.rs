@@ -189,7 +189,7 @@ pub enum Error {
         /// This PE.
         waiter: usize,
     },
-    /// The network transport (UCX) failed: the peer died, or the fabric broke.
+    /// The network transport (UCX or libfabric) failed: the peer died, or the fabric broke.
     #[error("{routine}: {what}{}{}", Peer(*pe), Status(status))]
     Transport {
         /// The routine.
@@ -198,7 +198,7 @@ pub enum Error {
         pe: Option<usize>,
         /// What failed.
         what: &'static str,
-        /// UCX's status name (empty when UCX reported nothing).
+        /// The network library's status (empty when it reported nothing).
         status: &'static str,
     },
 }
@@ -241,14 +241,15 @@ impl std::fmt::Display for Peer {
     }
 }
 
-/// ": UCX says <status>" when UCX gave one.
+/// ": the network says <status>" when the network library gave one (which library is in
+/// the error's `what`).
 struct Status<'a>(&'a str);
 impl std::fmt::Display for Status<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.0.is_empty() {
             Ok(())
         } else {
-            write!(f, ": UCX says {:?}", self.0)
+            write!(f, ": the network says {:?}", self.0)
         }
     }
 }

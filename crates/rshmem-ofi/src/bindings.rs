@@ -72,6 +72,8 @@ pub const FI_PROGRESS_MANUAL: c_int = 2;
 pub const FI_THREAD_SAFE: c_int = 1;
 pub const FI_WAIT_NONE: c_int = 0;
 pub const FI_WAIT_UNSPEC: c_int = 1;
+pub const FI_WAIT_FD: c_int = 3;
+pub const FI_GETWAIT: c_int = 5; // control command
 pub const FI_CQ_FORMAT_CONTEXT: c_int = 1;
 pub const FI_CQ_COND_NONE: c_int = 0;
 pub const FI_CNTR_EVENTS_COMP: c_int = 0;
@@ -245,7 +247,8 @@ pub struct fi_ops_fabric {
     pub passive_ep: Unused,
     pub eq_open: Unused,
     pub wait_open: Unused,
-    pub trywait: Unused,
+    pub trywait:
+        unsafe extern "C" fn(fabric: *mut fid_fabric, fids: *mut *mut fid, count: c_int) -> c_int,
     pub domain2: Unused,
 }
 

@@ -566,6 +566,10 @@ impl Ofi {
     pub(crate) fn info(&self) -> *mut sys::fi_info {
         self.info
     }
+
+    pub(crate) fn fabric(&self) -> *mut sys::fid_fabric {
+        self.fabric
+    }
 }
 
 /// Closes a libfabric object (`fi_close`); errors at teardown are of no use.

@@ -52,6 +52,11 @@ impl EpInner {
         unsafe { &raw mut (*self.ep).fid }
     }
 
+    pub(crate) fn cq_fid(&self) -> *mut sys::fid {
+        // SAFETY: the queue is live while self is.
+        unsafe { &raw mut (*self.cq).fid }
+    }
+
     /// One non-blocking read of the completion queue, which drives the provider's progress
     /// on manual-progress providers; error entries are kept for the next wait to report.
     /// True if an entry was read.
@@ -161,6 +166,19 @@ impl Ofi {
     /// Creates an endpoint bound to the shared address vector, with its own counters and
     /// completion queue.
     pub fn endpoint(self: &Arc<Self>) -> Result<Endpoint> {
+        self.open_endpoint(sys::FI_WAIT_UNSPEC)
+    }
+
+    /// [`Ofi::endpoint`] whose completion queue has a file descriptor to sleep on, where
+    /// the provider offers one ([`crate::Progress::wait_fd`]; otherwise as
+    /// [`Ofi::endpoint`]): the endpoint that peers' operations arrive on, which a
+    /// [`crate::ProgressThread`] and waiting threads take turns to sleep on.
+    pub fn endpoint_with_wait_fd(self: &Arc<Self>) -> Result<Endpoint> {
+        self.open_endpoint(sys::FI_WAIT_FD)
+            .or_else(|_| self.open_endpoint(sys::FI_WAIT_UNSPEC))
+    }
+
+    fn open_endpoint(self: &Arc<Self>, wait_obj: std::ffi::c_int) -> Result<Endpoint> {
         let lib = &self.lib;
         let mut inner = EpInner {
             ofi: self.clone(),
@@ -179,7 +197,7 @@ impl Ofi {
                 size: 0,
                 flags: 0,
                 format: sys::FI_CQ_FORMAT_CONTEXT,
-                wait_obj: sys::FI_WAIT_UNSPEC,
+                wait_obj,
                 signaling_vector: 0,
                 wait_cond: sys::FI_CQ_COND_NONE,
                 wait_set: std::ptr::null_mut(),
@@ -428,7 +446,7 @@ impl Endpoint {
                             });
                         }
                     }
-                    if !self.inner.poll() {
+                    if !self.inner.poll() && !crate::progress::serve_claimed() {
                         std::thread::yield_now();
                     }
                 }
@@ -489,7 +507,9 @@ impl Endpoint {
                     _ => stall = Some((seen, Instant::now())),
                 }
             }
-            if round > 16 {
+            // A thread that claimed the endpoint peers' operations arrive on serves them
+            // while it waits (they may be what its own operations wait for).
+            if round > 16 && !crate::progress::serve_claimed() {
                 std::thread::yield_now();
             }
         }

@@ -56,8 +56,12 @@
 //!
 //! Providers with manual data progress ([`Ofi::manual_progress`]: tcp, udp) move data only
 //! inside calls on the endpoint involved, the TARGET's included: a [`ProgressThread`] serves
-//! an endpoint's peers while its owner computes, sleeping in `fi_cq_sread` on the
-//! endpoint's completion queue, and [`Progress::progress`] lets waiting threads drive it too.
+//! an endpoint's peers while its owner computes. Where the completion queue has a wait fd
+//! ([`Ofi::endpoint_with_wait_fd`]; `tcp;ofi_rxm` has one) the thread sleeps on it, and a
+//! thread that waits anyway takes it over ([`Driver::drive`]: it drives the endpoint and
+//! naps on the fd, and the progress thread is not woken for what it serves); elsewhere the
+//! thread sleeps in `fi_cq_sread`, and [`Progress::progress`] lets waiting threads drive the
+//! endpoint too.
 //! Providers with automatic progress run their own thread instead (`sockets`: it sleeps
 //! `FI_SOCKETS_PE_WAITTIME`, 10 ms by default, between polls, which makes every
 //! round trip milliseconds long unless that is set to 0).
@@ -72,7 +76,7 @@ mod progress;
 
 pub use domain::{Addr, Ofi, OpenOptions, Region, RemoteKey, API_VERSION, DEFAULT_LIBRARY};
 pub use endpoint::{AmoBuffer, Endpoint, Issued};
-pub use progress::{Progress, ProgressThread};
+pub use progress::{Driver, Driving, Progress, ProgressThread};
 
 use bindings as sys;
 use std::ffi::c_int;

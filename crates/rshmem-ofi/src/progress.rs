@@ -1,9 +1,13 @@
-//! Driving an endpoint's progress from other threads.
+//! Driving an endpoint's progress from other threads: a progress thread, and waiting
+//! threads that take its endpoint over.
 
 use crate::bindings as sys;
 use crate::endpoint::EpInner;
 use crate::{OfiError, Result};
+use rshmem_util::handoff::Handoff;
+use std::cell::Cell;
 use std::fmt;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -68,6 +72,33 @@ impl Progress {
         }
     }
 
+    /// The completion queue's file descriptor (`FI_GETWAIT`), if it was opened with one
+    /// ([`crate::Ofi::endpoint_with_wait_fd`]). Owned by the queue: do not close it.
+    pub fn wait_fd(&self) -> Option<RawFd> {
+        let mut fd: libc::c_int = -1;
+        let cq = self.inner.cq;
+        // SAFETY: fi_control(FI_GETWAIT) on the live queue writes an int for FI_WAIT_FD
+        // queues and fails for others.
+        let r = unsafe {
+            ((*(*cq).fid.ops).control)(
+                &raw mut (*cq).fid,
+                sys::FI_GETWAIT,
+                (&mut fd as *mut libc::c_int).cast(),
+            )
+        };
+        (r == 0 && fd >= 0).then_some(fd)
+    }
+
+    /// Whether a thread may now sleep on [`Progress::wait_fd`] (`fi_trywait`): false while
+    /// completions or provider work are pending (progress, then try again).
+    pub fn trywait(&self) -> bool {
+        let ofi = &self.inner.ofi;
+        let mut cq = self.inner.cq_fid();
+        // SAFETY: fi_trywait on the provider's fabric with one live queue.
+        let r = unsafe { ((*(*ofi.fabric()).ops).trywait)(ofi.fabric(), &mut cq, 1) };
+        r == 0
+    }
+
     /// Wakes a thread sleeping in [`ProgressThread`] (`fi_cq_signal`).
     fn wake(&self) {
         let cq = self.inner.cq;
@@ -83,12 +114,108 @@ const SLEEP: Duration = Duration::from_millis(100);
 /// Where the provider cannot sleep on a completion queue: the pause between polls.
 const POLL_PAUSE: Duration = Duration::from_micros(100);
 
-/// A thread that drives an endpoint's progress, sleeping in the provider (`fi_cq_sread`)
-/// while nothing happens, so that peers' operations on this process's memory complete while
-/// its owner computes. Stopped and joined by [`ProgressThread::stop`] or on drop.
+/// `fi_trywait` refusals in a row with no progress made after which the thread pauses
+/// [`POLL_PAUSE`] (a provider that keeps refusing would make it spin).
+const REFUSALS_BEFORE_PAUSE: u32 = 64;
+
+/// Serves what is pending on `p` and arms its wait fd: true once `fi_trywait` allows a
+/// sleep, false if it kept refusing.
+fn arm(p: &Progress) -> bool {
+    for _ in 0..REFUSALS_BEFORE_PAUSE {
+        while p.progress() {}
+        if p.trywait() {
+            return true;
+        }
+    }
+    false
+}
+
+/// Lets threads that wait anyway drive a [`ProgressThread`]'s endpoint and sleep on its
+/// wait fd ([`Driver::drive`]), so a peer's operation that needs this process (every one,
+/// on manual-progress providers) is served by the thread that waits for it, and the
+/// progress thread is not woken for it. Made where the endpoint has a wait fd.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    progress: Progress,
+    handoff: Arc<Handoff>,
+}
+
+/// A waiting thread's claim on a [`Driver`]'s endpoint; dropping it hands the endpoint back
+/// to the progress thread once no other thread waits. While it lives, the thread's waits
+/// for its own operations drive the claimed endpoint too (its peers may wait for it).
+#[derive(Debug)]
+pub struct Driving<'d> {
+    driver: &'d Driver,
+    /// The thread's previous claim (claims nest).
+    outer: *const Driver,
+}
+
+impl Drop for Driving<'_> {
+    fn drop(&mut self) {
+        CLAIMED.with(|c| c.set(self.outer));
+        let p = &self.driver.progress;
+        self.driver.handoff.release(|| {
+            arm(p);
+        });
+    }
+}
+
+thread_local! {
+    /// The endpoint this thread has claimed ([`Driver::drive`]), null if none.
+    static CLAIMED: Cell<*const Driver> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Drives the endpoint this thread claimed, if any (a wait for the thread's own operations,
+/// which must not leave its peers unserved); true if work was found.
+pub(crate) fn serve_claimed() -> bool {
+    CLAIMED.with(|c| {
+        let d = c.get();
+        // SAFETY: set by a live `Driving` of this thread, cleared when it drops.
+        !d.is_null() && unsafe { &*d }.progress.progress()
+    })
+}
+
+impl Driver {
+    /// One round of progress of the endpoint; true if a completion entry was read.
+    pub fn progress(&self) -> bool {
+        self.progress.progress()
+    }
+
+    /// Claims the endpoint for a waiting thread: until the claim drops, the progress thread
+    /// does not wake for its events, and the waiter must drive it ([`Driver::progress`]
+    /// between checks, [`Driver::sleep`] rather than a timed sleep).
+    pub fn drive(&self) -> Driving<'_> {
+        self.handoff.claim();
+        let outer = CLAIMED.with(|c| c.replace(self));
+        Driving {
+            driver: self,
+            outer,
+        }
+    }
+
+    /// A claimant's nap: serves what is pending and sleeps on the wait fd until an event
+    /// or `timeout`. True if it found work: the provider had some pending, or an event
+    /// ended the nap (a peer's operation served writes no completion entry, so
+    /// [`Driver::progress`] cannot tell; a wait that learns of it stays hot).
+    pub fn sleep(&self, timeout: Duration) -> bool {
+        if self.progress.trywait() {
+            return self.handoff.nap(timeout);
+        }
+        arm(&self.progress);
+        true
+    }
+}
+
+/// A thread that drives an endpoint's progress, sleeping while nothing happens, so that
+/// peers' operations on this process's memory complete while its owner computes. It sleeps
+/// on the completion queue's wait fd where it has one (beside a stop fd, through a
+/// [`Handoff`]: threads that wait anyway take the fd over, [`ProgressThread::driver`]),
+/// else in the provider (`fi_cq_sread`), else it polls. Stopped and joined by
+/// [`ProgressThread::stop`] or on drop.
 #[derive(Debug)]
 pub struct ProgressThread {
     progress: Progress,
+    driver: Option<Driver>,
     stopping: Arc<AtomicBool>,
     rounds: Arc<AtomicU64>,
     handle: Option<JoinHandle<Result<()>>>,
@@ -97,16 +224,36 @@ pub struct ProgressThread {
 impl ProgressThread {
     /// Starts the thread.
     pub fn start(progress: Progress) -> Result<ProgressThread> {
+        let driver = match progress.wait_fd() {
+            Some(fd) => Some(Driver {
+                progress: progress.clone(),
+                handoff: Arc::new(Handoff::new(fd).map_err(|e| OfiError::InvalidArgument {
+                    routine: "ProgressThread::start",
+                    message: format!("cannot make the thread's epoll set: {e}"),
+                })?),
+            }),
+            None => None,
+        };
         let stopping = Arc::new(AtomicBool::new(false));
         let rounds = Arc::new(AtomicU64::new(0));
         let (flag, counter, p) = (stopping.clone(), rounds.clone(), progress.clone());
+        let handoff = driver.as_ref().map(|d| d.handoff.clone());
         let handle = std::thread::Builder::new()
             .name("ofi-progress".into())
             .spawn(move || -> Result<()> {
                 let mut can_sleep = true;
                 while !flag.load(Ordering::Acquire) {
                     counter.fetch_add(1, Ordering::Relaxed);
-                    if can_sleep {
+                    if let Some(h) = &handoff {
+                        if arm(&p) {
+                            h.sleep().map_err(|e| OfiError::InvalidArgument {
+                                routine: "ProgressThread",
+                                message: format!("epoll_wait: {e}"),
+                            })?;
+                        } else {
+                            std::thread::sleep(POLL_PAUSE);
+                        }
+                    } else if can_sleep {
                         can_sleep = p.sleep(SLEEP)?;
                     } else {
                         while p.progress() {}
@@ -121,10 +268,17 @@ impl ProgressThread {
             })?;
         Ok(ProgressThread {
             progress,
+            driver,
             stopping,
             rounds,
             handle: Some(handle),
         })
+    }
+
+    /// A handle with which waiting threads take the endpoint over ([`Driver::drive`]),
+    /// where its completion queue has a wait fd.
+    pub fn driver(&self) -> Option<Driver> {
+        self.driver.clone()
     }
 
     /// How many times the thread went round its loop (a diagnostic).
@@ -142,7 +296,10 @@ impl ProgressThread {
             return Ok(());
         };
         self.stopping.store(true, Ordering::Release);
-        self.progress.wake();
+        match &self.driver {
+            Some(d) => d.handoff.stop(),
+            None => self.progress.wake(),
+        }
         h.join().unwrap_or_else(|_| {
             Err(OfiError::InvalidArgument {
                 routine: "ProgressThread",

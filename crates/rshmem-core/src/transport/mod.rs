@@ -98,7 +98,7 @@ impl Network {
     fn progress(&self) -> bool {
         match self {
             Network::Ucx(u) => u.progress(true),
-            Network::Ofi(o) => o.progress(),
+            Network::Ofi(o) => o.progress(true),
         }
     }
 }
@@ -806,32 +806,42 @@ impl Fabric {
 }
 
 /// What a thread waiting for a condition does between two checks of it: without a network,
-/// back off by the waiting policy. With libfabric, drive every endpoint (the service
-/// endpoint's peers are served at once) and back off. With UCX, claim the service worker from
-/// the progress thread once the wait has lasted [`CLAIM_AFTER`] ([`rshmem_ucx::Driver::drive`]:
-/// its event fd leaves the thread's epoll set, no wake-up) and drive every worker (a peer's emulated operation on
-/// this PE is served at once, and work seen keeps the wait in its spin and yield phases); in
-/// the sleep phase, sleep on the service worker's event fd, so the network wakes the wait
-/// itself rather than the progress thread or a timer. The claim is handed back when the wait
-/// ends (drop): the worker armed and its fd returned to the thread, which wakes only if an
-/// event is pending.
+/// back off by the waiting policy. With a network, claim the service worker (UCX) or
+/// endpoint (libfabric) from the progress thread once the wait has lasted [`CLAIM_AFTER`]
+/// ([`rshmem_util::handoff`]: its event fd leaves the thread's epoll set, no wake-up) and
+/// drive the network (a peer's operation on this PE is served at once, and work seen keeps
+/// the wait in its spin and yield phases); in the sleep phase, sleep on the service's event
+/// fd, so the network wakes the wait itself rather than the progress thread or a timer.
+/// The claim is handed back when the wait ends (drop): the service armed and its fd
+/// returned to the thread, which wakes only if an event is pending.
 ///
 /// Before, the thread kept the fd during short waits and woke for every arrival a waiter
-/// served anyway (and competed with it for the worker): over TCP that cost a 2-PE sync
-/// about 8 system calls of the thread and a wake-up (strace, perf: issue 27).
+/// served anyway (and competed with it for the network): over TCP that cost a 2-PE sync
+/// about 8 system calls of the thread and a wake-up (strace, perf: issue 27), and a
+/// libfabric fetching atomic 32 us where Sandia OpenSHMEM takes 16 (issue 30).
 ///
-/// Peers' operations arrive on the service worker; the contexts' workers only complete this
-/// PE's own (and take the acknowledgements of its posted ones), so a wait for peers drives
-/// them every [`PEERS_OWN_EVERY`] pauses: over TCP each worker's progress is a system call.
+/// Peers' operations arrive on the service; the contexts' workers or endpoints only
+/// complete this PE's own (and take the acknowledgements of its posted ones), so a wait for
+/// peers drives them every [`PEERS_OWN_EVERY`] pauses: over TCP each one's progress is a
+/// system call.
 #[derive(Debug)]
 pub(crate) struct NetWait<'f> {
     net: Option<&'f Network>,
-    driving: Option<rshmem_ucx::Driving<'f>>,
+    driving: Option<Claim<'f>>,
     /// When the first pause began (read once the wait has paused a few times).
     since: Option<std::time::Instant>,
     pauses: u32,
     /// The contexts' workers are driven every this many pauses.
     own_every: u32,
+}
+
+/// A waiting thread's claim on the network's service ([`NetWait`]); held for its drop.
+#[derive(Debug)]
+enum Claim<'f> {
+    Ucx(#[allow(dead_code)] rshmem_ucx::Driving<'f>),
+    Ofi(#[allow(dead_code)] rshmem_ofi::Driving<'f>),
+    /// The progress thread cannot hand the service over (no wait fd, or no thread).
+    None,
 }
 
 /// How often a wait for peers drives the contexts' workers ([`NetWait`]): often enough that
@@ -861,28 +871,43 @@ impl NetWait<'_> {
     /// One pause of a wait whose condition was false.
     #[inline(always)]
     pub(crate) fn pause(&mut self, w: &mut rshmem_util::Waiter) {
-        match self.net {
-            None => w.snooze(),
-            Some(Network::Ofi(o)) => {
-                if o.progress() {
+        let Some(net) = self.net else {
+            return w.snooze();
+        };
+        if self.driving.is_none() && self.pauses.is_multiple_of(CLAIM_CHECK_EVERY) {
+            self.claim_if_due();
+        }
+        let own = self.pauses.is_multiple_of(self.own_every);
+        self.pauses = self.pauses.wrapping_add(1);
+        match net {
+            Network::Ofi(o) => {
+                let mut woken = o.progress(own);
+                w.snooze_with(|nap| woken = o.sleep(nap));
+                if woken {
                     w.keep_hot();
                 }
-                w.snooze();
             }
-            Some(Network::Ucx(u)) => {
-                if self.driving.is_none() && self.pauses.is_multiple_of(CLAIM_CHECK_EVERY) {
-                    let now = std::time::Instant::now();
-                    if now.duration_since(*self.since.get_or_insert(now)) >= CLAIM_AFTER {
-                        self.driving = Some(u.drive());
-                    }
-                }
-                let own = self.pauses.is_multiple_of(self.own_every);
-                self.pauses = self.pauses.wrapping_add(1);
+            Network::Ucx(u) => {
                 if u.progress(own) {
                     w.keep_hot();
                 }
                 w.snooze_with(|nap| u.sleep(nap));
             }
+        }
+    }
+
+    /// Claims the service once the wait has lasted [`CLAIM_AFTER`].
+    #[inline(never)]
+    fn claim_if_due(&mut self) {
+        let now = std::time::Instant::now();
+        if let Some(net) = self
+            .net
+            .filter(|_| now.duration_since(*self.since.get_or_insert(now)) >= CLAIM_AFTER)
+        {
+            self.driving = Some(match net {
+                Network::Ucx(u) => Claim::Ucx(u.drive()),
+                Network::Ofi(o) => o.drive().map_or(Claim::None, Claim::Ofi),
+            });
         }
     }
 }

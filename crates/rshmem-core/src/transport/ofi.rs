@@ -106,6 +106,9 @@ pub(crate) struct Ofi {
     /// Registered until the transport drops.
     _regions: Vec<Region>,
     service: Progress,
+    /// Lets waiting threads take the service endpoint over from the progress thread (where
+    /// the thread sleeps on a wait fd; see [`super::NetWait`]).
+    driver: Option<rshmem_ofi::Driver>,
     _service_ep: Mutex<Endpoint>,
     fabric: Arc<rshmem_ofi::Ofi>,
     /// Where the user heap starts in the heap segment (the runtime area is below).
@@ -217,7 +220,7 @@ impl Ofi {
                 && fabric.atomic_supported(AtomicKind::Post, t, AtomicOp::Sum)
         });
         let service = fabric
-            .endpoint()
+            .endpoint_with_wait_fd()
             .map_err(init_error("cannot open the libfabric service endpoint"))?;
         let mut regions = Vec::new();
         let mut desc = Vec::new();
@@ -253,8 +256,10 @@ impl Ofi {
         } else {
             None
         };
+        let driver = thread.as_ref().and_then(ProgressThread::driver);
         Ok(Ofi {
             progress_thread: Mutex::new(thread),
+            driver,
             peers: Box::new([]),
             endpoints: boxcar::Vec::new(),
             free: Mutex::new(Vec::new()),
@@ -725,14 +730,34 @@ impl Ofi {
         Ok(())
     }
 
-    /// Drives the service endpoint and every context endpoint once (waiting threads call
-    /// it); whether anything happened.
-    pub(crate) fn progress(&self) -> bool {
+    /// Drives the service endpoint, and with `own` every context endpoint, once (waiting
+    /// threads call it); whether anything happened.
+    pub(crate) fn progress(&self, own: bool) -> bool {
         let mut any = self.service.progress();
-        for (_, e) in self.endpoints.iter() {
-            any |= e.progress.progress();
+        if own {
+            for (_, e) in self.endpoints.iter() {
+                any |= e.progress.progress();
+            }
         }
         any
+    }
+
+    /// Claims the service endpoint for a waiting thread (see [`super::NetWait`]), where the
+    /// progress thread sleeps on a wait fd.
+    pub(crate) fn drive(&self) -> Option<rshmem_ofi::Driving<'_>> {
+        self.driver.as_ref().map(rshmem_ofi::Driver::drive)
+    }
+
+    /// A driving waiter's nap: until the service endpoint has work or `nap` passes; true
+    /// if work was found.
+    pub(crate) fn sleep(&self, nap: std::time::Duration) -> bool {
+        match &self.driver {
+            Some(d) => d.sleep(nap),
+            None => {
+                std::thread::sleep(nap);
+                false
+            }
+        }
     }
 
     /// Takes the context's endpoint back (the context was quieted).
