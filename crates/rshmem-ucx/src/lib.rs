@@ -64,6 +64,7 @@
 mod bindings;
 
 use bindings as sys;
+use rshmem_util::handoff::Handoff;
 use std::cell::Cell;
 use std::ffi::{c_void, CStr, CString};
 use std::fmt;
@@ -1434,72 +1435,6 @@ impl<M: ThreadMode> Endpoint<M> {
     }
 }
 
-/// Who drives a [`ProgressThread`]'s worker: the thread, or threads of the process that wait
-/// anyway. The thread sleeps in an epoll set holding its stop fd and, while no thread waits,
-/// the worker's event fd. A waiter takes the worker's fd out of that set (one system call,
-/// no wake-up) and drives the worker itself; the last waiter to leave arms the worker and
-/// puts the fd back, which wakes the thread only if an event is already pending. So an
-/// arrival wakes the one thread that needs it, and handing the worker back to an idle
-/// thread costs no wake-up (a flag and an eventfd did: two per wait).
-#[derive(Debug)]
-struct Handoff {
-    /// Threads driving the worker in a wait ([`Driver::drive`]); the worker's fd is in
-    /// `epoll` exactly when this is 0 (changed with the fd under this lock).
-    waiters: Mutex<usize>,
-    /// The progress thread's epoll set.
-    epoll: RawFd,
-}
-
-impl Drop for Handoff {
-    fn drop(&mut self) {
-        // SAFETY: the epoll fd is owned here and closed once; every user holds this Arc.
-        unsafe { libc::close(self.epoll) };
-    }
-}
-
-/// Adds `fd` to (or with `add` false, removes it from) the epoll set `epoll`, level-triggered
-/// for input.
-fn epoll_set(epoll: RawFd, fd: RawFd, add: bool) -> Result<()> {
-    let mut ev = libc::epoll_event {
-        events: libc::EPOLLIN as u32,
-        u64: fd as u64,
-    };
-    let op = if add {
-        libc::EPOLL_CTL_ADD
-    } else {
-        libc::EPOLL_CTL_DEL
-    };
-    // SAFETY: both fds are open (owned by the handoff and the worker, which outlive the
-    // call); `ev` is a live epoll_event.
-    if unsafe { libc::epoll_ctl(epoll, op, fd, &mut ev) } != 0 {
-        return Err(UcxError::InvalidArgument {
-            routine: "ProgressThread",
-            message: format!("epoll_ctl: {}", std::io::Error::last_os_error()),
-        });
-    }
-    Ok(())
-}
-
-/// Adds one to an eventfd (a wake-up for whoever polls it).
-fn kick(fd: RawFd) {
-    let one: u64 = 1;
-    // SAFETY: writes 8 bytes from a live u64 to an eventfd we own. A full counter (never
-    // reached) would only mean a wake-up is already pending.
-    unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
-}
-
-fn eventfd(routine: &'static str) -> Result<RawFd> {
-    // SAFETY: plain syscall; the caller owns the returned fd.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-    if fd < 0 {
-        return Err(UcxError::InvalidArgument {
-            routine,
-            message: format!("eventfd: {}", std::io::Error::last_os_error()),
-        });
-    }
-    Ok(fd)
-}
-
 /// Lets threads that wait anyway drive a [`ProgressThread`]'s worker, so a request that
 /// needs the target (a get or fetching atomic over TCP) is served at once instead of after
 /// the thread wakes up. One driver at a time: UCX's own worker lock spins, which on an
@@ -1509,8 +1444,9 @@ fn eventfd(routine: &'static str) -> Result<RawFd> {
 pub struct Driver {
     worker: Arc<Worker<Multi>>,
     lock: Arc<Mutex<()>>,
+    /// Who sleeps on the worker's event fd: the thread, or the threads that wait anyway
+    /// (an arrival wakes the one thread that needs it; see [`rshmem_util::handoff`]).
     handoff: Arc<Handoff>,
-    efd: RawFd,
 }
 
 /// A waiting thread's claim on a [`Driver`]'s worker ([`Driver::drive`]); dropping it hands
@@ -1550,19 +1486,7 @@ impl Driver {
     /// stands aside, and the waiter must drive the worker ([`Driver::try_progress`] between
     /// checks, [`Driver::sleep`] rather than a timed sleep).
     pub fn drive(&self) -> Driving<'_> {
-        {
-            let mut n = self
-                .handoff
-                .waiters
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            if *n == 0 {
-                // A failure leaves the fd where it was: the thread then competes for the
-                // worker (through its lock), which costs time, never an event.
-                let _ = epoll_set(self.handoff.epoll, self.efd, false);
-            }
-            *n += 1;
-        }
+        self.handoff.claim();
         let outer = CLAIMED.with(|c| c.replace(self));
         Driving {
             driver: self,
@@ -1574,16 +1498,7 @@ impl Driver {
     /// event) and gives the fd back to the progress thread, which wakes only if an event
     /// is pending by then.
     fn hand_back(&self) {
-        let mut n = self
-            .handoff
-            .waiters
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        *n -= 1;
-        if *n > 0 {
-            return;
-        }
-        {
+        self.handoff.release(|| {
             let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
             // Arming fails while events are pending: serve them first. An error is the
             // progress thread's to meet (and end on) once it has the fd back.
@@ -1593,8 +1508,7 @@ impl Driver {
                     break;
                 }
             }
-        }
-        let _ = epoll_set(self.handoff.epoll, self.efd, true);
+        });
     }
 
     /// Sleeps until the worker has work or `timeout` passes (a driving waiter's nap);
@@ -1609,18 +1523,7 @@ impl Driver {
                 return;
             }
         }
-        let mut fd = libc::pollfd {
-            fd: self.efd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ts = libc::timespec {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_nsec: timeout.subsec_nanos() as libc::c_long,
-        };
-        // SAFETY: one valid pollfd; the worker (and its fd) outlives the call; a null
-        // signal mask leaves the thread's as it is.
-        unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+        self.handoff.nap(timeout);
     }
 }
 
@@ -1631,51 +1534,18 @@ impl Driver {
 #[derive(Debug)]
 pub struct ProgressThread {
     driver: Driver,
-    stop_fd: RawFd,
     stopping: Arc<AtomicBool>,
     rounds: Arc<AtomicU64>,
     handle: Option<JoinHandle<Result<()>>>,
 }
 
-/// Waits on the epoll set `epoll` without a timeout, retrying on EINTR.
-fn epoll_wait_forever(epoll: RawFd) -> Result<()> {
-    let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 2];
-    // SAFETY: `ev` is a valid array of 2 events; the epoll fd outlives the call.
-    let r = unsafe { libc::epoll_wait(epoll, ev.as_mut_ptr(), ev.len() as libc::c_int, -1) };
-    if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-        return Err(UcxError::InvalidArgument {
-            routine: "ProgressThread",
-            message: format!("epoll_wait: {}", std::io::Error::last_os_error()),
-        });
-    }
-    Ok(())
-}
-
 impl ProgressThread {
     /// Starts the thread.
     pub fn start(worker: Arc<Worker<Multi>>) -> Result<ProgressThread> {
-        let efd = worker.efd()?;
-        let stop_fd = eventfd("ProgressThread::start")?;
-        // SAFETY: plain syscall; the fd is owned by the handoff below (or closed here).
-        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        let armed = if epoll < 0 {
-            Err(UcxError::InvalidArgument {
-                routine: "ProgressThread::start",
-                message: format!("epoll_create1: {}", std::io::Error::last_os_error()),
-            })
-        } else {
-            epoll_set(epoll, stop_fd, true).and_then(|()| epoll_set(epoll, efd, true))
-        };
-        if let Err(e) = armed {
-            // SAFETY: created above, closed once.
-            unsafe {
-                libc::close(stop_fd);
-                if epoll >= 0 {
-                    libc::close(epoll);
-                }
-            }
-            return Err(e);
-        }
+        let handoff = Handoff::new(worker.efd()?).map_err(|e| UcxError::InvalidArgument {
+            routine: "ProgressThread::start",
+            message: format!("cannot make the thread's epoll set: {e}"),
+        })?;
         let stopping = Arc::new(AtomicBool::new(false));
         let flag = stopping.clone();
         let rounds = Arc::new(AtomicU64::new(0));
@@ -1683,11 +1553,7 @@ impl ProgressThread {
         let driver = Driver {
             worker: worker.clone(),
             lock: Arc::new(Mutex::new(())),
-            handoff: Arc::new(Handoff {
-                waiters: Mutex::new(0),
-                epoll,
-            }),
-            efd,
+            handoff: Arc::new(handoff),
         };
         let lock = driver.lock.clone();
         let handoff = driver.handoff.clone();
@@ -1705,7 +1571,10 @@ impl ProgressThread {
                         }
                     }
                     // Wakes on the stop fd, or on the worker's while no thread drives it.
-                    epoll_wait_forever(handoff.epoll)?;
+                    handoff.sleep().map_err(|e| UcxError::InvalidArgument {
+                        routine: "ProgressThread",
+                        message: format!("epoll_wait: {e}"),
+                    })?;
                 }
                 Ok(())
             })
@@ -1715,7 +1584,6 @@ impl ProgressThread {
             })?;
         Ok(ProgressThread {
             driver,
-            stop_fd,
             stopping,
             rounds,
             handle: Some(handle),
@@ -1744,16 +1612,13 @@ impl ProgressThread {
             return Ok(());
         };
         self.stopping.store(true, Ordering::Release);
-        kick(self.stop_fd);
-        let res = h.join().unwrap_or_else(|_| {
+        self.driver.handoff.stop();
+        h.join().unwrap_or_else(|_| {
             Err(UcxError::InvalidArgument {
                 routine: "ProgressThread",
                 message: "the progress thread panicked".into(),
             })
-        });
-        // SAFETY: the thread using the fd has ended; closed once.
-        unsafe { libc::close(self.stop_fd) };
-        res
+        })
     }
 }
 
