@@ -441,9 +441,10 @@ fn nonblocking_operations_complete_at_quiet() {
     each_provider(|ofi, p| {
         let t = Target::new(ofi);
         let c = client(ofi, &t);
-        // Small (injected) and 4 KiB (pending) writes, interleaved.
+        // Small (injected) and 64 KiB (pending: longer than the bounce arena takes) writes,
+        // interleaved.
         let small: Vec<u64> = (0..N as u64).map(|i| i * 11 + 1).collect();
-        let big: Vec<Vec<u8>> = (0..8).map(|i| vec![i as u8 + 1; 4096]).collect();
+        let big: Vec<Vec<u8>> = (0..8).map(|i| vec![i as u8 + 1; 64 << 10]).collect();
         let mut injected = 0;
         for (i, v) in small.iter().enumerate() {
             // SAFETY: small outlives the quiet below.
@@ -466,12 +467,16 @@ fn nonblocking_operations_complete_at_quiet() {
                         b.as_ptr(),
                         b.len(),
                         c.peer,
-                        t.heap.addr(MIB + 4096 * (i / 40)),
+                        t.heap.addr(MIB + (64 << 10) * (i / 40)),
                         &c.key,
                     )
                 }
                 .unwrap();
-                assert_eq!(r, Issued::Pending, "{p}: 4 KiB exceeds the inject size");
+                assert_eq!(
+                    r,
+                    Issued::Pending,
+                    "{p}: 64 KiB is neither injected nor bounced"
+                );
             }
         }
         assert_eq!(injected, N, "{p}: 8-byte puts are injected");
@@ -481,7 +486,10 @@ fn nonblocking_operations_complete_at_quiet() {
             assert_eq!(t.heap.read_u64(8 * i), *v, "{p}: word {i}");
         }
         for (j, b) in big.iter().enumerate().take(N.div_ceil(40)) {
-            assert!(t.heap.bytes(MIB + 4096 * j, 4096) == *b, "{p}: block {j}");
+            assert!(
+                t.heap.bytes(MIB + (64 << 10) * j, 64 << 10) == *b,
+                "{p}: block {j}"
+            );
         }
         // Non-blocking gets and fetching atomics, completed by wait_reads.
         let mut dst = vec![0u64; N];
@@ -782,6 +790,42 @@ fn progress_thread_sleeps_when_idle() {
     // Sleeping in fi_cq_sread (100 ms per round) rather than spinning.
     assert!(r <= 20, "{r} rounds in 300 ms");
     pt.stop().unwrap();
+}
+
+/// Puts longer than the provider injects but within the bounce limit return at once
+/// (their source is copied): one source buffer, rewritten between puts, lands intact, also
+/// once the puts outrun the arena (which then waits for the endpoint's writes).
+#[test]
+fn bounced_puts_free_their_source_at_once() {
+    let _w = watchdog("bounced_puts_free_their_source_at_once", 120);
+    const LEN: usize = 16 << 10;
+    const N: usize = 200; // 3.2 MiB: the 1 MiB arena fills three times
+    each_provider(|ofi, p| {
+        let t = Target::new(ofi);
+        let c = client(ofi, &t);
+        let mut src = vec![0u8; LEN];
+        for i in 0..N {
+            src.fill(i as u8 ^ 0x5a);
+            src[..8].copy_from_slice(&(i as u64).to_ne_bytes());
+            // SAFETY: src is live; the put copies it (asserted Done).
+            let r = unsafe {
+                c.ep.put_nb(src.as_ptr(), LEN, c.peer, t.heap.addr(LEN * i), &c.key)
+            }
+            .unwrap();
+            assert_eq!(r, Issued::Done, "{p}: a 16 KiB put is bounced");
+        }
+        c.ep.quiet().unwrap();
+        for i in 0..N {
+            let got = t.heap.bytes(LEN * i, LEN);
+            assert_eq!(&got[..8], &(i as u64).to_ne_bytes(), "{p}: put {i}");
+            assert!(
+                got[8..].iter().all(|&b| b == i as u8 ^ 0x5a),
+                "{p}: put {i}"
+            );
+        }
+        drop(c);
+        t.stop();
+    });
 }
 
 /// Over `tcp;ofi_rxm` the service endpoint's queue has a wait fd: the progress thread
