@@ -156,6 +156,14 @@ impl Job {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
+        // A job that forces one transport leaves out the network choice a pass of the suite
+        // sets for `auto` and `mixed` (the two would disagree at init).
+        let set = |k: &str| self.env.iter().rev().find(|(key, _)| key == k);
+        if set("SHMEM_TRANSPORT").is_some_and(|(_, t)| t != "auto" && t != "mixed")
+            && set("SHMEM_NETWORK").is_none()
+        {
+            cmd.env_remove("SHMEM_NETWORK");
+        }
         cmd
     }
 

@@ -62,7 +62,8 @@ fn context_and_request_churn_keeps_memory_flat() {
     // Over libfabric the churn runs on the sockets provider: libfabric 1.17's tcp;ofi_rxm
     // grows the process by about 0.5 KiB per cycle (no completion entry or error is left
     // unread by rshmem, and sockets stays flat), which this test would blame on rshmem.
-    let over_ofi = std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ofi");
+    let over_ofi = std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ofi")
+        || std::env::var("SHMEM_NETWORK").is_ok_and(|n| n == "ofi");
     let sockets: &[(&str, &str)] = if over_ofi {
         &[("FI_PROVIDER", "sockets"), ("FI_SOCKETS_PE_WAITTIME", "0")]
     } else {

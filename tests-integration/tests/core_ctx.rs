@@ -56,7 +56,8 @@ fn merged_requests_across_pes_and_kinds() {
 #[test]
 fn context_and_request_churn_keeps_memory_flat() {
     // Over libfabric on sockets: tcp;ofi_rxm grows by itself (see api_ctx.rs).
-    let over_ofi = std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ofi");
+    let over_ofi = std::env::var("SHMEM_TRANSPORT").is_ok_and(|t| t == "ofi")
+        || std::env::var("SHMEM_NETWORK").is_ok_and(|n| n == "ofi");
     let sockets: &[(&str, &str)] = if over_ofi {
         &[("FI_PROVIDER", "sockets"), ("FI_SOCKETS_PE_WAITTIME", "0")]
     } else {

@@ -20,6 +20,7 @@ fn over_ucx(np: usize, prog: &str) -> Job {
 fn mixed(np: usize, prog: &str) -> Job {
     Job::new(np, prog)
         .env("SHMEM_TRANSPORT", "mixed")
+        .env("SHMEM_NETWORK", "ucx")
         .env("SHMEM_VIRTUAL_HOSTS", "2")
         .env("UCX_TLS", "tcp")
         .timeout(Duration::from_secs(240))
