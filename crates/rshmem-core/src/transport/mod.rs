@@ -85,6 +85,9 @@ pub enum Route {
 
 /// The network a job reaches other hosts through.
 #[derive(Debug)]
+// One per process, made at init: the variants' sizes do not matter, and boxing one would
+// put an indirection on every network operation.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Network {
     /// UCX (`libucp.so.0`).
     Ucx(ucx::Ucx),
@@ -576,9 +579,10 @@ impl Fabric {
             // Counted for quiet like any posted atomic: left uncounted (a count needs
             // delivery, not a flush), a PE's last sync flags could still be in flight when
             // its peers saw it finalize (a 4-PE job over mixed routes hung in finalize).
-            Route::Net => {
-                on_net!(self.net(), n => n.amo_post(routine, ctx, pe, addr, AmoOp::Add(by)))
-            }
+            Route::Net => match self.net() {
+                Network::Ucx(u) => u.amo_post(routine, ctx, pe, addr, AmoOp::Add(by)),
+                Network::Ofi(o) => o.raise(routine, ctx, pe, addr, by),
+            },
         }
     }
 
@@ -791,6 +795,8 @@ impl Fabric {
             Some(Network::Ucx(u)) => u.flush_at_teardown(ctx),
             Some(Network::Ofi(o)) => {
                 let _ = o.quiet("shmem_finalize", ctx);
+                // The counts raised on their own endpoint too ([`ofi::Ofi::raise`]).
+                let _ = o.quiet_signals("shmem_finalize");
             }
             None => {}
         }

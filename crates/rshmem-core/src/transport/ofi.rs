@@ -101,6 +101,8 @@ pub(crate) struct Ofi {
     free: Mutex<Vec<usize>>,
     /// The next endpoint to share once [`MAX_ENDPOINTS`] are made.
     shared_next: AtomicUsize,
+    /// The context of [`Ofi::raise`]'s counts (an endpoint from the pool on first use).
+    signals: CtxState,
     /// Reads of peers' runtime words for liveness checks ([`Ofi::probe_word`]).
     probe: Mutex<Probe>,
     /// Registered until the transport drops.
@@ -264,6 +266,7 @@ impl Ofi {
             endpoints: boxcar::Vec::new(),
             free: Mutex::new(Vec::new()),
             shared_next: AtomicUsize::new(0),
+            signals: CtxState::new(),
             probe: Mutex::new(Probe::default()),
             _regions: regions,
             service: progress,
@@ -682,6 +685,35 @@ impl Ofi {
             }
             _ => self.amo(routine, ctx, pe, addr, op).map(drop),
         }
+    }
+
+    /// Adds `by` to a runtime counter on `pe` that this PE alone raises
+    /// ([`super::Fabric::raise`]). Where the provider does not order writes (tcp;ofi_rxm:
+    /// [`rshmem_ofi::Ofi::ordered_writes`]) it goes through an endpoint of its own, so that
+    /// a later quiet of `ctx` (every sync starts with one, for the collective's data) does
+    /// not wait for its acknowledgement: a 2-PE `shmem_sync_all` over tcp took 35 us, 25
+    /// without that wait. Data raised after is fenced on `ctx` first, which there waits
+    /// for its delivery, so the count is still never visible before the data; finalize
+    /// completes every endpoint ([`Ofi::flush_all`]), so no count is left in flight.
+    pub(crate) fn raise(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        let via = if self.fabric.ordered_writes() {
+            ctx
+        } else {
+            &self.signals
+        };
+        self.amo_post(routine, via, pe, addr, AmoOp::Add(by))
+    }
+
+    /// Completes the counts [`Ofi::raise`] sent on its own endpoint.
+    pub(crate) fn quiet_signals(&self, routine: &'static str) -> Result<()> {
+        self.quiet(routine, &self.signals)
     }
 
     /// Orders the context's earlier writes before its later ones.
