@@ -472,7 +472,7 @@ impl Endpoint {
                             });
                         }
                     }
-                    if !self.inner.poll() && !crate::progress::serve_claimed() {
+                    if !self.inner.poll() && !rshmem_util::handoff::serve_claimed() {
                         std::thread::yield_now();
                     }
                 }
@@ -571,7 +571,7 @@ impl Endpoint {
             }
             // A thread that claimed the endpoint peers' operations arrive on serves them
             // while it waits (they may be what its own operations wait for).
-            if round > 16 && !crate::progress::serve_claimed() {
+            if round > 16 && !rshmem_util::handoff::serve_claimed() {
                 std::thread::yield_now();
             }
         }

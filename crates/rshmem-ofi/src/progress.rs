@@ -4,8 +4,7 @@
 use crate::bindings as sys;
 use crate::endpoint::EpInner;
 use crate::{OfiError, Result};
-use rshmem_util::handoff::Handoff;
-use std::cell::Cell;
+use rshmem_util::handoff::{self, Handoff};
 use std::fmt;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -140,39 +139,22 @@ pub struct Driver {
     handoff: Arc<Handoff>,
 }
 
-/// A waiting thread's claim on a [`Driver`]'s endpoint; dropping it hands the endpoint back
-/// to the progress thread once no other thread waits. While it lives, the thread's waits
-/// for its own operations drive the claimed endpoint too (its peers may wait for it).
-#[derive(Debug)]
-pub struct Driving<'d> {
-    driver: &'d Driver,
-    /// The thread's previous claim (claims nest).
-    outer: *const Driver,
-}
+/// A waiting thread's claim on a [`Driver`]'s endpoint ([`Driver::drive`],
+/// [`rshmem_util::handoff::Claim`]); dropping it hands the endpoint back to the progress
+/// thread once no other thread waits. While it lives, the thread's waits for its own
+/// operations drive the claimed endpoint too (its peers may wait for it).
+pub type Driving<'d> = handoff::Claim<'d, Driver>;
 
-impl Drop for Driving<'_> {
-    fn drop(&mut self) {
-        CLAIMED.with(|c| c.set(self.outer));
-        let p = &self.driver.progress;
-        self.driver.handoff.release(|| {
-            arm(p);
-        });
+impl handoff::Service for Driver {
+    fn serve(&self) -> bool {
+        self.progress.progress()
     }
-}
-
-thread_local! {
-    /// The endpoint this thread has claimed ([`Driver::drive`]), null if none.
-    static CLAIMED: Cell<*const Driver> = const { Cell::new(std::ptr::null()) };
-}
-
-/// Drives the endpoint this thread claimed, if any (a wait for the thread's own operations,
-/// which must not leave its peers unserved); true if work was found.
-pub(crate) fn serve_claimed() -> bool {
-    CLAIMED.with(|c| {
-        let d = c.get();
-        // SAFETY: set by a live `Driving` of this thread, cleared when it drops.
-        !d.is_null() && unsafe { &*d }.progress.progress()
-    })
+    fn rearm(&self) {
+        arm(&self.progress);
+    }
+    fn handoff(&self) -> &Handoff {
+        &self.handoff
+    }
 }
 
 impl Driver {
@@ -185,12 +167,7 @@ impl Driver {
     /// does not wake for its events, and the waiter must drive it ([`Driver::progress`]
     /// between checks, [`Driver::sleep`] rather than a timed sleep).
     pub fn drive(&self) -> Driving<'_> {
-        self.handoff.claim();
-        let outer = CLAIMED.with(|c| c.replace(self));
-        Driving {
-            driver: self,
-            outer,
-        }
+        handoff::claim(self)
     }
 
     /// A claimant's nap: serves what is pending and sleeps on the wait fd until an event

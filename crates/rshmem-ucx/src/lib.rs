@@ -64,7 +64,7 @@
 mod bindings;
 
 use bindings as sys;
-use rshmem_util::handoff::Handoff;
+use rshmem_util::handoff::{self, Handoff};
 use std::cell::Cell;
 use std::ffi::{c_void, CStr, CString};
 use std::fmt;
@@ -596,21 +596,12 @@ impl WorkerInner {
             // A thread that claimed a service worker keeps serving it while it waits here:
             // the progress thread stands aside, and a peer may wait for this very service
             // to answer our request.
-            let served = CLAIMED.with(|c| {
-                let d = c.get();
-                // SAFETY: set by a live `Driving` of this thread, cleared when it drops.
-                !d.is_null() && unsafe { &*d }.try_progress()
-            });
+            let served = handoff::serve_claimed();
             if !self.progress() && !served {
                 std::thread::yield_now();
             }
         }
     }
-}
-
-thread_local! {
-    /// The driver this thread has claimed ([`Driver::drive`]), or null.
-    static CLAIMED: Cell<*const Driver> = const { Cell::new(std::ptr::null()) };
 }
 
 /// A UCP worker (one per communication context). See the crate doc for thread safety.
@@ -1449,20 +1440,33 @@ pub struct Driver {
     handoff: Arc<Handoff>,
 }
 
-/// A waiting thread's claim on a [`Driver`]'s worker ([`Driver::drive`]); dropping it hands
-/// the worker back to the progress thread once no other thread waits. While it lives, the
-/// thread's blocking operations on any worker drive the claimed worker too.
-#[derive(Debug)]
-pub struct Driving<'d> {
-    driver: &'d Driver,
-    /// The thread's previous claim (claims nest).
-    outer: *const Driver,
-}
+/// A waiting thread's claim on a [`Driver`]'s worker ([`Driver::drive`],
+/// [`rshmem_util::handoff::Claim`]); dropping it hands the worker back to the progress
+/// thread once no other thread waits. While it lives, the thread's blocking operations on
+/// any worker drive the claimed worker too.
+pub type Driving<'d> = handoff::Claim<'d, Driver>;
 
-impl Drop for Driving<'_> {
-    fn drop(&mut self) {
-        CLAIMED.with(|c| c.set(self.outer));
-        self.driver.hand_back();
+impl handoff::Service for Driver {
+    fn serve(&self) -> bool {
+        self.try_progress()
+    }
+
+    /// The last waiter arms the worker (so that its fd signals the next event) before the
+    /// fd goes back to the progress thread, which then wakes only if an event is pending.
+    fn rearm(&self) {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // Arming fails while events are pending: serve them first. An error is the
+        // progress thread's to meet (and end on) once it has the fd back.
+        for _ in 0..64 {
+            while self.worker.progress() {}
+            if !matches!(self.worker.arm(), Ok(false)) {
+                break;
+            }
+        }
+    }
+
+    fn handoff(&self) -> &Handoff {
+        &self.handoff
     }
 }
 
@@ -1486,29 +1490,7 @@ impl Driver {
     /// stands aside, and the waiter must drive the worker ([`Driver::try_progress`] between
     /// checks, [`Driver::sleep`] rather than a timed sleep).
     pub fn drive(&self) -> Driving<'_> {
-        self.handoff.claim();
-        let outer = CLAIMED.with(|c| c.replace(self));
-        Driving {
-            driver: self,
-            outer,
-        }
-    }
-
-    /// The end of a claim: the last waiter arms the worker (so that its fd signals the next
-    /// event) and gives the fd back to the progress thread, which wakes only if an event
-    /// is pending by then.
-    fn hand_back(&self) {
-        self.handoff.release(|| {
-            let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-            // Arming fails while events are pending: serve them first. An error is the
-            // progress thread's to meet (and end on) once it has the fd back.
-            for _ in 0..64 {
-                while self.worker.progress() {}
-                if !matches!(self.worker.arm(), Ok(false)) {
-                    break;
-                }
-            }
-        });
+        handoff::claim(self)
     }
 
     /// Sleeps until the worker has work or `timeout` passes (a driving waiter's nap);

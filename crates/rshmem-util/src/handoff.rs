@@ -10,6 +10,7 @@
 //! that a waiter served anyway cost a 2-PE barrier about 8 system calls and a wake-up
 //! (issue 27), and a libfabric fetching atomic twice the time of Sandia OpenSHMEM's (issue 30).
 
+use std::cell::Cell;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Mutex;
@@ -58,35 +59,26 @@ fn epoll_set(epoll: RawFd, fd: RawFd, add: bool) -> io::Result<()> {
 impl Handoff {
     /// A handoff of the network's `event` fd, which must stay open while it lives.
     pub fn new(event: RawFd) -> io::Result<Handoff> {
-        // SAFETY: plain system calls; what they return is owned by the handoff below (or
-        // closed here on failure).
-        let (stop, epoll) = unsafe {
-            (
-                libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK),
-                libc::epoll_create1(libc::EPOLL_CLOEXEC),
-            )
-        };
+        // SAFETY: plain system calls; each fd is owned by the handoff (closed by its Drop)
+        // or closed here when the next step fails.
+        let stop = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if stop < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above.
+        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epoll < 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: created above, closed once.
+            unsafe { libc::close(stop) };
+            return Err(e);
+        }
         let h = Handoff {
             waiters: Mutex::new(0),
             epoll,
             stop,
             event,
         };
-        if stop < 0 || epoll < 0 {
-            let e = io::Error::last_os_error();
-            // Drop closes only what was opened.
-            let h = std::mem::ManuallyDrop::new(h);
-            // SAFETY: closes the fds that were created, once.
-            unsafe {
-                if h.stop >= 0 {
-                    libc::close(h.stop);
-                }
-                if h.epoll >= 0 {
-                    libc::close(h.epoll);
-                }
-            }
-            return Err(e);
-        }
         epoll_set(epoll, stop, true)?;
         epoll_set(epoll, event, true)?;
         Ok(h)
@@ -160,6 +152,86 @@ impl Handoff {
     }
 }
 
+/// A network service whose event fd a [`Handoff`] passes between its progress thread and
+/// the threads that wait ([`claim`]).
+pub trait Service {
+    /// Drives the service once, unless another thread is driving it; true if work was found.
+    fn serve(&self) -> bool;
+    /// Serves what is pending and arms the event fd (the last claimant, before the fd goes
+    /// back to the progress thread).
+    fn rearm(&self);
+    /// The handoff of the service's event fd.
+    fn handoff(&self) -> &Handoff;
+}
+
+/// A service claimed by this thread, type-erased for the thread-local.
+#[derive(Clone, Copy)]
+struct Claimed {
+    service: *const (),
+    serve: unsafe fn(*const ()) -> bool,
+}
+
+thread_local! {
+    /// The service this thread has claimed ([`claim`]), if any.
+    static CLAIMED: Cell<Option<Claimed>> = const { Cell::new(None) };
+}
+
+/// # Safety
+/// `p` points to a live `S`.
+unsafe fn serve_erased<S: Service>(p: *const ()) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { &*p.cast::<S>() }.serve()
+}
+
+/// A waiting thread's claim on a service ([`claim`]): dropping it hands the event fd back
+/// to the progress thread once no other thread holds a claim.
+pub struct Claim<'s, S: Service> {
+    service: &'s S,
+    /// The thread's previous claim (claims nest).
+    outer: Option<Claimed>,
+}
+
+impl<S: Service> std::fmt::Debug for Claim<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Claim")
+    }
+}
+
+/// Claims `service` for the calling thread, which waits anyway: until the claim drops, the
+/// progress thread is not woken by the service's events, and the thread must drive the
+/// service between its checks and nap on the fd ([`Handoff::nap`]). Meanwhile the thread's
+/// waits for its own operations serve it too ([`serve_claimed`]): a peer may wait for this
+/// very service to answer them.
+pub fn claim<S: Service>(service: &S) -> Claim<'_, S> {
+    service.handoff().claim();
+    let outer = CLAIMED.with(|c| {
+        c.replace(Some(Claimed {
+            service: (service as *const S).cast(),
+            serve: serve_erased::<S>,
+        }))
+    });
+    Claim { service, outer }
+}
+
+impl<S: Service> Drop for Claim<'_, S> {
+    fn drop(&mut self) {
+        CLAIMED.with(|c| c.set(self.outer));
+        let s = self.service;
+        s.handoff().release(|| s.rearm());
+    }
+}
+
+/// Serves the service this thread has claimed, if any (a wait for the thread's own
+/// operations); true if work was found.
+pub fn serve_claimed() -> bool {
+    match CLAIMED.with(Cell::get) {
+        // SAFETY: set by a live `Claim` of this thread, whose service outlives it; reset
+        // when it drops.
+        Some(c) => unsafe { (c.serve)(c.service) },
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,6 +288,51 @@ mod tests {
         h.stop();
         t.join().unwrap();
         drop(h);
+        // SAFETY: opened above, closed once.
+        unsafe { libc::close(ev) };
+    }
+
+    struct Counting {
+        handoff: Handoff,
+        served: Cell<u32>,
+        rearmed: Cell<u32>,
+    }
+
+    impl Service for Counting {
+        fn serve(&self) -> bool {
+            self.served.set(self.served.get() + 1);
+            true
+        }
+        fn rearm(&self) {
+            self.rearmed.set(self.rearmed.get() + 1);
+        }
+        fn handoff(&self) -> &Handoff {
+            &self.handoff
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "epoll")]
+    fn a_claim_serves_its_thread_and_rearms_once_the_last_drops() {
+        let ev = eventfd();
+        let s = Counting {
+            handoff: Handoff::new(ev).unwrap(),
+            served: Cell::new(0),
+            rearmed: Cell::new(0),
+        };
+        assert!(!serve_claimed(), "nothing claimed yet");
+        {
+            let _outer = claim(&s);
+            {
+                let _inner = claim(&s);
+                assert!(serve_claimed());
+            }
+            assert_eq!(s.rearmed.get(), 0, "a claim is still held");
+            assert!(serve_claimed(), "the outer claim is this thread's again");
+        }
+        assert_eq!((s.served.get(), s.rearmed.get()), (2, 1));
+        assert!(!serve_claimed());
+        drop(s);
         // SAFETY: opened above, closed once.
         unsafe { libc::close(ev) };
     }

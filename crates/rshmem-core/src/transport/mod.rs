@@ -906,15 +906,14 @@ impl NetWait<'_> {
     #[inline(never)]
     fn claim_if_due(&mut self) {
         let now = std::time::Instant::now();
-        if let Some(net) = self
-            .net
-            .filter(|_| now.duration_since(*self.since.get_or_insert(now)) >= CLAIM_AFTER)
-        {
-            self.driving = Some(match net {
-                Network::Ucx(u) => Claim::Ucx(u.drive()),
-                Network::Ofi(o) => o.drive().map_or(Claim::None, Claim::Ofi),
-            });
+        let Some(net) = self.net else { return };
+        if now.duration_since(*self.since.get_or_insert(now)) < CLAIM_AFTER {
+            return;
         }
+        self.driving = Some(match net {
+            Network::Ucx(u) => Claim::Ucx(u.drive()),
+            Network::Ofi(o) => o.drive().map_or(Claim::None, Claim::Ofi),
+        });
     }
 }
 
