@@ -100,6 +100,11 @@ impl Handoff {
         *n += 1;
     }
 
+    /// Whether a waiter holds the event fd (it drives the network meanwhile).
+    pub fn claimed(&self) -> bool {
+        *self.count() > 0
+    }
+
     /// The end of a claim: the last claimant calls `rearm` (serve what is pending and arm
     /// the network so that its fd signals the next event) and gives the fd back.
     pub fn release(&self, rearm: impl FnOnce()) {

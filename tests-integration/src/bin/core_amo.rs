@@ -18,7 +18,7 @@ use rshmem_core::{amo, memory, order, rma, setup, sync, AmoOp, Word};
 fn iters() -> usize {
     static K: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *K.get_or_init(|| match std::env::var("SHMEM_TRANSPORT").as_deref() {
-        Ok("ucx") | Ok("mixed") => 300,
+        Ok("ucx" | "ofi" | "mixed") => 300,
         _ => 2000,
     })
 }
