@@ -26,7 +26,8 @@ const RXM_BUFFER_SIZE: (&str, &str) = ("FI_OFI_RXM_BUFFER_SIZE", "1024");
 impl Lib {
     pub(crate) fn open(library: &str) -> Result<Lib> {
         // Before the library reads its variables (its first fi_getinfo). A user's own value
-        // wins.
+        // wins. Setting it in-process is the only way libfabric takes parameters; it happens
+        // once per process, in shmem_init, before the network threads exist.
         if std::env::var_os(RXM_BUFFER_SIZE.0).is_none() {
             std::env::set_var(RXM_BUFFER_SIZE.0, RXM_BUFFER_SIZE.1);
         }

@@ -222,18 +222,11 @@ impl ProgressThread {
                 while !flag.load(Ordering::Acquire) {
                     counter.fetch_add(1, Ordering::Relaxed);
                     if let Some(h) = &handoff {
-                        // Woken just before a waiter claimed the fd: the waiter drives the
-                        // endpoint now, and two threads driving it meet at the provider's
-                        // lock at every operation (a futex hand-over per put served, seen
-                        // under strace). Sleep until the fd comes back.
-                        if h.claimed() {
-                            h.sleep().map_err(|e| OfiError::InvalidArgument {
-                                routine: "ProgressThread",
-                                message: format!("epoll_wait: {e}"),
-                            })?;
-                            continue;
-                        }
-                        if arm(&p) {
+                        // Woken just before a waiter claimed the fd, the thread leaves the
+                        // endpoint to the waiter and sleeps until the fd comes back: two
+                        // threads driving it met at the provider's lock at every operation
+                        // (a futex hand-over per put served, seen under strace).
+                        if h.claimed() || arm(&p) {
                             h.sleep().map_err(|e| OfiError::InvalidArgument {
                                 routine: "ProgressThread",
                                 message: format!("epoll_wait: {e}"),
