@@ -149,8 +149,8 @@ impl handoff::Service for Driver {
     fn serve(&self) -> bool {
         self.progress.progress()
     }
-    fn rearm(&self) {
-        arm(&self.progress);
+    fn rearm(&self) -> bool {
+        arm(&self.progress)
     }
     fn handoff(&self) -> &Handoff {
         &self.handoff

@@ -1453,16 +1453,19 @@ impl handoff::Service for Driver {
 
     /// The last waiter arms the worker (so that its fd signals the next event) before the
     /// fd goes back to the progress thread, which then wakes only if an event is pending.
-    fn rearm(&self) {
+    fn rearm(&self) -> bool {
         let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         // Arming fails while events are pending: serve them first. An error is the
-        // progress thread's to meet (and end on) once it has the fd back.
+        // progress thread's to meet (and end on): it is woken for it.
         for _ in 0..64 {
             while self.worker.progress() {}
-            if !matches!(self.worker.arm(), Ok(false)) {
-                break;
+            match self.worker.arm() {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(_) => return false,
             }
         }
+        false
     }
 
     fn handoff(&self) -> &Handoff {

@@ -106,18 +106,25 @@ impl Handoff {
     }
 
     /// The end of a claim: the last claimant calls `rearm` (serve what is pending and arm
-    /// the network so that its fd signals the next event) and gives the fd back.
-    pub fn release(&self, rearm: impl FnOnce()) {
+    /// the network so that its fd signals the next event; false if the network would not
+    /// be armed) and gives the fd back. An fd given back unarmed may never signal, so the
+    /// thread is then woken to drive the network until it can arm it: over `tcp;ofi_rxm`
+    /// a connection's handshake keeps arming refused, and a peer's first read from a PE
+    /// that had just left a wait for the launcher's barrier waited for ever (issue 30).
+    pub fn release(&self, rearm: impl FnOnce() -> bool) {
         let mut n = self.count();
         *n -= 1;
         if *n == 0 {
-            rearm();
+            let armed = rearm();
             let _ = epoll_set(self.epoll, self.event, true);
+            if !armed {
+                self.wake();
+            }
         }
     }
 
     /// The progress thread's sleep: until the event fd is readable while no waiter holds
-    /// it, or [`Handoff::stop`] was called.
+    /// it, or [`Handoff::stop`] (or a release that could not arm the network) woke it.
     pub fn sleep(&self) -> io::Result<()> {
         let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 2];
         // SAFETY: `ev` is a valid array of 2 events; the set outlives the call.
@@ -128,11 +135,26 @@ impl Handoff {
                 return Err(e);
             }
         }
+        let woken = ev[..r.max(0) as usize]
+            .iter()
+            .any(|e| e.u64 == self.stop as u64);
+        if woken {
+            // Level-triggered: drained, or the thread would spin. A stop is not lost: its
+            // flag is set before the write, and the thread looks at it next.
+            let mut buf = 0u64;
+            // SAFETY: reads 8 bytes into a live u64 from our non-blocking eventfd.
+            unsafe { libc::read(self.stop, (&mut buf as *mut u64).cast(), 8) };
+        }
         Ok(())
     }
 
-    /// Wakes the progress thread for good (it then sees its stop flag).
+    /// Wakes the progress thread for good (it then sees its stop flag, set before).
     pub fn stop(&self) {
+        self.wake();
+    }
+
+    /// Ends the progress thread's current or next sleep.
+    fn wake(&self) {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a live u64 to our eventfd. A full counter (never
         // reached) would only mean a wake-up is pending already.
@@ -163,8 +185,9 @@ pub trait Service {
     /// Drives the service once, unless another thread is driving it; true if work was found.
     fn serve(&self) -> bool;
     /// Serves what is pending and arms the event fd (the last claimant, before the fd goes
-    /// back to the progress thread).
-    fn rearm(&self);
+    /// back to the progress thread); false if the network would not be armed (the thread
+    /// is then woken to drive it).
+    fn rearm(&self) -> bool;
     /// The handoff of the service's event fd.
     fn handoff(&self) -> &Handoff;
 }
@@ -281,7 +304,7 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(4));
         assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
         // Given back with the event pending: the thread wakes.
-        h.release(|| {});
+        h.release(|| true);
         rx.recv_timeout(Duration::from_secs(10)).unwrap();
         t.join().unwrap();
         drain(ev);
@@ -291,6 +314,39 @@ mod tests {
             std::thread::spawn(move || h.sleep().unwrap())
         };
         h.stop();
+        t.join().unwrap();
+        drop(h);
+        // SAFETY: opened above, closed once.
+        unsafe { libc::close(ev) };
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "epoll")]
+    fn a_release_that_cannot_arm_wakes_the_thread_once() {
+        let ev = eventfd();
+        let h = Arc::new(Handoff::new(ev).unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = {
+            let h = h.clone();
+            std::thread::spawn(move || {
+                for _ in 0..2 {
+                    h.sleep().unwrap();
+                    tx.send(()).unwrap();
+                }
+            })
+        };
+        // Armed, nothing pending: the thread sleeps on.
+        h.claim();
+        h.release(|| true);
+        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+        // Not armed: the fd may never signal, so the thread is woken to drive the network.
+        h.claim();
+        h.release(|| false);
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        // The wake-up was consumed: the thread's next sleep lasts.
+        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+        h.stop();
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
         t.join().unwrap();
         drop(h);
         // SAFETY: opened above, closed once.
@@ -308,8 +364,9 @@ mod tests {
             self.served.set(self.served.get() + 1);
             true
         }
-        fn rearm(&self) {
+        fn rearm(&self) -> bool {
             self.rearmed.set(self.rearmed.get() + 1);
+            true
         }
         fn handoff(&self) -> &Handoff {
             &self.handoff
@@ -350,9 +407,15 @@ mod tests {
         let mut rearmed = 0;
         h.claim();
         h.claim();
-        h.release(|| rearmed += 1);
+        h.release(|| {
+            rearmed += 1;
+            true
+        });
         assert_eq!(rearmed, 0);
-        h.release(|| rearmed += 1);
+        h.release(|| {
+            rearmed += 1;
+            true
+        });
         assert_eq!(rearmed, 1);
         drop(h);
         // SAFETY: opened above, closed once.
