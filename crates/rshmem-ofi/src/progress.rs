@@ -170,6 +170,12 @@ impl Driver {
         handoff::claim(self)
     }
 
+    /// [`Driver::drive`] only if a waiter left the endpoint out of the thread's set
+    /// ([`handoff::claim_if_out`]), for a thread about to block on its own operations.
+    pub fn drive_if_out(&self) -> Option<Driving<'_>> {
+        handoff::claim_if_out(self)
+    }
+
     /// A claimant's nap: serves what is pending and sleeps on the wait fd until an event
     /// or `timeout`. True if it found work: the provider had some pending, or an event
     /// ended the nap (a peer's operation served writes no completion entry, so

@@ -1547,7 +1547,9 @@ impl ProgressThread {
             .spawn(move || -> Result<()> {
                 while !flag.load(Ordering::Acquire) {
                     counter.fetch_add(1, Ordering::Relaxed);
-                    {
+                    // While a waiting thread holds the worker's fd (or did within
+                    // handoff::LINGER) the worker is its to drive: the thread only sleeps.
+                    if !handoff.claimed() {
                         // Sleeps (never spins) while a waiting thread drives the worker.
                         let _g = lock.lock().unwrap_or_else(|e| e.into_inner());
                         while worker.progress() {}

@@ -844,8 +844,8 @@ pub(crate) struct NetWait<'f> {
 /// A waiting thread's claim on the network's service ([`NetWait`]); held for its drop.
 #[derive(Debug)]
 enum Claim<'f> {
-    Ucx(#[allow(dead_code)] rshmem_ucx::Driving<'f>),
-    Ofi(#[allow(dead_code)] rshmem_ofi::Driving<'f>),
+    Ucx(rshmem_ucx::Driving<'f>),
+    Ofi(rshmem_ofi::Driving<'f>),
     /// The progress thread cannot hand the service over (no wait fd, or no thread).
     None,
 }
@@ -871,7 +871,11 @@ impl NetWait<'_> {
     /// this PE's service meanwhile.
     #[cold]
     pub(crate) fn release(&mut self) {
-        self.driving = None;
+        match self.driving.take() {
+            Some(Claim::Ucx(c)) => c.hand_back(),
+            Some(Claim::Ofi(c)) => c.hand_back(),
+            Some(Claim::None) | None => {}
+        }
     }
 
     /// One pause of a wait whose condition was false.

@@ -483,6 +483,7 @@ impl Ofi {
     ) -> Result<()> {
         let (addr, raddr, key) = self.target(routine, pe, remote)?;
         let ep = self.endpoint(routine, ctx, pe)?;
+        let _serving = self.serving();
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
         unsafe {
@@ -530,6 +531,9 @@ impl Ofi {
                 }
             }
             .map_err(&err)?;
+            let _serving = (issued == Issued::Pending || signal.is_some())
+                .then(|| self.serving())
+                .flatten();
             if issued == Issued::Pending {
                 match dir {
                     Dir::Put => ep.wait_writes(),
@@ -610,6 +614,7 @@ impl Ofi {
         }
         let (peer, raddr, key) = self.target(routine, pe, addr)?;
         let ep = self.endpoint(routine, ctx, pe)?;
+        let _serving = self.serving();
         let ty = bits_type(W::SIZE);
         let fetch = |o: AtomicOp, t: AtomicType, v: W| {
             ep.atomic_fetch(o, t, v.to_bits64(), peer, raddr, key)
@@ -723,6 +728,7 @@ impl Ofi {
             // SAFETY: as in `endpoint`. A failed fence means a failed operation, which the
             // next quiet reports.
             let e = unsafe { &*p };
+            let _serving = self.serving();
             let _ = e.ep.lock().unwrap_or_else(|e| e.into_inner()).fence();
         }
     }
@@ -735,6 +741,7 @@ impl Ofi {
         }
         // SAFETY: as in `endpoint`.
         let e = unsafe { &*p };
+        let _serving = self.serving();
         e.ep.lock()
             .unwrap_or_else(|e| e.into_inner())
             .quiet()
@@ -778,6 +785,16 @@ impl Ofi {
     /// progress thread sleeps on a wait fd.
     pub(crate) fn drive(&self) -> Option<rshmem_ofi::Driving<'_>> {
         self.driver.as_ref().map(rshmem_ofi::Driver::drive)
+    }
+
+    /// Serves the service endpoint while this thread blocks on its own operations, where a
+    /// wait left it out of the progress thread's set (`rshmem_util::handoff::claim_if_out`):
+    /// a peer blocked towards this PE likewise may wait for it.
+    #[inline]
+    fn serving(&self) -> Option<rshmem_ofi::Driving<'_>> {
+        self.driver
+            .as_ref()
+            .and_then(rshmem_ofi::Driver::drive_if_out)
     }
 
     /// A driving waiter's nap: until the service endpoint has work or `nap` passes; true
