@@ -390,11 +390,23 @@ mod tests {
         unsafe { libc::read(fd, (&mut v as *mut u64).cast(), 8) };
     }
 
+    /// A handoff of a fresh eventfd, to share with a thread playing the progress thread.
+    fn shared_handoff() -> (RawFd, Arc<Handoff>) {
+        let ev = eventfd();
+        (ev, Arc::new(Handoff::new(ev).unwrap()))
+    }
+
+    /// Drops the last handle on `h`, then closes its eventfd.
+    fn close(ev: RawFd, h: Arc<Handoff>) {
+        drop(h);
+        // SAFETY: opened by `shared_handoff`, closed once, after the handoff.
+        unsafe { libc::close(ev) };
+    }
+
     #[test]
     #[cfg_attr(miri, ignore = "epoll and ppoll")]
     fn an_event_wakes_the_thread_only_while_nobody_claims_it() {
-        let ev = eventfd();
-        let h = Arc::new(Handoff::new(ev).unwrap());
+        let (ev, h) = shared_handoff();
         h.claim();
         let (tx, rx) = std::sync::mpsc::channel();
         let t = {
@@ -429,16 +441,13 @@ mod tests {
         };
         h.stop();
         t.join().unwrap();
-        drop(h);
-        // SAFETY: opened above, closed once.
-        unsafe { libc::close(ev) };
+        close(ev, h);
     }
 
     #[test]
     #[cfg_attr(miri, ignore = "epoll")]
     fn a_release_that_cannot_arm_wakes_the_thread_once() {
-        let ev = eventfd();
-        let h = Arc::new(Handoff::new(ev).unwrap());
+        let (ev, h) = shared_handoff();
         let (tx, rx) = std::sync::mpsc::channel();
         let t = {
             let h = h.clone();
@@ -462,16 +471,13 @@ mod tests {
         h.stop();
         rx.recv_timeout(Duration::from_secs(10)).unwrap();
         t.join().unwrap();
-        drop(h);
-        // SAFETY: opened above, closed once.
-        unsafe { libc::close(ev) };
+        close(ev, h);
     }
 
     #[test]
     #[cfg_attr(miri, ignore = "epoll")]
     fn the_thread_takes_a_lazily_released_fd_back_and_then_wakes_for_events() {
-        let ev = eventfd();
-        let h = Arc::new(Handoff::new(ev).unwrap());
+        let (ev, h) = shared_handoff();
         let (tx, rx) = std::sync::mpsc::channel();
         let t = {
             let h = h.clone();
@@ -504,9 +510,7 @@ mod tests {
         tx.send(()).unwrap();
         signal(ev);
         t.join().unwrap();
-        drop(h);
-        // SAFETY: opened above, closed once.
-        unsafe { libc::close(ev) };
+        close(ev, h);
     }
 
     struct Counting {
