@@ -1496,6 +1496,12 @@ impl Driver {
         handoff::claim(self)
     }
 
+    /// [`Driver::drive`] only if a waiter left the worker out of the thread's set
+    /// ([`handoff::claim_if_out`]), for a thread about to block on its own operations.
+    pub fn drive_if_out(&self) -> Option<Driving<'_>> {
+        handoff::claim_if_out(self)
+    }
+
     /// Sleeps until the worker has work or `timeout` passes (a driving waiter's nap);
     /// returns at once if work is pending or another thread is driving the worker.
     pub fn sleep(&self, timeout: std::time::Duration) {
