@@ -13,6 +13,7 @@
 use std::cell::Cell;
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,9 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct Handoff {
     state: Mutex<Hold>,
+    /// `Hold::held`, readable without the lock: a blocking operation asks
+    /// ([`Handoff::claim_if_out`]) at every network operation, and mostly the fd is in.
+    out: AtomicBool,
     epoll: RawFd,
     stop: RawFd,
     event: RawFd,
@@ -90,6 +94,7 @@ impl Handoff {
         }
         let h = Handoff {
             state: Mutex::new(Hold::default()),
+            out: AtomicBool::new(false),
             epoll,
             stop,
             event,
@@ -113,6 +118,7 @@ impl Handoff {
             // which costs time, never an event.
             let _ = epoll_set(self.epoll, self.event, false);
             h.held = true;
+            self.out.store(true, Ordering::Relaxed);
         }
         h.released = None;
         h.waiters += 1;
@@ -121,6 +127,11 @@ impl Handoff {
     /// [`Handoff::claim`] only if the fd is out of the thread's set already (no system
     /// call either way); whether it claimed.
     pub fn claim_if_out(&self) -> bool {
+        // A stale answer is harmless: the fd just went out (no claim, as before this
+        // wait), or just came back (the lock below rechecks).
+        if !self.out.load(Ordering::Relaxed) {
+            return false;
+        }
         let mut h = self.hold();
         if h.held {
             h.released = None;
@@ -132,7 +143,15 @@ impl Handoff {
     /// Whether the event fd is out of the thread's set (a waiter drives the network, or
     /// one did within [`LINGER`]).
     pub fn claimed(&self) -> bool {
-        self.hold().held
+        self.out.load(Ordering::Relaxed)
+    }
+
+    /// Puts the fd back into the thread's set (under the lock, `h` its state).
+    fn give_back(&self, h: &mut Hold) {
+        let _ = epoll_set(self.epoll, self.event, true);
+        h.held = false;
+        h.released = None;
+        self.out.store(false, Ordering::Relaxed);
     }
 
     /// The end of a claim, handing the fd back at once: the last claimant calls `rearm`
@@ -147,9 +166,7 @@ impl Handoff {
         h.waiters -= 1;
         if h.waiters == 0 {
             let armed = rearm();
-            let _ = epoll_set(self.epoll, self.event, true);
-            h.held = false;
-            h.released = None;
+            self.give_back(&mut h);
             if !armed {
                 self.wake();
             }
@@ -219,9 +236,7 @@ impl Handoff {
         let mut h = self.hold();
         h.untimed = false;
         if h.held && h.waiters == 0 && h.released.is_some_and(|t| t.elapsed() >= LINGER) {
-            let _ = epoll_set(self.epoll, self.event, true);
-            h.held = false;
-            h.released = None;
+            self.give_back(&mut h);
         }
         Ok(())
     }
