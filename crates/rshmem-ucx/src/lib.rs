@@ -73,6 +73,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// The library [`Ucp::load`] opens.
 pub const DEFAULT_LIBRARY: &str = "libucp.so.0";
@@ -575,8 +576,19 @@ impl WorkerInner {
 
     /// Progresses until `req` (an `_nbx` return value) completes, then releases it.
     fn wait(&self, routine: &'static str, req: sys::ucs_status_ptr_t) -> Result<()> {
+        self.wait_until(routine, req, None).map(|_| ())
+    }
+
+    /// As [`WorkerInner::wait`], giving up at `deadline`: returns whether `req` completed
+    /// (if not, it is released and UCX frees it when it completes or its worker goes).
+    fn wait_until(
+        &self,
+        routine: &'static str,
+        req: sys::ucs_status_ptr_t,
+        deadline: Option<Instant>,
+    ) -> Result<bool> {
         if req.is_null() {
-            return Ok(());
+            return Ok(true);
         }
         if ptr_is_err(req) {
             return Err(UcxError::Status {
@@ -591,7 +603,12 @@ impl WorkerInner {
             if st != sys::UCS_INPROGRESS {
                 // SAFETY: completed request, released once.
                 unsafe { lib.ucp_request_free(req) };
-                return check(routine, st);
+                return check(routine, st).map(|()| true);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                // SAFETY: a request we own, released once; UCX keeps it until it ends.
+                unsafe { lib.ucp_request_free(req) };
+                return Ok(false);
             }
             // A thread that claimed a service worker keeps serving it while it waits here:
             // the progress thread stands aside, and a peer may wait for this very service
@@ -673,6 +690,17 @@ impl<M: ThreadMode> Worker<M> {
         // SAFETY: live worker; no callback, the request is waited for below.
         let req = unsafe { self.inner.lib().ucp_worker_flush_nbx(self.inner.h, &param) };
         self.inner.wait("ucp_worker_flush_nbx", req)
+    }
+
+    /// As [`Worker::flush`], giving up after `bound`: returns whether the flush completed.
+    /// For a teardown, once every peer has said it needs nothing more: a peer that already
+    /// exited may never answer (a process it started can hold its connections open).
+    pub fn flush_within(&self, bound: Duration) -> Result<bool> {
+        let param = sys::ucp_request_param_t::default();
+        // SAFETY: live worker; no callback, the request is waited for or released below.
+        let req = unsafe { self.inner.lib().ucp_worker_flush_nbx(self.inner.h, &param) };
+        self.inner
+            .wait_until("ucp_worker_flush_nbx", req, Some(Instant::now() + bound))
     }
 
     /// Starts a flush of every operation issued on this worker so far: when it completes, they

@@ -853,6 +853,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let (host_members, leader_members) = host_teams(&host_of, me);
     // The network, when a peer needs it: every PE of such a job starts it (each has a peer
     // on another host, or SHMEM_TRANSPORT=ucx|ofi), publishes, and reads back.
+    let fds_before_net = routes.contains(&Route::Net).then(sys::open_fds);
     let net = if routes.contains(&Route::Net) {
         let use_ofi = choose_network(&cfg)?;
         boot.put("net", if use_ofi { "ofi" } else { "ucx" })?;
@@ -997,6 +998,9 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     if let Err(e) = rt.fabric.wire_up("shmem_init", default) {
         rt.fabric.release_ctx(default);
         return Err(InitError::Transport(e.to_string()));
+    }
+    if let Some(before) = fds_before_net {
+        sys::close_on_exec_since(&before);
     }
     if me == 0 {
         rt.print_banner();

@@ -332,3 +332,75 @@ pub(crate) fn library_loads(library: &str) -> bool {
     // library's constructors run once and nothing is unloaded under a later user.
     !unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) }.is_null()
 }
+
+/// The file descriptors open in this process, sorted (none if `/proc/self/fd` cannot be
+/// read).
+pub(crate) fn open_fds() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    let listed: Vec<i32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    // The directory's own descriptor was listed and is closed now: its number is free for
+    // the next descriptor opened.
+    let mut fds: Vec<i32> = listed
+        .into_iter()
+        .filter(|&fd| fd_flags(fd).is_some())
+        .collect();
+    fds.sort_unstable();
+    fds
+}
+
+/// A descriptor's flags (`F_GETFD`), or `None` if it is not open.
+fn fd_flags(fd: i32) -> Option<i32> {
+    // SAFETY: F_GETFD only reads the flags of a descriptor number; one not open fails with
+    // EBADF.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    (flags >= 0).then_some(flags)
+}
+
+/// Marks close-on-exec every descriptor open now that was not in `before` ([`open_fds`]): those
+/// a network library opened during init without the flag (UCX's and libfabric's sockets).
+/// A program a PE starts would otherwise hold the job's connections and listening sockets
+/// open after the PE exits, and its peers would wait for answers from a process that is
+/// gone.
+pub(crate) fn close_on_exec_since(before: &[i32]) {
+    for fd in open_fds() {
+        match fd_flags(fd) {
+            Some(flags) if flags & libc::FD_CLOEXEC == 0 && before.binary_search(&fd).is_err() => {
+                // SAFETY: F_SETFD only sets the descriptor's flags; one closed meanwhile
+                // fails with EBADF, ignored.
+                unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cloexec(fd: i32) -> bool {
+        fd_flags(fd).expect("open") & libc::FD_CLOEXEC != 0
+    }
+
+    #[test]
+    fn descriptors_opened_since_become_close_on_exec_and_older_ones_stay() {
+        // SAFETY: creates an eventfd without the flag, as a network library does.
+        let old = unsafe { libc::eventfd(0, 0) };
+        let before = open_fds();
+        // SAFETY: as above.
+        let new = unsafe { libc::eventfd(0, 0) };
+        assert!(old >= 0 && new >= 0 && !cloexec(new));
+        close_on_exec_since(&before);
+        assert!(cloexec(new), "opened since: close-on-exec");
+        assert!(!cloexec(old), "opened before: untouched");
+        // SAFETY: closes the two descriptors this test opened.
+        unsafe {
+            libc::close(old);
+            libc::close(new);
+        }
+    }
+}

@@ -216,6 +216,11 @@ fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
 /// likely exited, and the launcher, which saw how, should be the one to tell.
 const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
 
+/// How long finalize's flushes of a worker wait for peers' acknowledgements (after the
+/// last sync, which every PE passed): a live peer answers within milliseconds, even on an
+/// oversubscribed host; one that exited may never answer.
+const TEARDOWN_FLUSH: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// UCX statuses that mean the peer's process is gone.
 const PEER_GONE: [&str; 3] = [
     "UCS_ERR_ENDPOINT_TIMEOUT",
@@ -836,12 +841,15 @@ impl Ucx {
     }
 
     /// Sends what the context's worker still holds, ignoring peers that already closed
-    /// (finalize, after its last sync: they need nothing more from this PE).
+    /// (finalize, after its last sync: they need nothing more from this PE), for at most
+    /// [`TEARDOWN_FLUSH`]: a peer that exited never answers when a process it started
+    /// inherited its sockets and holds the connection open (seen: a PE that left a `sleep`
+    /// behind; its peer's flush waited for an acknowledgement until the job timed out).
     pub(crate) fn flush_at_teardown(&self, ctx: &CtxState) {
         let p = ctx.ucx.0.load(Ordering::Acquire);
         if !p.is_null() {
             // SAFETY: as in `worker`.
-            let _ = unsafe { &*p }.worker.flush();
+            let _ = unsafe { &*p }.worker.flush_within(TEARDOWN_FLUSH);
         }
     }
 
