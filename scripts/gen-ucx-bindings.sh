@@ -26,6 +26,7 @@ funcs=(
   ucp_ep_create ucp_ep_close_nbx
   ucp_mem_map ucp_mem_unmap ucp_rkey_pack ucp_rkey_buffer_release ucp_ep_rkey_unpack ucp_rkey_ptr ucp_rkey_destroy
   ucp_put_nbx ucp_get_nbx ucp_atomic_op_nbx
+  ucp_worker_set_am_recv_handler ucp_am_send_nbx
   ucp_request_check_status ucp_request_free
 )
 allow=$(IFS='|'; echo "${funcs[*]}")
@@ -38,8 +39,8 @@ bindgen "$hdr" \
   --rust-target 1.87 \
   --dynamic-loading UcpLib --dynamic-link-require-all \
   --allowlist-function "^($allow)\$" \
-  --allowlist-type '^(ucs_status_t|ucs_thread_mode_t|ucp_atomic_op_t|ucp_err_handling_mode_t)$' \
-  --allowlist-type '^(ucp_params_field|ucp_feature|ucp_worker_params_field|ucp_ep_params_field|ucp_ep_close_flags_t|ucp_mem_map_params_field|ucp_op_attr_t|ucp_dt_type)$' \
+  --allowlist-type '^(ucs_status_t|ucs_thread_mode_t|ucp_atomic_op_t|ucp_err_handling_mode_t|ucp_am_handler_param_t|ucp_am_recv_param_t)$' \
+  --allowlist-type '^(ucp_params_field|ucp_feature|ucp_worker_params_field|ucp_ep_params_field|ucp_ep_close_flags_t|ucp_mem_map_params_field|ucp_op_attr_t|ucp_dt_type|ucp_am_handler_param_field|ucp_am_cb_flags|ucp_send_am_flags|ucp_am_recv_attr_t)$' \
   --allowlist-var '^(UCP_API_MAJOR|UCP_API_MINOR|UCP_DATATYPE_SHIFT|UCP_MEM_MAP_NONBLOCK)$' \
   --default-enum-style consts --no-prepend-enum-name \
   --with-derive-default --no-layout-tests --no-doc-comments \

@@ -86,6 +86,7 @@ impl Default for ucs_sock_addr {
 }
 pub type ucs_sock_addr_t = ucs_sock_addr;
 pub type ucp_tag_recv_info_t = ucp_tag_recv_info;
+pub type ucp_am_recv_param_t = ucp_am_recv_param;
 #[repr(C)]
 #[derive(Debug)]
 pub struct ucp_context {
@@ -193,6 +194,16 @@ pub type ucp_am_recv_data_nbx_callback_t = ::std::option::Option<
         user_data: *mut ::std::os::raw::c_void,
     ),
 >;
+pub type ucp_am_recv_callback_t = ::std::option::Option<
+    unsafe extern "C" fn(
+        arg: *mut ::std::os::raw::c_void,
+        header: *const ::std::os::raw::c_void,
+        header_length: usize,
+        data: *mut ::std::os::raw::c_void,
+        length: usize,
+        param: *const ucp_am_recv_param_t,
+    ) -> ucs_status_t,
+>;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct ucp_ep_params {
@@ -285,6 +296,14 @@ pub const UCP_MEM_MAP_NONBLOCK: _bindgen_ty_4 = 1;
 pub const UCP_MEM_MAP_ALLOCATE: _bindgen_ty_4 = 2;
 pub const UCP_MEM_MAP_FIXED: _bindgen_ty_4 = 4;
 pub type _bindgen_ty_4 = ::std::os::raw::c_uint;
+pub const UCP_AM_FLAG_WHOLE_MSG: ucp_am_cb_flags = 1;
+pub const UCP_AM_FLAG_PERSISTENT_DATA: ucp_am_cb_flags = 2;
+pub type ucp_am_cb_flags = ::std::os::raw::c_uint;
+pub const UCP_AM_SEND_FLAG_REPLY: ucp_send_am_flags = 1;
+pub const UCP_AM_SEND_FLAG_EAGER: ucp_send_am_flags = 2;
+pub const UCP_AM_SEND_FLAG_RNDV: ucp_send_am_flags = 4;
+pub const UCP_AM_SEND_REPLY: ucp_send_am_flags = 1;
+pub type ucp_send_am_flags = ::std::os::raw::c_uint;
 pub const UCP_ATOMIC_OP_ADD: ucp_atomic_op_t = 0;
 pub const UCP_ATOMIC_OP_SWAP: ucp_atomic_op_t = 1;
 pub const UCP_ATOMIC_OP_CSWAP: ucp_atomic_op_t = 2;
@@ -307,6 +326,15 @@ pub const UCP_OP_ATTR_FLAG_FAST_CMPL: ucp_op_attr_t = 131072;
 pub const UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL: ucp_op_attr_t = 262144;
 pub const UCP_OP_ATTR_FLAG_MULTI_SEND: ucp_op_attr_t = 524288;
 pub type ucp_op_attr_t = ::std::os::raw::c_uint;
+pub const UCP_AM_RECV_ATTR_FIELD_REPLY_EP: ucp_am_recv_attr_t = 1;
+pub const UCP_AM_RECV_ATTR_FLAG_DATA: ucp_am_recv_attr_t = 65536;
+pub const UCP_AM_RECV_ATTR_FLAG_RNDV: ucp_am_recv_attr_t = 131072;
+pub type ucp_am_recv_attr_t = ::std::os::raw::c_uint;
+pub const UCP_AM_HANDLER_PARAM_FIELD_ID: ucp_am_handler_param_field = 1;
+pub const UCP_AM_HANDLER_PARAM_FIELD_FLAGS: ucp_am_handler_param_field = 2;
+pub const UCP_AM_HANDLER_PARAM_FIELD_CB: ucp_am_handler_param_field = 4;
+pub const UCP_AM_HANDLER_PARAM_FIELD_ARG: ucp_am_handler_param_field = 8;
+pub type ucp_am_handler_param_field = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct ucp_params {
@@ -436,6 +464,40 @@ impl Default for ucp_request_param_t {
         }
     }
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct ucp_am_handler_param {
+    pub field_mask: u64,
+    pub id: ::std::os::raw::c_uint,
+    pub flags: u32,
+    pub cb: ucp_am_recv_callback_t,
+    pub arg: *mut ::std::os::raw::c_void,
+}
+impl Default for ucp_am_handler_param {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type ucp_am_handler_param_t = ucp_am_handler_param;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct ucp_am_recv_param {
+    pub recv_attr: u64,
+    pub reply_ep: ucp_ep_h,
+}
+impl Default for ucp_am_recv_param {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 pub struct UcpLib {
     __library: ::libloading::Library,
     pub ucp_config_read: unsafe extern "C" fn(
@@ -508,6 +570,19 @@ pub struct UcpLib {
         addr_p: *mut *mut ::std::os::raw::c_void,
     ) -> ucs_status_t,
     pub ucp_rkey_destroy: unsafe extern "C" fn(rkey: ucp_rkey_h),
+    pub ucp_worker_set_am_recv_handler: unsafe extern "C" fn(
+        worker: ucp_worker_h,
+        param: *const ucp_am_handler_param_t,
+    ) -> ucs_status_t,
+    pub ucp_am_send_nbx: unsafe extern "C" fn(
+        ep: ucp_ep_h,
+        id: ::std::os::raw::c_uint,
+        header: *const ::std::os::raw::c_void,
+        header_length: usize,
+        buffer: *const ::std::os::raw::c_void,
+        count: usize,
+        param: *const ucp_request_param_t,
+    ) -> ucs_status_ptr_t,
     pub ucp_put_nbx: unsafe extern "C" fn(
         ep: ucp_ep_h,
         buffer: *const ::std::os::raw::c_void,
@@ -583,6 +658,10 @@ impl UcpLib {
         let ucp_ep_rkey_unpack = __library.get(b"ucp_ep_rkey_unpack\0").map(|sym| *sym)?;
         let ucp_rkey_ptr = __library.get(b"ucp_rkey_ptr\0").map(|sym| *sym)?;
         let ucp_rkey_destroy = __library.get(b"ucp_rkey_destroy\0").map(|sym| *sym)?;
+        let ucp_worker_set_am_recv_handler = __library
+            .get(b"ucp_worker_set_am_recv_handler\0")
+            .map(|sym| *sym)?;
+        let ucp_am_send_nbx = __library.get(b"ucp_am_send_nbx\0").map(|sym| *sym)?;
         let ucp_put_nbx = __library.get(b"ucp_put_nbx\0").map(|sym| *sym)?;
         let ucp_get_nbx = __library.get(b"ucp_get_nbx\0").map(|sym| *sym)?;
         let ucp_atomic_op_nbx = __library.get(b"ucp_atomic_op_nbx\0").map(|sym| *sym)?;
@@ -617,6 +696,8 @@ impl UcpLib {
             ucp_ep_rkey_unpack,
             ucp_rkey_ptr,
             ucp_rkey_destroy,
+            ucp_worker_set_am_recv_handler,
+            ucp_am_send_nbx,
             ucp_put_nbx,
             ucp_get_nbx,
             ucp_atomic_op_nbx,
@@ -765,6 +846,25 @@ impl UcpLib {
     }
     pub unsafe fn ucp_rkey_destroy(&self, rkey: ucp_rkey_h) {
         (self.ucp_rkey_destroy)(rkey)
+    }
+    pub unsafe fn ucp_worker_set_am_recv_handler(
+        &self,
+        worker: ucp_worker_h,
+        param: *const ucp_am_handler_param_t,
+    ) -> ucs_status_t {
+        (self.ucp_worker_set_am_recv_handler)(worker, param)
+    }
+    pub unsafe fn ucp_am_send_nbx(
+        &self,
+        ep: ucp_ep_h,
+        id: ::std::os::raw::c_uint,
+        header: *const ::std::os::raw::c_void,
+        header_length: usize,
+        buffer: *const ::std::os::raw::c_void,
+        count: usize,
+        param: *const ucp_request_param_t,
+    ) -> ucs_status_ptr_t {
+        (self.ucp_am_send_nbx)(ep, id, header, header_length, buffer, count, param)
     }
     pub unsafe fn ucp_put_nbx(
         &self,

@@ -322,7 +322,8 @@ impl Ucp {
                     sys::UCP_FEATURE_RMA
                         | sys::UCP_FEATURE_AMO32
                         | sys::UCP_FEATURE_AMO64
-                        | sys::UCP_FEATURE_WAKEUP,
+                        | sys::UCP_FEATURE_WAKEUP
+                        | sys::UCP_FEATURE_AM,
                 ),
                 ..Default::default()
             };
@@ -549,6 +550,12 @@ impl ThreadMode for Local {
 struct WorkerInner {
     ucp: Arc<Ucp>,
     h: sys::ucp_worker_h,
+    /// The active-message handlers set on this worker, boxed so that the address UCX was
+    /// given stays put; dropped after the worker is destroyed (`Drop` runs before fields).
+    /// Boxed twice: UCX takes a thin pointer, a handler is a fat one, and a vector's
+    /// elements move when it grows.
+    #[allow(clippy::vec_box)]
+    am_handlers: Mutex<Vec<Box<AmHandler>>>,
 }
 
 // SAFETY: the handle is only used through Worker/Endpoint/RemoteKey, whose mode marker makes
@@ -649,9 +656,45 @@ impl<M: ThreadMode> Worker<M> {
             inner: Arc::new(WorkerInner {
                 ucp: ucp.clone(),
                 h,
+                am_handlers: Mutex::new(Vec::new()),
             }),
             _mode: PhantomData,
         })
+    }
+
+    /// Runs `handler` for every active message `id` that arrives at this worker, inside the
+    /// progress call that receives it (whichever thread progresses the worker), with the
+    /// message's header and payload, whole. Senders use [`Endpoint::am_send`]. The handler
+    /// stays until the worker is destroyed; it must not block, and a panic in it aborts the
+    /// process (it runs inside UCX).
+    pub fn set_am_handler(&self, id: u16, handler: AmHandler) -> Result<()> {
+        let boxed = Box::new(handler);
+        let param = sys::ucp_am_handler_param_t {
+            field_mask: u64::from(
+                sys::UCP_AM_HANDLER_PARAM_FIELD_ID
+                    | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS
+                    | sys::UCP_AM_HANDLER_PARAM_FIELD_CB
+                    | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG,
+            ),
+            id: u32::from(id),
+            flags: sys::UCP_AM_FLAG_WHOLE_MSG,
+            cb: Some(am_trampoline),
+            arg: (&*boxed as *const AmHandler).cast_mut().cast(),
+        };
+        let mut handlers = self
+            .inner
+            .am_handlers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // SAFETY: live worker; `arg` points into a box kept (below) until after the worker is
+        // destroyed, and the trampoline reads it as that type.
+        check("ucp_worker_set_am_recv_handler", unsafe {
+            self.inner
+                .lib()
+                .ucp_worker_set_am_recv_handler(self.inner.h, &param)
+        })?;
+        handlers.push(boxed);
+        Ok(())
     }
 
     /// The packed worker address, for a peer's [`Worker::connect`].
@@ -847,6 +890,47 @@ extern "C" fn ep_error_cb(arg: *mut c_void, _ep: sys::ucp_ep_h, status: sys::ucs
         },
         Ordering::Release,
     );
+}
+
+/// An active-message handler (see [`Worker::set_am_handler`]): called with the message's
+/// header and payload.
+pub type AmHandler = Box<dyn Fn(&[u8], &[u8]) + Send + Sync>;
+
+// Receive callback of every active-message id: the handler registered with it, on the
+// message's header and payload (eager and whole: `Endpoint::am_send` never sends otherwise).
+extern "C" fn am_trampoline(
+    arg: *mut c_void,
+    header: *const c_void,
+    header_length: usize,
+    data: *mut c_void,
+    length: usize,
+    param: *const sys::ucp_am_recv_param_t,
+) -> sys::ucs_status_t {
+    // SAFETY: UCX passes the receive parameters of this message.
+    let attr = unsafe { (*param).recv_attr };
+    if attr & u64::from(sys::UCP_AM_RECV_ATTR_FLAG_RNDV) != 0 {
+        // Its payload would need a receive of its own; no sender of ours asks for that.
+        eprintln!("rshmem-ucx: an active message arrived by rendezvous; aborting");
+        std::process::abort();
+    }
+    let bytes = |p: *const c_void, n: usize| -> &[u8] {
+        if n == 0 {
+            &[]
+        } else {
+            // SAFETY: UCX passes `n` readable bytes at `p`, valid during this call.
+            unsafe { std::slice::from_raw_parts(p.cast(), n) }
+        }
+    };
+    // SAFETY: `arg` is the address of a handler `Worker::set_am_handler` keeps alive as long
+    // as the worker.
+    let handler = unsafe { &*(arg as *const AmHandler) };
+    let run =
+        std::panic::AssertUnwindSafe(|| handler(bytes(header, header_length), bytes(data, length)));
+    if std::panic::catch_unwind(run).is_err() {
+        // Unwinding into UCX is undefined behaviour.
+        std::process::abort();
+    }
+    sys::UCS_OK
 }
 
 // Completion callback of pending operations with a `done` counter: release, then count (the
@@ -1243,6 +1327,31 @@ impl<M: ThreadMode> Endpoint<M> {
             )
         };
         self.wait("ucp_put_nbx", req)
+    }
+
+    /// Sends active message `id` with `header` and `data` to the peer's worker, eagerly (its
+    /// handler gets the message whole), and waits for local completion (both buffers
+    /// reusable). Delivery is not awaited: a [`Worker::flush`] covers the message once sent.
+    pub fn am_send(&self, id: u16, header: &[u8], data: &[u8]) -> Result<()> {
+        self.status()?;
+        let p = sys::ucp_request_param_t {
+            op_attr_mask: sys::UCP_OP_ATTR_FIELD_FLAGS,
+            flags: sys::UCP_AM_SEND_FLAG_EAGER,
+            ..Default::default()
+        };
+        // SAFETY: header and data are borrowed until the wait below completes the request.
+        let req = unsafe {
+            self.lib().ucp_am_send_nbx(
+                self.inner.h,
+                u32::from(id),
+                header.as_ptr().cast(),
+                header.len(),
+                data.as_ptr().cast(),
+                data.len(),
+                &p,
+            )
+        };
+        self.wait("ucp_am_send_nbx", req)
     }
 
     /// Reads `dst.len()` bytes at `raddr` into `dst` and waits until they arrived.

@@ -918,3 +918,41 @@ fn memory_ucx_allocates_is_reached_one_sidedly_on_shared_memory() {
     // SAFETY: our reservation, unmapped once.
     unsafe { libc::munmap(resv, 4 * LEN) };
 }
+
+#[test]
+fn active_messages_arrive_whole_and_in_order() {
+    let _w = watchdog("active_messages_arrive_whole_and_in_order", 120);
+    each_tls(|ucp, tls| {
+        let t = Target::new(ucp, true);
+        type Got = Arc<Mutex<Vec<(Vec<u8>, Vec<u8>)>>>;
+        let got: Got = Arc::default();
+        let sink = got.clone();
+        t.worker
+            .set_am_handler(
+                7,
+                Box::new(move |h, d| {
+                    sink.lock().unwrap().push((h.to_vec(), d.to_vec()));
+                }),
+            )
+            .unwrap();
+        let c = client(ucp, &t);
+        let big: Vec<u8> = (0..256u32 << 10).map(|i| (i * 13 + 1) as u8).collect();
+        let sent: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (1u64.to_ne_bytes().to_vec(), Vec::new()),
+            (vec![2; 24], 0x0102_0304_0506_0708u64.to_ne_bytes().to_vec()),
+            (vec![3; 24], big),
+        ];
+        for (h, d) in &sent {
+            c.ep.am_send(7, h, d).unwrap();
+        }
+        c.worker.flush().unwrap();
+        let start = Instant::now();
+        while got.lock().unwrap().len() < sent.len() {
+            assert!(start.elapsed() < Duration::from_secs(60), "{tls}: lost");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(*got.lock().unwrap() == sent, "{tls}: changed or reordered");
+        drop(c);
+        t.progress.unwrap().stop().unwrap();
+    });
+}

@@ -1071,6 +1071,7 @@ pub fn finalize() {
         // before a peer may close its endpoints (else the last PE to be signalled waits for
         // a flag the closing endpoint dropped).
         let coll = crate::coll::nonblocking::coll_ctx();
+        rt.fabric.last_sync_next();
         if rt.fabric.network_is_ofi() || rt.any_gave_up() {
             rt.fabric.flush_at_teardown(coll);
             if let Err(e) = rt.boot.barrier() {

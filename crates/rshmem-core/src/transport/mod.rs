@@ -580,7 +580,7 @@ impl Fabric {
             // delivery, not a flush), a PE's last sync flags could still be in flight when
             // its peers saw it finalize (a 4-PE job over mixed routes hung in finalize).
             Route::Net => match self.net() {
-                Network::Ucx(u) => u.amo_post(routine, ctx, pe, addr, AmoOp::Add(by)),
+                Network::Ucx(u) => u.raise(routine, ctx, pe, addr, by),
                 Network::Ofi(o) => o.raise(routine, ctx, pe, addr, by),
             },
         }
@@ -799,6 +799,14 @@ impl Fabric {
                 let _ = o.quiet_signals("shmem_finalize");
             }
             None => {}
+        }
+    }
+
+    /// Finalize's last sync is next: its counts must be known delivered once flushed (see
+    /// `Ucx::raise_by_atomics`).
+    pub(crate) fn last_sync_next(&self) {
+        if let Some(Network::Ucx(u)) = &self.net {
+            u.raise_by_atomics();
         }
     }
 

@@ -134,6 +134,9 @@ pub(crate) struct Ucx {
     /// Whether some connection maps its PE's heap segment ([`Conn::mapped`]): fences then
     /// complete what went through UCX, since later copies do not queue behind it.
     maps_peer: AtomicBool,
+    /// Whether counts are raised by active message ([`Raise`]); off for finalize's last
+    /// sync, whose flags must be known delivered before a PE may exit.
+    raise_by_message: AtomicBool,
 }
 
 // SAFETY: the raw worker pointers (the free list) point into `workers`, which owns them until
@@ -215,6 +218,90 @@ fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
 /// How long an operation that found its peer gone waits before it reports: the peer most
 /// likely exited, and the launcher, which saw how, should be the one to tell.
 const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// The active message that raises a runtime counter on its target, after writing the data
+/// it carries (a channel's message) into the target's segment: one message where a put, a
+/// fence (a round trip over TCP) and a posted atomic (a request and an acknowledgement)
+/// went before. Its header is three words: where the data goes and where the count is (as
+/// [`SymAddr::to_word`]), and by how much it rises. The target's service worker applies it
+/// in its progress call (the progress thread, or a wait that claimed it): the copy, then a
+/// release add, so a waiter that sees the count sees the data.
+struct Raise;
+
+impl Raise {
+    /// The active-message id.
+    const ID: u16 = 1;
+    /// The largest payload sent this way (a channel's buffer); larger puts go by RMA.
+    const MAX_DATA: usize = crate::runtime::Layout::MSG_BYTES;
+    /// `dst` when there is no data.
+    const NO_DATA: u64 = u64::MAX;
+
+    fn header(dst: Option<SymAddr>, sig: SymAddr, by: u64) -> [u8; 24] {
+        let dst = dst.map_or(Self::NO_DATA, SymAddr::to_word);
+        let mut h = [0u8; 24];
+        for (chunk, w) in h.chunks_exact_mut(8).zip([dst, sig.to_word(), by]) {
+            chunk.copy_from_slice(&w.to_ne_bytes());
+        }
+        h
+    }
+
+    /// The handler of this PE's service worker, over this PE's `segments`.
+    fn handler(segments: &[Segment; REGIONS]) -> rshmem_ucx::AmHandler {
+        let heap = (
+            segments[HEAP].base,
+            segments[RUNTIME_AREA].start,
+            segments[HEAP].end,
+        );
+        let data = (
+            segments[DATA].base,
+            segments[DATA].start,
+            segments[DATA].end,
+        );
+        // The local address of `len` bytes at `a`, if inside its segment's registered part.
+        let local = move |a: SymAddr, len: usize| -> Option<*mut u8> {
+            let (base, start, end) = match a.seg {
+                Seg::Heap => heap,
+                Seg::Data => data,
+            };
+            let fits = a.off >= start && a.off.checked_add(len)? <= end;
+            fits.then_some((base + a.off) as *mut u8)
+        };
+        Box::new(move |h: &[u8], d: &[u8]| {
+            let word = |i: usize| {
+                h.get(i * 8..i * 8 + 8)
+                    .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
+            };
+            let (Some(dst), Some(sig), Some(by)) = (word(0), word(1), word(2)) else {
+                return Raise::malformed("a short header");
+            };
+            if dst != Self::NO_DATA {
+                let Some(p) = local(SymAddr::from_word(dst), d.len()) else {
+                    return Raise::malformed("data outside the segments");
+                };
+                // SAFETY: `p` is `d.len()` bytes inside this PE's mapped segment; the
+                // sender's protocol (a channel's credit, a buffer the receiver freed) keeps
+                // every other access off the range until the count below is seen.
+                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), p, d.len()) };
+            }
+            let Some(p) =
+                local(SymAddr::from_word(sig), 8).filter(|p| p.cast::<u64>().is_aligned())
+            else {
+                return Raise::malformed("a count outside the runtime area");
+            };
+            // SAFETY: an aligned runtime word of this PE's mapped segment, which every
+            // writer updates atomically (one writer raises it; its owner reads and resets).
+            unsafe { std::sync::atomic::AtomicU64::from_ptr(p.cast()) }
+                .fetch_add(by, Ordering::Release);
+        })
+    }
+
+    /// A message no rshmem PE of this job sends: the job's PEs disagree on the layout.
+    #[cold]
+    fn malformed(what: &str) {
+        eprintln!("rshmem: a peer's raise through UCX carried {what}; aborting");
+        std::process::abort();
+    }
+}
 
 /// How long finalize's flushes of a worker wait for peers' acknowledgements (after the
 /// last sync, which every PE passed): a live peer answers within milliseconds, even on an
@@ -323,6 +410,10 @@ impl Ucx {
             ucp.worker()
                 .map_err(ucx_init_error("cannot create the UCX service worker"))?,
         );
+        // Before the worker's address is published: no peer can send a raise yet.
+        service
+            .set_am_handler(Raise::ID, Raise::handler(&segments))
+            .map_err(ucx_init_error("cannot set the UCX active-message handler"))?;
         let mut regions = Vec::new();
         let mut desc = Vec::new();
         // The heap segment in one allocation: [runtime area start, heap end).
@@ -393,6 +484,7 @@ impl Ucx {
             heap_off,
             direct,
             maps_peer: AtomicBool::new(false),
+            raise_by_message: AtomicBool::new(true),
         })
     }
 
@@ -657,15 +749,54 @@ impl Ucx {
         }
         let _serving = self.serving();
         let (ep, raddr, key) = self.target(routine, w, pe, dst)?;
-        // SAFETY: the caller's contract: `src` is readable for `len` bytes; the remote
-        // range was checked.
-        let r = unsafe { ep.put_blocking(std::slice::from_raw_parts(src, len), raddr, key) };
+        // SAFETY: the caller's contract: `src` is readable for `len` bytes.
+        let data = unsafe { std::slice::from_raw_parts(src, len) };
+        if len <= Raise::MAX_DATA && self.raise_by_message.load(Ordering::Relaxed) {
+            // Data and count in one message: no fence, no acknowledgement.
+            let r = ep.am_send(Raise::ID, &Raise::header(Some(dst), sig, 1), data);
+            w.note_issued();
+            return r.map_err(Self::op_error(routine, pe, "a UCX active message failed"));
+        }
+        // The remote range was checked.
+        let r = ep.put_blocking(data, raddr, key);
         w.note_issued();
         r.map_err(Self::op_error(routine, pe, "a UCX transfer failed"))?;
         w.worker
             .fence()
             .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
-        self.amo_post(routine, ctx, pe, sig, AmoOp::Add(1))
+        self.raise(routine, ctx, pe, sig, 1)
+    }
+
+    /// Adds `by` to a runtime counter on `pe` that only this PE raises (see
+    /// [`super::Fabric::raise`]): one active message ([`Raise`]) that the peer's service
+    /// applies, where UCX would carry a posted atomic over TCP as a request and an
+    /// acknowledgement; a posted atomic into a heap mapped here (one-sided) or once
+    /// finalize's last sync began.
+    pub(crate) fn raise(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        let w = self.worker(routine, ctx)?;
+        if Self::mapped(w, pe, addr).is_some() || !self.raise_by_message.load(Ordering::Relaxed) {
+            return self.amo_post(routine, ctx, pe, addr, AmoOp::Add(by));
+        }
+        let _serving = self.serving();
+        let (ep, _, _) = self.target(routine, w, pe, addr)?;
+        let r = ep.am_send(Raise::ID, &Raise::header(None, addr, by), &[]);
+        w.note_issued();
+        r.map_err(Self::op_error(routine, pe, "a UCX active message failed"))
+    }
+
+    /// From now on counts are raised by posted atomics, whose flush completes them at
+    /// their target (finalize's last sync: a message counts as sent once in the socket,
+    /// and a PE that exits with unread input resets its connections, dropping what it had
+    /// not sent yet).
+    pub(crate) fn raise_by_atomics(&self) {
+        self.raise_by_message.store(false, Ordering::Relaxed);
     }
 
     /// A non-blocking transfer (see [`super::Fabric::xfer_nbi`]).
