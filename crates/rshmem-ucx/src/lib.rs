@@ -729,21 +729,21 @@ impl<M: ThreadMode> Worker<M> {
     /// Blocks (progressing the worker) until every operation issued on this worker so far is
     /// complete at its target.
     pub fn flush(&self) -> Result<()> {
-        let param = sys::ucp_request_param_t::default();
-        // SAFETY: live worker; no callback, the request is waited for below.
-        let req = unsafe { self.inner.lib().ucp_worker_flush_nbx(self.inner.h, &param) };
-        self.inner.wait("ucp_worker_flush_nbx", req)
+        self.flush_until(None).map(drop)
     }
 
     /// As [`Worker::flush`], giving up after `bound`: returns whether the flush completed.
     /// For a teardown, once every peer has said it needs nothing more: a peer that already
     /// exited may never answer (a process it started can hold its connections open).
     pub fn flush_within(&self, bound: Duration) -> Result<bool> {
+        self.flush_until(Some(Instant::now() + bound))
+    }
+
+    fn flush_until(&self, deadline: Option<Instant>) -> Result<bool> {
         let param = sys::ucp_request_param_t::default();
         // SAFETY: live worker; no callback, the request is waited for or released below.
         let req = unsafe { self.inner.lib().ucp_worker_flush_nbx(self.inner.h, &param) };
-        self.inner
-            .wait_until("ucp_worker_flush_nbx", req, Some(Instant::now() + bound))
+        self.inner.wait_until("ucp_worker_flush_nbx", req, deadline)
     }
 
     /// Starts a flush of every operation issued on this worker so far: when it completes, they

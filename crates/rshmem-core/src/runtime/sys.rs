@@ -336,20 +336,22 @@ pub(crate) fn library_loads(library: &str) -> bool {
 /// The file descriptors open in this process, sorted (none if `/proc/self/fd` cannot be
 /// read).
 pub(crate) fn open_fds() -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
-        return Vec::new();
-    };
-    let listed: Vec<i32> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    // The directory's own descriptor was listed and is closed now: its number is free for
-    // the next descriptor opened.
-    let mut fds: Vec<i32> = listed
+    let mut fds: Vec<i32> = listed_fds()
         .into_iter()
         .filter(|&fd| fd_flags(fd).is_some())
         .collect();
     fds.sort_unstable();
     fds
+}
+
+/// The entries of `/proc/self/fd`: the open descriptors and the listing's own, which is
+/// closed once it returns (its number is then free for the next descriptor opened).
+fn listed_fds() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
 }
 
 /// A descriptor's flags (`F_GETFD`), or `None` if it is not open.
@@ -366,7 +368,8 @@ fn fd_flags(fd: i32) -> Option<i32> {
 /// open after the PE exits, and its peers would wait for answers from a process that is
 /// gone.
 pub(crate) fn close_on_exec_since(before: &[i32]) {
-    for fd in open_fds() {
+    for fd in listed_fds() {
+        // The listing's own descriptor is closed by now: no flags.
         match fd_flags(fd) {
             Some(flags) if flags & libc::FD_CLOEXEC == 0 && before.binary_search(&fd).is_err() => {
                 // SAFETY: F_SETFD only sets the descriptor's flags; one closed meanwhile

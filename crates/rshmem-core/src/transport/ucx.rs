@@ -753,9 +753,7 @@ impl Ucx {
         let data = unsafe { std::slice::from_raw_parts(src, len) };
         if len <= Raise::MAX_DATA && self.raise_by_message.load(Ordering::Relaxed) {
             // Data and count in one message: no fence, no acknowledgement.
-            let r = ep.am_send(Raise::ID, &Raise::header(Some(dst), sig, 1), data);
-            w.note_issued();
-            return r.map_err(Self::op_error(routine, pe, "a UCX active message failed"));
+            return Self::send_raise(routine, w, ep, pe, Some(dst), data, sig, 1);
         }
         // The remote range was checked.
         let r = ep.put_blocking(data, raddr, key);
@@ -764,7 +762,7 @@ impl Ucx {
         w.worker
             .fence()
             .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
-        self.raise(routine, ctx, pe, sig, 1)
+        self.raise_served(routine, ctx, w, pe, sig, 1)
     }
 
     /// Adds `by` to a runtime counter on `pe` that only this PE raises (see
@@ -781,12 +779,41 @@ impl Ucx {
         by: u64,
     ) -> Result<()> {
         let w = self.worker(routine, ctx)?;
+        let _serving = self.serving();
+        self.raise_served(routine, ctx, w, pe, addr, by)
+    }
+
+    /// [`Ucx::raise`] on `ctx`'s worker `w`, by a thread already serving where it must.
+    fn raise_served(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        w: &CtxWorker,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+    ) -> Result<()> {
         if Self::mapped(w, pe, addr).is_some() || !self.raise_by_message.load(Ordering::Relaxed) {
             return self.amo_post(routine, ctx, pe, addr, AmoOp::Add(by));
         }
-        let _serving = self.serving();
         let (ep, _, _) = self.target(routine, w, pe, addr)?;
-        let r = ep.am_send(Raise::ID, &Raise::header(None, addr, by), &[]);
+        Self::send_raise(routine, w, ep, pe, None, &[], addr, by)
+    }
+
+    /// Sends a [`Raise`] on `ep` (of `w`, to `pe`): `data` to `dst`, then `sig` up by `by`.
+    #[allow(clippy::too_many_arguments)]
+    fn send_raise(
+        routine: &'static str,
+        w: &CtxWorker,
+        ep: &Endpoint,
+        pe: usize,
+        dst: Option<SymAddr>,
+        data: &[u8],
+        sig: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        let r = ep.am_send(Raise::ID, &Raise::header(dst, sig, by), data);
+        // Counted for quiet, as the posted add it replaces.
         w.note_issued();
         r.map_err(Self::op_error(routine, pe, "a UCX active message failed"))
     }
