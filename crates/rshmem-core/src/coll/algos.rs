@@ -14,7 +14,7 @@ use crate::team::Team;
 /// round k is rank r xor 2^k; the ring has its own channel, since its sender (the left
 /// neighbour) differs, and a channel must keep one sender per receiver (`coll::msg`).
 /// The last two fold the ranks beyond the largest power of two in and out.
-const CH_RING: usize = 29;
+pub(super) const CH_RING: usize = 29;
 const CH_EXTRA_IN: usize = 30;
 const CH_EXTRA_OUT: usize = 31;
 

@@ -342,6 +342,13 @@ impl Fabric {
         }
     }
 
+    /// Whether [`Fabric::put_raise`] to a network peer carries its data in the message that
+    /// raises the count (UCX's active messages, up to a MiB; see `transport::ucx`), so that
+    /// a pushed ring moves bulk data faster than one-sided transfers do over TCP.
+    pub(crate) fn pushes_data_in_messages(&self) -> bool {
+        matches!(self.net, Some(Network::Ucx(_)))
+    }
+
     #[inline(always)]
     fn net(&self) -> &Network {
         self.net

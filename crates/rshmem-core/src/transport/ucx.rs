@@ -220,19 +220,27 @@ fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
 const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
 
 /// The active message that raises a runtime counter on its target, after writing the data
-/// it carries (a channel's message) into the target's segment: one message where a put, a
+/// it carries (a channel's message, a pushed chunk of a collective) into the target's segment: one message where a put, a
 /// fence (a round trip over TCP) and a posted atomic (a request and an acknowledgement)
 /// went before. Its header is three words: where the data goes and where the count is (as
 /// [`SymAddr::to_word`]), and by how much it rises. The target's service worker applies it
 /// in its progress call (the progress thread, or a wait that claimed it): the copy, then a
-/// release add, so a waiter that sees the count sees the data.
+/// release add, so a waiter that sees the count sees the data. Message channels keep two
+/// messages in flight and pushed chunks several, each counted on one word: they rely on
+/// UCX applying one endpoint's eager active messages in the order sent, which its single
+/// active-message lane gives (`UCX_MAX_EAGER_LANES`, 1 unless the user raises it).
 struct Raise;
 
 impl Raise {
     /// The active-message id.
     const ID: u16 = 1;
-    /// The largest payload sent this way (a channel's buffer); larger puts go by RMA.
-    const MAX_DATA: usize = crate::runtime::Layout::MSG_BYTES;
+    /// The largest payload sent this way; larger puts go by RMA. Over TCP here, UCX moves
+    /// an eager active message of 256 KiB-1 MiB at 2.0-2.7 GB/s and a put at 0.2-0.4 GB/s
+    /// with TCP's default 8 KiB segments, 0.8-2.3 GB/s with the 64 KiB ones `Ucx::new` sets
+    /// (`ucx_perftest -t ucp_am_bw` / `ucp_put_bw`), so the chunks collectives push
+    /// (`coll::net`) go this way too; the bound only keeps UCX's reassembly buffer of one
+    /// message (the target allocates it) modest.
+    const MAX_DATA: usize = 1 << 20;
     /// `dst` when there is no data.
     const NO_DATA: u64 = u64::MAX;
 
@@ -303,6 +311,9 @@ impl Raise {
     }
 }
 
+/// UCX's TCP segment size unless the user sets one (see `Ucx::new`).
+const TCP_SEGMENT: &str = "64k";
+
 /// How long finalize's flushes of a worker wait for peers' acknowledgements (after the
 /// last sync, which every PE passed): a live peer answers within milliseconds, even on an
 /// oversubscribed host; one that exited may never answer.
@@ -337,18 +348,30 @@ fn status_of(e: &UcxError) -> &'static str {
 
 /// Whether `UCX_TLS` (unset: every transport) lets UCX use its shared-memory transports.
 fn shm_transports_allowed(tls: Option<&str>) -> bool {
-    const SHM: [&str; 5] = ["sm", "shm", "mm", "posix", "sysv"];
+    transports_allowed(
+        tls,
+        &["sm", "shm", "mm", "posix", "sysv"],
+        &["sm", "shm", "mm"],
+    )
+}
+
+/// Whether `UCX_TLS` lets UCX use TCP.
+fn tcp_allowed(tls: Option<&str>) -> bool {
+    transports_allowed(tls, &["tcp"], &["tcp"])
+}
+
+/// Whether `UCX_TLS` allows a transport it would name among `names` (listed) or
+/// `excluded_by` (in a `^` list).
+fn transports_allowed(tls: Option<&str>, names: &[&str], excluded_by: &[&str]) -> bool {
     let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
         return true;
     };
     match tls.strip_prefix('^') {
         // An exclusion list: allowed unless it names them.
-        Some(excluded) => !excluded
-            .split(',')
-            .any(|t| matches!(t.trim(), "sm" | "shm" | "mm")),
+        Some(excluded) => !excluded.split(',').any(|t| excluded_by.contains(&t.trim())),
         None => tls
             .split(',')
-            .any(|t| t.trim() == "all" || SHM.contains(&t.trim())),
+            .any(|t| t.trim() == "all" || names.contains(&t.trim())),
     }
 }
 
@@ -394,16 +417,31 @@ impl Ucx {
         .iter()
         .any(|v| std::env::var_os(v).is_some());
         let tls = std::env::var("UCX_TLS").ok();
-        let error_handling: &[(&str, &str)] =
-            if !user_chose && shm_transports_allowed(tls.as_deref()) {
-                &[("MM_ERROR_HANDLING", "y")]
-            } else {
-                &[]
-            };
+        let mut if_known: Vec<(&str, &str)> = Vec::new();
+        if !user_chose && shm_transports_allowed(tls.as_deref()) {
+            if_known.push(("MM_ERROR_HANDLING", "y"));
+        }
+        // TCP sends bulk data in segments of 8 KiB by default, each one message the target's
+        // progress handles: with PEs sharing cores a segment can cost a wake-up, and a 1 MiB
+        // put took 1.2-3.8 ms where 64 KiB segments (the receive side's default size) take
+        // 0.32-0.72, a 4-PE broadcast of 1 MiB 4.4-5.2 ms against 1.8-2.1 (`docs/results/
+        // osu-ucx.md`); small messages are unchanged. UCX applies the name to each transport
+        // that has it (TCP alone, in UCX 1.13) and warns where a worker opened none, so only
+        // where TCP is allowed and the user chose neither the devices nor a segment size.
+        let tcp_chosen = [
+            "UCX_TCP_TX_SEG_SIZE",
+            "UCX_TCP_RX_SEG_SIZE",
+            "UCX_NET_DEVICES",
+        ]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+        if !tcp_chosen && tcp_allowed(tls.as_deref()) {
+            if_known.push(("TX_SEG_SIZE", TCP_SEGMENT));
+        }
         let ucp = Ucp::load_with(&LoadOptions {
             library,
             config,
-            if_known: error_handling,
+            if_known: &if_known,
         })
         .map_err(|e| InitError::Transport(e.to_string()))?;
         let service = Arc::new(
@@ -1192,7 +1230,28 @@ unsafe fn copy(dir: Dir, remote: *mut u8, local: *mut u8, len: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::shm_transports_allowed;
+    use super::{shm_transports_allowed, tcp_allowed};
+
+    #[test]
+    fn which_ucx_tls_lists_allow_tcp() {
+        for tls in [
+            None,
+            Some("all"),
+            Some("tcp"),
+            Some("sm,self,tcp"),
+            Some("^sm"),
+        ] {
+            assert!(tcp_allowed(tls), "{tls:?}");
+        }
+        for tls in [
+            Some("sm,self"),
+            Some("^tcp"),
+            Some("rc,ud"),
+            Some("tcp_sockcm"),
+        ] {
+            assert!(!tcp_allowed(tls), "{tls:?}");
+        }
+    }
 
     #[test]
     fn which_ucx_tls_lists_allow_shared_memory() {
