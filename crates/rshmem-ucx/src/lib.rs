@@ -1160,19 +1160,27 @@ impl AmoBuffer {
     }
 }
 
+#[inline(always)]
 fn check_size(routine: &'static str, size: usize) -> Result<()> {
     if size == 4 || size == 8 {
         Ok(())
     } else {
-        Err(UcxError::InvalidArgument {
-            routine,
-            message: format!("size {size} (must be 4 or 8)"),
-        })
+        Err(bad_size(routine, size))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn bad_size(routine: &'static str, size: usize) -> UcxError {
+    UcxError::InvalidArgument {
+        routine,
+        message: format!("size {size} (must be 4 or 8)"),
     }
 }
 
 impl<M: ThreadMode> Endpoint<M> {
     /// The endpoint's state: `Ok` or the peer failure UCX reported.
+    #[inline]
     pub fn status(&self) -> Result<()> {
         match self.inner.failed.load(Ordering::Acquire) {
             sys::UCS_OK => Ok(()),
@@ -1211,6 +1219,7 @@ impl<M: ThreadMode> Endpoint<M> {
         self.inner.worker.lib()
     }
 
+    #[inline]
     fn check_rkey(&self, routine: &'static str, rkey: &RemoteKey<M>) -> Result<()> {
         if !Arc::ptr_eq(&self.inner, &rkey.ep) {
             return Err(UcxError::InvalidArgument {
@@ -1222,7 +1231,12 @@ impl<M: ThreadMode> Endpoint<M> {
     }
 
     /// Waits for `req`; a failure on a failed endpoint is reported as the peer's failure.
+    #[inline]
     fn wait(&self, routine: &'static str, req: sys::ucs_status_ptr_t) -> Result<()> {
+        // Completed at once (shared memory, short messages): nothing to wait for.
+        if req.is_null() {
+            return Ok(());
+        }
         self.inner
             .worker
             .wait(routine, req)
@@ -1635,6 +1649,7 @@ impl Driver {
 
     /// [`Driver::drive`] only if a waiter left the worker out of the thread's set
     /// ([`handoff::claim_if_out`]), for a thread about to block on its own operations.
+    #[inline]
     pub fn drive_if_out(&self) -> Option<Driving<'_>> {
         handoff::claim_if_out(self)
     }

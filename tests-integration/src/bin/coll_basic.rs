@@ -292,9 +292,9 @@ struct Bufs {
     big_b: *mut i64,
 }
 
-/// Elements of the large reductions (1.28 MB: many 16 KiB messages, and blocks of several
-/// 256 KiB pieces for the network ring at 2-4 PEs).
-const BIG: usize = 160_000;
+/// Elements of the large reductions (640 KB: many 16 KiB messages, and at 2 PEs blocks of
+/// two 256 KiB pieces for the network ring).
+const BIG: usize = 80_000;
 
 fn main() {
     rshmem_core::init(ThreadLevel::Single).unwrap_or_else(|e| rshmem_core::fatal(&e));

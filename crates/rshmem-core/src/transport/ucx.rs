@@ -576,6 +576,7 @@ impl Ucx {
     }
 
     /// The context's worker, made (or taken from the pool) on first use.
+    #[inline]
     fn worker(&self, routine: &'static str, ctx: &CtxState) -> Result<&CtxWorker> {
         let p = ctx.ucx.0.load(Ordering::Acquire);
         if !p.is_null() {
@@ -1057,10 +1058,8 @@ impl Ucx {
         }
         // SAFETY: as in `worker`.
         let w = unsafe { &*p };
-        if self.maps_peer.load(Ordering::Relaxed) {
-            // Copies into mapped heaps are complete once visible.
-            std::sync::atomic::fence(Ordering::SeqCst);
-        }
+        // Copies into mapped heaps are complete once visible: `Fabric::quiet`'s closing
+        // sequentially consistent fence sees to that (no second one here).
         let _serving = self.serving();
         let flushed = w.flush_if_issued().map_err(|e| Error::Transport {
             routine,
