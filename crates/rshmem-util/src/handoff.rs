@@ -133,8 +133,8 @@ impl Handoff {
         self.out.load(Ordering::Relaxed) && self.claim_out()
     }
 
-    /// [`Handoff::claim_if_out`] once the fd was seen out.
-    #[cold]
+    /// [`Handoff::claim_if_out`] once the fd was seen out (every operation for
+    /// [`LINGER`] after a wait: out of line, not cold).
     #[inline(never)]
     fn claim_out(&self) -> bool {
         let mut h = self.hold();

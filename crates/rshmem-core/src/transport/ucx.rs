@@ -220,9 +220,9 @@ fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
 const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
 
 /// The active message that raises a runtime counter on its target, after writing the data
-/// it carries (a channel's message, a pushed chunk of a collective) into the target's segment: one message where a put, a
-/// fence (a round trip over TCP) and a posted atomic (a request and an acknowledgement)
-/// went before. Its header is three words: where the data goes and where the count is (as
+/// it carries (a channel's message, a pushed chunk of a collective) into the target's
+/// segment: one message where a put, a fence (a round trip over TCP) and a posted atomic
+/// (a request and an acknowledgement) went before. Its header is three words: where the data goes and where the count is (as
 /// [`SymAddr::to_word`]), and by how much it rises. The target's service worker applies it
 /// in its progress call (the progress thread, or a wait that claimed it): the copy, then a
 /// release add, so a waiter that sees the count sees the data. Message channels keep two
@@ -355,6 +355,11 @@ fn shm_transports_allowed(tls: Option<&str>) -> bool {
     )
 }
 
+/// Whether the user set any of these environment variables.
+fn any_set(vars: &[&str]) -> bool {
+    vars.iter().any(|v| std::env::var_os(v).is_some())
+}
+
 /// Whether `UCX_TLS` lets UCX use TCP.
 fn tcp_allowed(tls: Option<&str>) -> bool {
     transports_allowed(tls, &["tcp"], &["tcp"])
@@ -409,13 +414,11 @@ impl Ucx {
         // restricted to them (UCX_TLS=sm,self) has no route at all (UCS_ERR_UNREACHABLE).
         // Unless the user chose, turn it on where UCX_TLS lets them be used (UCX warns about
         // a setting no transport in use reads).
-        let user_chose = [
+        let user_chose = any_set(&[
             "UCX_MM_ERROR_HANDLING",
             "UCX_POSIX_ERROR_HANDLING",
             "UCX_SYSV_ERROR_HANDLING",
-        ]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some());
+        ]);
         let tls = std::env::var("UCX_TLS").ok();
         let mut if_known: Vec<(&str, &str)> = Vec::new();
         if !user_chose && shm_transports_allowed(tls.as_deref()) {
@@ -428,13 +431,11 @@ impl Ucx {
         // osu-ucx.md`); small messages are unchanged. UCX applies the name to each transport
         // that has it (TCP alone, in UCX 1.13) and warns where a worker opened none, so only
         // where TCP is allowed and the user chose neither the devices nor a segment size.
-        let tcp_chosen = [
+        let tcp_chosen = any_set(&[
             "UCX_TCP_TX_SEG_SIZE",
             "UCX_TCP_RX_SEG_SIZE",
             "UCX_NET_DEVICES",
-        ]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some());
+        ]);
         if !tcp_chosen && tcp_allowed(tls.as_deref()) {
             if_known.push(("TX_SEG_SIZE", TCP_SEGMENT));
         }
