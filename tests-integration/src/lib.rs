@@ -328,6 +328,19 @@ pub fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
+/// Whether this is the suite's default pass (no `SHMEM_TRANSPORT` in the environment). CI
+/// runs the suite again under `SHMEM_TRANSPORT=ucx`, `mixed` and `ofi`; a test whose jobs
+/// all choose their transport themselves (tests/ofi.rs, tests/ucx.rs) or across simulated
+/// hosts (tests/hosts.rs) would repeat itself unchanged there, so it runs in this pass only
+/// and says so in the others.
+pub fn default_pass() -> bool {
+    let default = std::env::var_os("SHMEM_TRANSPORT").is_none_or(|t| t.is_empty());
+    if !default {
+        eprintln!("runs in the default pass only (its jobs choose their transport themselves)");
+    }
+    default
+}
+
 /// Whether a `scripts/simhosts.sh` run was skipped because this machine does not permit
 /// network namespaces (exit status 77; the reason is printed). A failure when
 /// `RSHMEM_TESTS_REQUIRE_NETNS=1` (CI).

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use rshmem_tests::{install_c_face, workspace, Job, JobOutput};
+use rshmem_tests::{install_c_face, time_scale, workspace, Job, JobOutput};
 
 /// The install prefix, installed once per test process.
 fn prefix() -> &'static Path {
@@ -173,13 +173,16 @@ fn c_active_set_collectives() {
 #[test]
 fn c_explicit_active_sets() {
     all_ok("aset.c", "aset", &[1, 2, 3, 4]);
+    // Through the network (the suite's ucx and ofi passes) the algorithms run at 4 PEs
+    // only: the algorithms are the same, each step a network message.
+    let sizes: &[usize] = if time_scale() > 1 { &[4] } else { &[3, 4] };
     for (var, alg) in [
         ("SHMEM_REDUCE_ALGORITHM", "ring"),
         ("SHMEM_REDUCE_ALGORITHM", "rabenseifner"),
         ("SHMEM_BCAST_ALGORITHM", "tree"),
         ("SHMEM_BARRIER_ALGORITHM", "linear"),
     ] {
-        all_ok_with("aset.c", "aset", &[3, 4], &[], &[(var, alg)]);
+        all_ok_with("aset.c", "aset", sizes, &[], &[(var, alg)]);
     }
 }
 

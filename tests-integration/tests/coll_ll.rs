@@ -27,7 +27,7 @@ fn run(np: usize, env: &[(&str, &str)], iters: &str) {
 fn ll_auto() {
     // Through the network (the suite's ucx and ofi passes) no team maps its members, so LL
     // never applies: fewer rounds of the message algorithms, as in `ll_beside_ucx`.
-    let iters = if time_scale() > 1 { "60" } else { "300" };
+    let iters = if time_scale() > 1 { "20" } else { "300" };
     for np in [1, 2, 3, 4] {
         run(np, &[], iters);
     }

@@ -8,17 +8,7 @@
 
 use std::time::Duration;
 
-use rshmem_tests::{shm_objects, Job};
-
-/// Whether this is the suite's default pass (no `SHMEM_TRANSPORT` in the environment): the
-/// only one these tests run in, as every job here chooses its transport itself.
-fn default_pass() -> bool {
-    let default = std::env::var_os("SHMEM_TRANSPORT").is_none_or(|t| t.is_empty());
-    if !default {
-        eprintln!("runs in the default pass (every job here sets SHMEM_TRANSPORT itself)");
-    }
-    default
-}
+use rshmem_tests::{default_pass, shm_objects, Job};
 
 /// `Job` for `prog` on `np` PEs, every PE through libfabric's `provider`.
 fn over_ofi(np: usize, provider: &str, prog: &str) -> Job {

@@ -145,7 +145,14 @@ fn many_jobs_start_under_load() {
         })
         .collect();
     let mut failures = Vec::new();
-    for i in 0..36 {
+    // The start-up race this guards against is shared memory's; through the network (the
+    // suite's ucx and ofi passes) a third of the jobs checks that start-up there too.
+    let jobs = if rshmem_tests::time_scale() > 1 {
+        12
+    } else {
+        36
+    };
+    for i in 0..jobs {
         let np = 2 + i % 3;
         let out = Job::new(np, "statics_basic")
             .timeout(Duration::from_secs(60))

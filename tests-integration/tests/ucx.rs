@@ -2,11 +2,12 @@
 //! with shared memory (`SHMEM_TRANSPORT=mixed`: each virtual host's PEs share memory, and
 //! reach the other virtual hosts through UCX). `UCX_TLS=tcp` makes UCX emulate RMA and
 //! atomics in software, as on a cluster without RDMA, so targets must make progress.
-//! (CI also runs the whole integration suite with `SHMEM_TRANSPORT=ucx`.)
+//! (CI also runs the whole integration suite with `SHMEM_TRANSPORT=ucx`.) Each job sets its
+//! transport, so these run in the default pass only (`default_pass`).
 
 use std::time::Duration;
 
-use rshmem_tests::{shm_objects, Job};
+use rshmem_tests::{default_pass, shm_objects, Job};
 
 /// `Job` for `prog` on `np` PEs, every PE through UCX over TCP.
 fn over_ucx(np: usize, prog: &str) -> Job {
@@ -32,6 +33,9 @@ fn mixed(np: usize, prog: &str) -> Job {
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn atomics_from_local_and_remote_pes_on_one_word_are_exact() {
+    if !default_pass() {
+        return;
+    }
     for np in [3, 4] {
         let out = mixed(np, "core_amo").args(["blocking"]).run();
         out.assert_ok();
@@ -45,6 +49,9 @@ fn atomics_from_local_and_remote_pes_on_one_word_are_exact() {
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn every_ucx_tls_starts() {
+    if !default_pass() {
+        return;
+    }
     for tls in [
         "sm,self",
         "posix,self",
@@ -69,6 +76,9 @@ fn every_ucx_tls_starts() {
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn a_heap_ucx_allocated_runs_rma_atomics_and_collectives() {
+    if !default_pass() {
+        return;
+    }
     for np in [2, 3, 4] {
         for (prog, args) in [
             ("core_amo", &["blocking"][..]),
@@ -96,6 +106,9 @@ fn a_heap_ucx_allocated_runs_rma_atomics_and_collectives() {
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn a_computing_pe_still_serves_its_peers() {
+    if !default_pass() {
+        return;
+    }
     for np in [2, 3] {
         let out = over_ucx(np, "ucx_progress").run();
         out.assert_ok();
@@ -108,6 +121,9 @@ fn a_computing_pe_still_serves_its_peers() {
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn mixed_routes_run_rma_contexts_and_collectives() {
+    if !default_pass() {
+        return;
+    }
     for (prog, args) in [
         ("core_rma", &["contig"][..]),
         ("core_rma", &["nbi"]),
@@ -136,6 +152,9 @@ fn mixed_routes_run_rma_contexts_and_collectives() {
 /// nothing behind.
 #[test]
 fn a_job_needing_absent_ucx_fails_saying_what_to_install() {
+    if !default_pass() {
+        return;
+    }
     let before = shm_objects();
     let out = Job::new(2, "core_smoke")
         .env("SHMEM_TRANSPORT", "ucx")
@@ -155,6 +174,9 @@ fn a_job_needing_absent_ucx_fails_saying_what_to_install() {
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn one_host_jobs_listen_on_loopback_only() {
+    if !default_pass() {
+        return;
+    }
     for (np, job) in [(2, over_ucx(2, "ucx_listen")), (3, mixed(3, "ucx_listen"))] {
         let out = job.timeout(Duration::from_secs(60)).run();
         out.assert_ok();

@@ -13,13 +13,21 @@
 
 use rshmem_core::{amo, memory, order, rma, setup, sync, AmoOp, Word};
 
-/// Iterations of every operation per PE: fewer through UCX (`SHMEM_TRANSPORT=ucx`), where
-/// each is a network round trip.
+/// Iterations of every operation per PE: fewer where some PEs are reached through the
+/// network (`SHMEM_TRANSPORT=ucx`, `ofi` or `mixed`, or several hosts: `RSHMEM_TEST_HOSTS`),
+/// where each is a network round trip.
 fn iters() -> usize {
     static K: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *K.get_or_init(|| match std::env::var("SHMEM_TRANSPORT").as_deref() {
-        Ok("ucx" | "ofi" | "mixed") => 300,
-        _ => 2000,
+    *K.get_or_init(|| {
+        let network = matches!(
+            std::env::var("SHMEM_TRANSPORT").as_deref(),
+            Ok("ucx" | "ofi" | "mixed")
+        ) || std::env::var("RSHMEM_TEST_HOSTS").is_ok_and(|h| h != "1");
+        if network {
+            300
+        } else {
+            2000
+        }
     })
 }
 
