@@ -13,7 +13,9 @@ use crate::team::Team;
 /// Channels 0..29 carry recursive-doubling (and Rabenseifner) rounds, whose partner in
 /// round k is rank r xor 2^k; the ring has its own channel, since its sender (the left
 /// neighbour) differs, and a channel must keep one sender per receiver (`coll::msg`).
-/// The last two fold the ranks beyond the largest power of two in and out.
+/// The last two fold the ranks beyond the largest power of two in and out. A round sends
+/// its message, then receives the partner's: below `msg::EXCHANGE_CHANNELS` no
+/// acknowledgement travels, which relies on that order.
 pub(super) const CH_RING: usize = 29;
 const CH_EXTRA_IN: usize = 30;
 const CH_EXTRA_OUT: usize = 31;

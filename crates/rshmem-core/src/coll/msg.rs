@@ -10,6 +10,13 @@
 //! sender never runs more than two messages ahead of those acknowledgements. Both counters
 //! have one writer (the fixed sender, the fixed receiver), so they are raised with
 //! `Fabric::raise`: a CPU atomic for a node-local peer, UCX for a remote one.
+//!
+//! A team's channels below [`EXCHANGE_CHANNELS`] carry exchanges only (recursive doubling
+//! and Rabenseifner's rounds, `coll::algos`): in every use both partners send one message
+//! and then receive one, so a PE that sends its message n has received its partner's n-1,
+//! which the partner sent after consuming our n-2. The credit is implied and no
+//! acknowledgement travels: over TCP each one was a message of its own, on the receiver's
+//! way out of every round.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -25,7 +32,14 @@ struct Channel<'a> {
     acks: SymAddr,
     buf: [SymAddr; 2],
     count: &'a std::sync::atomic::AtomicU64,
+    /// Whether the receiver acknowledges (not on exchange channels).
+    acked: bool,
 }
+
+/// Team channels `0..EXCHANGE_CHANNELS` carry only exchanges: both partners send one
+/// message, then receive one (see the module doc). An active set's pair channels carry
+/// every algorithm's messages, so they are always acknowledged.
+pub(crate) const EXCHANGE_CHANNELS: usize = 16;
 
 impl Runtime {
     /// Channel `ch` of `team` from world PE `from` to world PE `to` (one of them is this
@@ -42,6 +56,7 @@ impl Runtime {
                 } else {
                     &team.recvd[ch]
                 },
+                acked: ch >= EXCHANGE_CHANNELS,
             },
             Scratch::Pairs => Channel {
                 arrivals: self.layout.pair_msg(from),
@@ -52,6 +67,7 @@ impl Runtime {
                 } else {
                     &self.pairs.recvd[from]
                 },
+                acked: true,
             },
         }
     }
@@ -74,8 +90,9 @@ impl Runtime {
         let pe = team.members().pe(to);
         let c = self.channel(team, ch, self.me, pe);
         let n = c.count.load(Relaxed);
-        // Credit: the buffer we are about to fill held message n - 2, which must be consumed.
-        if n >= 2 {
+        // Credit: the buffer we are about to fill held message n - 2, which must be consumed
+        // (on an exchange channel it is: see the module doc).
+        if c.acked && n >= 2 {
             self.wait_peer_in(routine, team, pe, || {
                 self.load_local::<u64>(c.acks) >= n - 1
             })?;
@@ -118,7 +135,9 @@ impl Runtime {
         // raising the counter (acquire above) and does not touch it again before our ack.
         let out = consume(unsafe { std::slice::from_raw_parts(p, len) });
         c.count.store(n + 1, Relaxed);
-        self.raise(routine, pe, c.acks)?;
+        if c.acked {
+            self.raise(routine, pe, c.acks)?;
+        }
         Ok(out)
     }
 }

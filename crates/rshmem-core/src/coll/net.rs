@@ -34,9 +34,9 @@ use crate::transport::Dir;
 
 /// Channel `CH_TREE + k` carries the tree's messages from rank r to rank r + 2^k (mod n):
 /// one fixed sender per receiver whatever the root, as a channel requires (`coll::msg`).
-/// Channels below it serve recursive doubling (up to 2^16 PEs), 29-31 the ring and the
-/// extra ranks (`coll::algos`).
-const CH_TREE: usize = 16;
+/// Channels below it serve recursive doubling (up to 2^16 PEs) and carry exchanges only
+/// (`msg::EXCHANGE_CHANNELS`), 29-31 the ring and the extra ranks (`coll::algos`).
+const CH_TREE: usize = super::msg::EXCHANGE_CHANNELS;
 
 /// Largest team the tree serves (its levels must fit in channels 16..=28).
 pub(crate) const TREE_MAX_PES: usize = 1 << 13;
