@@ -75,7 +75,7 @@ fn process_mapping_names_the_hosts() {
     );
 }
 
-/// The programs both networks run between the hosts: RMA, atomics, signals, locks, contexts
+/// The programs run between the hosts: RMA, atomics, signals, locks, contexts
 /// with threads, `_nbe`, every collective, the teams and the symmetric statics.
 const SUITE: &[(&str, &[&str])] = &[
     ("core_rma", &["contig"]),
@@ -137,8 +137,7 @@ fn flat_collectives_across_hosts() {
     }
 }
 
-/// libfabric (tcp) between the hosts, shared memory within each (`SHMEM_NETWORK=ofi`): the
-/// same programs as over UCX.
+/// libfabric (tcp) between the hosts, shared memory within each (`SHMEM_NETWORK=ofi`).
 #[test]
 fn libfabric_between_hosts() {
     if !default_pass() {
@@ -151,7 +150,23 @@ fn libfabric_between_hosts() {
         "SHMEM_NETWORK=ofi",
         "FI_PROVIDER=tcp",
     ];
-    for (prog, args) in SUITE {
+    // A cross-section of the suite's programs (CI's ofi pass runs every program over
+    // libfabric, on one host).
+    let section: &[(&str, &[&str])] = &[
+        ("core_rma", &["contig"]),
+        ("core_rma", &["nbi"]),
+        ("core_amo", &["blocking"]),
+        ("core_amo", &["nbi"]),
+        ("core_sync", &["signal"]),
+        ("core_sync", &["lock"]),
+        ("api_signal_pipeline", &[]),
+        ("api_ctx", &["nbe"]),
+        ("core_ctx", &["threads_coll", "2"]),
+        ("coll_basic", &[]),
+        ("api_team", &["basic"]),
+        ("statics_basic", &[]),
+    ];
+    for (prog, args) in section {
         if !check(2, 2, &ofi, prog, args) {
             return;
         }
