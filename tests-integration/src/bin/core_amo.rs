@@ -22,7 +22,7 @@ fn iters() -> usize {
         let network = matches!(
             std::env::var("SHMEM_TRANSPORT").as_deref(),
             Ok("ucx" | "ofi" | "mixed")
-        ) || std::env::var("RSHMEM_TEST_HOSTS").is_ok_and(|h| h != "1");
+        ) || rshmem_tests::test_hosts(usize::MAX) > 1;
         if network {
             300
         } else {
