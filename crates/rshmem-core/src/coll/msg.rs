@@ -16,7 +16,9 @@
 //! and then receive one, so a PE that sends its message n has received its partner's n-1,
 //! which the partner sent after consuming our n-2. The credit is implied and no
 //! acknowledgement travels: over TCP each one was a message of its own, on the receiver's
-//! way out of every round.
+//! way out of every round. On the other channels an acknowledgement through the network
+//! waits for the receiver's next wait (`transport::deferred`): the sender needs it only
+//! when it runs two messages ahead, and then it waits for the receiver's next call anyway.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -136,7 +138,7 @@ impl Runtime {
         let out = consume(unsafe { std::slice::from_raw_parts(p, len) });
         c.count.store(n + 1, Relaxed);
         if c.acked {
-            self.raise(routine, pe, c.acks)?;
+            self.ack(routine, pe, c.acks)?;
         }
         Ok(out)
     }
@@ -194,6 +196,15 @@ impl Runtime {
         let n = c.count.load(Relaxed);
         self.wait_peer_in(routine, team, pe, || self.load_local::<u64>(c.arrivals) > n)?;
         c.count.store(n + 1, Relaxed);
-        self.raise(routine, pe, c.acks)
+        self.ack(routine, pe, c.acks)
+    }
+
+    /// Acknowledges a message from `pe`: at once on shared memory, at this PE's next wait
+    /// through the network (`transport::deferred`; `team_destroy` sends what its team owes
+    /// before the slot's counts are reset).
+    #[inline]
+    fn ack(&self, routine: &'static str, pe: usize, acks: SymAddr) -> Result<()> {
+        self.fabric
+            .raise_later(routine, super::nonblocking::coll_ctx(), pe, acks, 1)
     }
 }

@@ -137,7 +137,7 @@ impl Runtime {
         mut ready: impl FnMut() -> bool,
     ) -> Result<()> {
         let mut w = Waiter::new();
-        let mut net = self.fabric.net_wait();
+        let mut net = self.fabric.net_wait(super::nonblocking::coll_ctx());
         while !ready() {
             if w.overdue() {
                 net.release();
@@ -410,7 +410,7 @@ impl UserWait {
     pub(crate) fn snooze(&mut self) {
         if self.net.is_none() {
             match crate::runtime::try_runtime() {
-                Some(rt) => self.net = Some(rt.fabric.net_wait()),
+                Some(rt) => self.net = Some(rt.fabric.net_wait(super::nonblocking::coll_ctx())),
                 None => return self.w.snooze(),
             }
         }

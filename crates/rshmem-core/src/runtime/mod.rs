@@ -1041,6 +1041,13 @@ pub fn finalize() {
             "shmem_finalize: a non-blocking operation failed and its request was never tested or waited for: {e}"
         ));
     }
+    // Acknowledgements still owed go out with the rest (`transport::deferred`).
+    if let Err(e) = rt
+        .fabric
+        .flush_deferred("shmem_finalize", crate::coll::nonblocking::coll_ctx())
+    {
+        rt.fatal(&e);
+    }
     // Every context's and request's transfers land before the peers may unmap.
     if let Err(e) = rt.fabric.drain("shmem_finalize") {
         rt.fatal(&e);

@@ -610,6 +610,12 @@ impl Runtime {
         };
         self.check_coll("shmem_team_destroy", team, Kind::TeamDestroy, &[])?;
         crate::ctx::destroy_team_contexts(self, team);
+        // Acknowledgements this PE still owes (`coll::msg`) land before the peers reset the
+        // slot's counts after the sync.
+        let ctx = crate::coll::nonblocking::coll_ctx();
+        if self.fabric.flush_deferred("shmem_team_destroy", ctx)? {
+            self.fabric.quiet("shmem_team_destroy", ctx)?;
+        }
         self.try_sync_in("shmem_team_destroy", team)?;
         // After the last sync nobody signals our flags for this slot again: reset them so
         // the slot's next owner starts from epoch 0.

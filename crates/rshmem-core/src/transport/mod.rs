@@ -15,6 +15,7 @@
 //! its own UCX worker or libfabric endpoint, so threads on private contexts never contend
 //! and `quiet` on one context completes that context's operations only.
 
+pub(crate) mod deferred;
 pub(crate) mod engine;
 pub(crate) mod ofi;
 pub(crate) mod shm;
@@ -22,6 +23,7 @@ pub(crate) mod ucx;
 
 use std::sync::atomic::{fence, Ordering};
 
+use deferred::Deferred;
 use engine::{Completion, Engine};
 use shm::Shm;
 
@@ -212,6 +214,8 @@ pub(crate) struct Fabric {
     /// atomic across the two, so a job with any network route keeps one atomicity domain
     /// (docs/architecture.md).
     amo_net: bool,
+    /// Raises that go out at this PE's next wait ([`Fabric::raise_later`]).
+    deferred: Deferred,
 }
 
 /// Dispatches a network operation: `$body` with `$n` bound to the transport.
@@ -246,6 +250,7 @@ impl Fabric {
             engine,
             net,
             amo_net,
+            deferred: Deferred::new(),
         }
     }
 
@@ -593,6 +598,36 @@ impl Fabric {
         }
     }
 
+    /// [`Fabric::raise`], where a peer through the network may get it at this PE's next
+    /// wait for a peer, `team_destroy` or finalize instead of now ([`deferred`]): for
+    /// counts nobody needs before then, such as a channel's acknowledgements.
+    #[inline]
+    pub(crate) fn raise_later(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        match (self.routes[pe], &self.net) {
+            (Route::Net, Some(net)) => self.deferred.add(routine, net, ctx, pe, addr, by),
+            _ => self.raise(routine, ctx, pe, addr, by),
+        }
+    }
+
+    /// Sends the raises deferred by [`Fabric::raise_later`] now, on `ctx`; whether there
+    /// were any.
+    pub(crate) fn flush_deferred(&self, routine: &'static str, ctx: &CtxState) -> Result<bool> {
+        match &self.net {
+            Some(net) if self.deferred.any() => {
+                self.deferred.flush(routine, net, ctx)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Puts `len` bytes to `dst` on `pe`, then [`Fabric::raise`]s `sig` there by one; the
     /// count is never visible before the data.
     ///
@@ -764,13 +799,17 @@ impl Fabric {
     /// The network side of one wait for what peers deliver (a flag, a count, a lock word):
     /// see [`NetWait`].
     #[inline(always)]
-    pub(crate) fn net_wait(&self) -> NetWait<'_> {
+    ///
+    /// Its first pause sends the raises this PE deferred ([`Fabric::raise_later`]), on
+    /// `ctx`: a PE that waits for a peer owes nothing a peer may be waiting for.
+    pub(crate) fn net_wait<'f>(&'f self, ctx: &'f CtxState) -> NetWait<'f> {
         NetWait {
             net: self.net.as_ref(),
             driving: None,
             since: None,
             pauses: 0,
             own_every: PEERS_OWN_EVERY,
+            flush: Some((&self.deferred, ctx)),
         }
     }
 
@@ -778,10 +817,15 @@ impl Fabric {
     /// non-blocking transfer), which complete on the contexts' workers: those are driven
     /// at every pause.
     #[inline(always)]
+    /// It sends no deferred raise: what it waits for needs only the peers' progress.
     pub(crate) fn net_wait_for_own(&self) -> NetWait<'_> {
         NetWait {
+            net: self.net.as_ref(),
+            driving: None,
+            since: None,
+            pauses: 0,
             own_every: 1,
-            ..self.net_wait()
+            flush: None,
         }
     }
 
@@ -854,6 +898,8 @@ pub(crate) struct NetWait<'f> {
     pauses: u32,
     /// The contexts' workers are driven every this many pauses.
     own_every: u32,
+    /// Deferred raises to send at the first pause, and the context to send them on.
+    flush: Option<(&'f Deferred, &'f CtxState)>,
 }
 
 /// A waiting thread's claim on the network's service ([`NetWait`]); held for its drop.
@@ -899,6 +945,12 @@ impl NetWait<'_> {
         let Some(net) = self.net else {
             return w.snooze();
         };
+        if self.pauses == 0 {
+            if let Some((d, ctx)) = self.flush.take().filter(|(d, _)| d.any()) {
+                // A raise to a peer that failed: the wait's own checks report the failure.
+                let _ = d.flush("a deferred acknowledgement", net, ctx);
+            }
+        }
         if self.driving.is_none() && self.pauses.is_multiple_of(CLAIM_CHECK_EVERY) {
             self.claim_if_due();
         }

@@ -1,0 +1,123 @@
+//! Raises through the network that may wait until this PE next waits for a peer: a message
+//! channel's acknowledgements (`coll::msg`). Over TCP each raise is a system call of about
+//! 8 us on the receiver's way out of a collective (a broadcast's leaves paid it in every
+//! call); deferred, it goes out while the PE waits anyway (its next collective, a
+//! `wait_until`, a lock), or at the latest in `team_destroy` or finalize.
+//!
+//! No deadlock: a PE that blocks waiting for a peer flushes first ([`NetWait`]'s first
+//! pause), so a sender short of credit is never held up by a PE that waits for it. A PE that
+//! computes delays only the sender that runs two messages ahead of it on one channel, which
+//! must then wait for the PE's next collective in any case. The list is the process's, not a
+//! thread's: any thread's wait flushes what any other deferred (a non-blocking collective's
+//! worker, a thread that then ended).
+//!
+//! [`NetWait`]: super::NetWait
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use super::{CtxState, Network, SymAddr};
+use crate::error::Result;
+
+/// Distinct (PE, word) pairs held at once; one more flushes the list first. A PE owes at
+/// most one acknowledgement per channel it received on since its last wait: a tree's parent,
+/// the ring's neighbour, an active set's pairs.
+const CAP: usize = 16;
+
+/// A pending raise: add `by` to `addr` on `pe`.
+#[derive(Clone, Copy)]
+struct Owed {
+    pe: usize,
+    addr: SymAddr,
+    by: u64,
+}
+
+/// The deferred raises of this PE (see the module doc).
+pub(crate) struct Deferred {
+    /// Whether `list` may hold something: the check every wait makes, without the lock.
+    any: AtomicBool,
+    list: Mutex<([Option<Owed>; CAP], usize)>,
+}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deferred")
+            .field("any", &self.any.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Deferred {
+    pub(crate) fn new() -> Deferred {
+        Deferred {
+            any: AtomicBool::new(false),
+            list: Mutex::new(([None; CAP], 0)),
+        }
+    }
+
+    /// Whether some raise waits to go out.
+    #[inline(always)]
+    pub(crate) fn any(&self) -> bool {
+        self.any.load(Ordering::Acquire)
+    }
+
+    /// Records `by` more for `addr` on `pe` (merged with what is owed there already);
+    /// with the list full, flushes it first on `ctx`.
+    pub(crate) fn add(
+        &self,
+        routine: &'static str,
+        net: &Network,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        loop {
+            {
+                let mut guard = self.list.lock().unwrap_or_else(|e| e.into_inner());
+                let (list, len) = &mut *guard;
+                if let Some(o) = list[..*len]
+                    .iter_mut()
+                    .flatten()
+                    .find(|o| o.pe == pe && o.addr == addr)
+                {
+                    o.by += by;
+                    return Ok(());
+                }
+                if *len < CAP {
+                    list[*len] = Some(Owed { pe, addr, by });
+                    *len += 1;
+                    self.any.store(true, Ordering::Release);
+                    return Ok(());
+                }
+            }
+            self.flush(routine, net, ctx)?;
+        }
+    }
+
+    /// Sends everything owed, on `ctx`. The list is emptied under the lock and sent
+    /// outside it: a raise may wait for the network, and that wait may flush again.
+    pub(crate) fn flush(&self, routine: &'static str, net: &Network, ctx: &CtxState) -> Result<()> {
+        if !self.any() {
+            return Ok(());
+        }
+        let (owed, len) = {
+            let mut guard = self.list.lock().unwrap_or_else(|e| e.into_inner());
+            let taken = std::mem::replace(&mut *guard, ([None; CAP], 0));
+            self.any.store(false, Ordering::Release);
+            taken
+        };
+        let mut first_err = Ok(());
+        for o in owed[..len].iter().flatten() {
+            let r = match net {
+                Network::Ucx(u) => u.raise(routine, ctx, o.pe, o.addr, o.by),
+                Network::Ofi(f) => f.raise(routine, ctx, o.pe, o.addr, o.by),
+            };
+            // Every other raise still goes out; the first failure is reported.
+            if first_err.is_ok() {
+                first_err = r;
+            }
+        }
+        first_err
+    }
+}
