@@ -58,6 +58,7 @@ pub const FI_MR_HMEM: c_int = 1 << 10;
 
 // Message ordering (tx_attr.msg_order).
 pub const FI_ORDER_WAW: u64 = 1 << 4;
+pub const FI_ORDER_SAS: u64 = 1 << 8;
 pub const FI_ORDER_RMA_WAW: u64 = 1 << 35;
 pub const FI_ORDER_ATOMIC_WAW: u64 = 1 << 39;
 
@@ -75,6 +76,7 @@ pub const FI_WAIT_UNSPEC: c_int = 1;
 pub const FI_WAIT_FD: c_int = 3;
 pub const FI_GETWAIT: c_int = 5; // control command
 pub const FI_CQ_FORMAT_CONTEXT: c_int = 1;
+pub const FI_CQ_FORMAT_MSG: c_int = 2;
 pub const FI_CQ_COND_NONE: c_int = 0;
 pub const FI_CNTR_EVENTS_COMP: c_int = 0;
 pub const FI_ENABLE: c_int = 6; // control command
@@ -577,11 +579,35 @@ pub struct fi_ops_atomic {
 }
 
 #[repr(C)]
+pub struct fi_msg {
+    pub msg_iov: *const libc::iovec,
+    pub desc: *mut *mut c_void,
+    pub iov_count: usize,
+    pub addr: fi_addr_t,
+    pub context: *mut c_void,
+    pub data: u64,
+}
+
+#[repr(C)]
+pub struct fi_ops_msg {
+    pub size: usize,
+    pub recv: Unused,
+    pub recvv: Unused,
+    pub recvmsg: unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg, flags: u64) -> isize,
+    pub send: Unused,
+    pub sendv: Unused,
+    pub sendmsg: unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg, flags: u64) -> isize,
+    pub inject: Unused,
+    pub senddata: Unused,
+    pub injectdata: Unused,
+}
+
+#[repr(C)]
 pub struct fid_ep {
     pub fid: fid,
     pub ops: *mut fi_ops_ep,
     pub cm: *mut fi_ops_cm,
-    pub msg: *mut c_void,
+    pub msg: *mut fi_ops_msg,
     pub rma: *mut fi_ops_rma,
     pub tagged: *mut c_void,
     pub atomic: *mut fi_ops_atomic,
@@ -650,6 +676,14 @@ pub struct fid_cntr {
 #[repr(C)]
 pub struct fi_cq_entry {
     pub op_context: *mut c_void,
+}
+
+/// One entry of `FI_CQ_FORMAT_MSG`.
+#[repr(C)]
+pub struct fi_cq_msg_entry {
+    pub op_context: *mut c_void,
+    pub flags: u64,
+    pub len: usize,
 }
 
 // The exported functions (their default symbol versions in libfabric 1.x: fi_getinfo,

@@ -63,6 +63,8 @@ pub struct Ofi {
     mr_mode: c_int,
     pub(crate) manual_progress: bool,
     pub(crate) ordered_writes: bool,
+    /// Messages (`FI_MSG`) granted, delivered in send order (`FI_ORDER_SAS`).
+    ordered_messages: bool,
     pub(crate) inject_size: usize,
     delivery_complete: bool,
     next_key: AtomicU64,
@@ -120,9 +122,11 @@ impl Ofi {
         // Ask for delivery completion (a completed write is visible at its target, what
         // quiet needs); providers without it complete at transmission, and
         // `delivery_complete` says so.
+        // Messages too (`FI_MSG`, for [`crate::Endpoint::send_message`]) where the provider
+        // has them with the rest.
         let mut last = None;
-        for delivery in [true, false] {
-            match Self::getinfo(&lib, api, opts, delivery) {
+        for (delivery, messages) in [(true, true), (true, false), (false, true), (false, false)] {
+            match Self::getinfo(&lib, api, opts, delivery, messages) {
                 Ok(info) => return Self::open_info(lib, api, info, delivery),
                 Err(e) => last = Some(e),
             }
@@ -135,6 +139,7 @@ impl Ofi {
         api: (u32, u32),
         opts: &OpenOptions<'_>,
         delivery: bool,
+        messages: bool,
     ) -> Result<*mut sys::fi_info> {
         const R: &str = "Ofi::open";
         // SAFETY: fi_dupinfo(NULL) is fi_allocinfo: a zeroed fi_info with every attribute
@@ -158,6 +163,9 @@ impl Ofi {
                     | sys::FI_WRITE
                     | sys::FI_REMOTE_READ
                     | sys::FI_REMOTE_WRITE;
+                if messages {
+                    h.caps |= sys::FI_MSG | sys::FI_SEND | sys::FI_RECV;
+                }
                 h.mode = 0;
                 (*h.ep_attr).type_ = sys::FI_EP_RDM;
                 let d = &mut *h.domain_attr;
@@ -218,7 +226,7 @@ impl Ofi {
     ) -> Result<Arc<Ofi>> {
         // SAFETY: `info` is the non-empty list fi_getinfo returned; its attribute structs
         // are filled in.
-        let (provider, fabric_name, domain_name, mr_mode, manual, msg_order, inject) = unsafe {
+        let (provider, fabric_name, domain_name, mr_mode, manual, msg_order, inject, caps) = unsafe {
             let i = &*info;
             let d = &*i.domain_attr;
             let f = &*i.fabric_attr;
@@ -230,6 +238,7 @@ impl Ofi {
                 d.data_progress == sys::FI_PROGRESS_MANUAL,
                 (*i.tx_attr).msg_order,
                 (*i.tx_attr).inject_size,
+                i.caps,
             )
         };
         let mut ofi = Ofi {
@@ -245,6 +254,7 @@ impl Ofi {
             mr_mode,
             manual_progress: manual,
             ordered_writes: msg_order & sys::FI_ORDER_WAW != 0,
+            ordered_messages: caps & sys::FI_MSG != 0 && msg_order & sys::FI_ORDER_SAS != 0,
             inject_size: inject,
             delivery_complete,
             next_key: AtomicU64::new(1),
@@ -349,6 +359,13 @@ impl Ofi {
     /// then [`crate::Endpoint::fence`] costs nothing; otherwise it waits for earlier writes.
     pub fn ordered_writes(&self) -> bool {
         self.ordered_writes
+    }
+
+    /// Whether endpoints can send and receive messages ([`crate::Endpoint::send_message`],
+    /// [`crate::Endpoint::receive_messages`]), delivered in the order one endpoint sent them
+    /// (`FI_MSG` with `FI_ORDER_SAS`).
+    pub fn ordered_messages(&self) -> bool {
+        self.ordered_messages
     }
 
     /// Whether completions mean delivery at the target (`FI_DELIVERY_COMPLETE`), which

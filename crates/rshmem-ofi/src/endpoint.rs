@@ -21,7 +21,58 @@ pub(crate) struct EpInner {
     /// The bounce arena ([`BOUNCE_ARENA`] bytes, allocated on first use, null before):
     /// copies of puts' sources, which outstanding writes read until the endpoint closes.
     bounce: std::sync::atomic::AtomicPtr<u8>,
+    /// Where received messages land, and what handles them ([`Endpoint::receive_messages`]).
+    recv: std::sync::OnceLock<Receiver>,
 }
+
+/// What handles each message an endpoint receives ([`Endpoint::receive_messages`]).
+pub type MessageHandler = Box<dyn Fn(&[u8]) + Send + Sync>;
+
+/// The receive side of an endpoint: slots posted with `fi_recvmsg`, each handed to the
+/// handler when its message arrives and then posted again.
+pub(crate) struct Receiver {
+    /// `slots * slot` bytes, written by the provider while a slot is posted.
+    bufs: *mut u8,
+    slots: usize,
+    slot: usize,
+    handler: MessageHandler,
+    /// Held while a completion is read and handled: messages of one sender are handled in
+    /// the order they arrived (two threads each reading one could apply them swapped).
+    reader: Mutex<()>,
+}
+
+impl Receiver {
+    fn layout(slots: usize, slot: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(slots * slot, 64).expect("a valid layout")
+    }
+
+    /// Posts slot `i` for the next message.
+    fn post(&self, ep: *mut sys::fid_ep, lib: &crate::library::Lib, i: usize) -> Result<()> {
+        let iov = libc::iovec {
+            // SAFETY: i < slots: inside the buffer.
+            iov_base: unsafe { self.bufs.add(i * self.slot) }.cast(),
+            iov_len: self.slot,
+        };
+        let msg = sys::fi_msg {
+            msg_iov: &iov,
+            desc: std::ptr::null_mut(),
+            iov_count: 1,
+            addr: u64::MAX, // FI_ADDR_UNSPEC: from any peer.
+            context: (i + 1) as *mut c_void,
+            data: 0,
+        };
+        // SAFETY: fi_recvmsg through the endpoint's message ops; the slot stays allocated
+        // and untouched by us until its completion is read.
+        let r = unsafe { ((*(*ep).msg).recvmsg)(ep, &msg, sys::FI_COMPLETION) };
+        lib.check("fi_recvmsg", r as i32)
+    }
+}
+
+// SAFETY: the buffer is written by the provider into posted slots only and read by the
+// reader-lock holder for a completed slot; the handler is Send + Sync.
+unsafe impl Send for Receiver {}
+// SAFETY: as for Send.
+unsafe impl Sync for Receiver {}
 
 /// Puts longer than the provider injects but at most this long are copied into the
 /// endpoint's bounce arena, so that a blocking put returns without waiting for delivery
@@ -59,10 +110,14 @@ impl Drop for EpInner {
             if !self.cq.is_null() {
                 close(&raw mut (*self.cq).fid);
             }
-            // After the endpoint: its outstanding writes may read the arena until then.
+            // After the endpoint: its outstanding writes may read the arena until then,
+            // and posted receives write their slots.
             let b = *self.bounce.get_mut();
             if !b.is_null() {
                 std::alloc::dealloc(b, bounce_layout());
+            }
+            if let Some(r) = self.recv.get() {
+                std::alloc::dealloc(r.bufs, Receiver::layout(r.slots, r.slot));
             }
         }
     }
@@ -74,6 +129,11 @@ impl EpInner {
         unsafe { &raw mut (*self.ep).fid }
     }
 
+    /// Whether the endpoint receives messages ([`Endpoint::receive_messages`]).
+    pub(crate) fn receives(&self) -> bool {
+        self.recv.get().is_some()
+    }
+
     pub(crate) fn cq_fid(&self) -> *mut sys::fid {
         // SAFETY: the queue is live while self is.
         unsafe { &raw mut (*self.cq).fid }
@@ -83,19 +143,45 @@ impl EpInner {
     /// on manual-progress providers; error entries are kept for the next wait to report.
     /// True if an entry was read.
     pub(crate) fn poll(&self) -> bool {
-        let mut entry = sys::fi_cq_entry {
-            op_context: std::ptr::null_mut(),
+        let rx = self.recv.get();
+        // Another thread reading the queue handles what comes meanwhile.
+        let _reading = match rx.map(|r| r.reader.try_lock()) {
+            Some(Ok(g)) => Some(g),
+            Some(Err(_)) => return false,
+            None => None,
         };
-        // SAFETY: fi_cq_read of at most one FI_CQ_FORMAT_CONTEXT entry into `entry`.
+        let mut entry = sys::fi_cq_msg_entry {
+            op_context: std::ptr::null_mut(),
+            flags: 0,
+            len: 0,
+        };
+        // SAFETY: fi_cq_read of at most one FI_CQ_FORMAT_MSG entry into `entry`.
         let r = unsafe {
-            ((*(*self.cq).ops).read)(self.cq, (&mut entry as *mut sys::fi_cq_entry).cast(), 1)
+            ((*(*self.cq).ops).read)(self.cq, (&mut entry as *mut sys::fi_cq_msg_entry).cast(), 1)
         };
         if r == -(sys::FI_EAVAIL as isize) {
             self.read_error();
-            true
-        } else {
-            r > 0
+            return true;
         }
+        if r <= 0 {
+            return false;
+        }
+        if let Some(rx) = rx.filter(|_| entry.flags & sys::FI_RECV != 0) {
+            let i = (entry.op_context as usize).wrapping_sub(1);
+            if i < rx.slots {
+                // SAFETY: slot i completed: the provider wrote `len` bytes there (at most
+                // the slot) and does not touch it until it is posted again below.
+                let msg = unsafe {
+                    std::slice::from_raw_parts(rx.bufs.add(i * rx.slot), entry.len.min(rx.slot))
+                };
+                (rx.handler)(msg);
+                if let Err(e) = rx.post(self.ep, &self.ofi.lib, i) {
+                    *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(format!("a receive could not be posted again: {e}"));
+                }
+            }
+        }
+        true
     }
 
     /// Takes the pending error entry off the queue and keeps its text.
@@ -212,6 +298,7 @@ impl Ofi {
             rcntr: std::ptr::null_mut(),
             last_error: Mutex::new(None),
             bounce: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            recv: std::sync::OnceLock::new(),
         };
         // SAFETY: the domain's ops-table calls (fi_cq_open, fi_cntr_open, fi_endpoint,
         // fi_ep_bind, fi_enable) with complete attribute structs and out pointers; what is
@@ -221,7 +308,7 @@ impl Ofi {
             let mut cq_attr = sys::fi_cq_attr {
                 size: 0,
                 flags: 0,
-                format: sys::FI_CQ_FORMAT_CONTEXT,
+                format: sys::FI_CQ_FORMAT_MSG,
                 wait_obj,
                 signaling_vector: 0,
                 wait_cond: sys::FI_CQ_COND_NONE,
@@ -268,9 +355,15 @@ impl Ofi {
                     sys::FI_TRANSMIT | sys::FI_RECV | sys::FI_SELECTIVE_COMPLETION,
                 ),
             )?;
+            // Messages sent count as writes: quiet completes them too.
+            let sends = if self.ordered_messages() {
+                sys::FI_SEND
+            } else {
+                0
+            };
             lib.check(
                 "fi_ep_bind (write counter)",
-                bind(ep_fid, &raw mut (*inner.wcntr).fid, sys::FI_WRITE),
+                bind(ep_fid, &raw mut (*inner.wcntr).fid, sys::FI_WRITE | sends),
             )?;
             lib.check(
                 "fi_ep_bind (read counter)",
@@ -419,6 +512,113 @@ impl Endpoint {
     /// need while a thread waits for something else.
     pub fn progress(&self) {
         self.inner.poll();
+    }
+
+    /// The longest message [`Endpoint::send_message`] sends.
+    pub const MESSAGE_MAX: usize = 4096;
+
+    /// Receives messages from now on ([`Ofi::ordered_messages`] must hold): `slots`
+    /// receive buffers of `slot` bytes are posted, and each message that arrives is handed
+    /// to `handler` by whichever thread reads the completion queue (its progress), one at
+    /// a time, in arrival order. Once per endpoint.
+    pub fn receive_messages(
+        &self,
+        slots: usize,
+        slot: usize,
+        handler: MessageHandler,
+    ) -> Result<()> {
+        const R: &str = "Endpoint::receive_messages";
+        if !self.inner.ofi.ordered_messages() || slots == 0 || slot == 0 {
+            return Err(OfiError::InvalidArgument {
+                routine: R,
+                message: format!(
+                    "provider {} has no ordered messages, or no slots were asked for",
+                    self.inner.ofi.provider()
+                ),
+            });
+        }
+        let layout = Receiver::layout(slots, slot);
+        // SAFETY: a non-zero size; freed by EpInner's Drop with the same layout.
+        let bufs = unsafe { std::alloc::alloc(layout) };
+        if bufs.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let rx = Receiver {
+            bufs,
+            slots,
+            slot,
+            handler,
+            reader: Mutex::new(()),
+        };
+        if let Err(rx) = self.inner.recv.set(rx) {
+            // SAFETY: allocated above with this layout, never posted.
+            unsafe { std::alloc::dealloc(rx.bufs, layout) };
+            return Err(OfiError::InvalidArgument {
+                routine: R,
+                message: "the endpoint receives messages already".into(),
+            });
+        }
+        let rx = self.inner.recv.get().expect("set above");
+        for i in 0..slots {
+            rx.post(self.ep(), self.lib(), i)?;
+        }
+        Ok(())
+    }
+
+    /// Sends `bytes` (at most [`Endpoint::MESSAGE_MAX`]) to the endpoint `peer`, which
+    /// must receive messages ([`Endpoint::receive_messages`]) into slots that hold them;
+    /// returns at once (the bytes are copied: injected, or into the bounce arena). Counted
+    /// as a write: delivered once [`Endpoint::quiet`] returns. Messages of one endpoint
+    /// arrive in the order sent.
+    pub fn send_message(&self, bytes: &[u8], peer: Addr) -> Result<()> {
+        const R: &str = "Endpoint::send_message";
+        if !self.inner.ofi.ordered_messages() || bytes.len() > Self::MESSAGE_MAX {
+            return Err(OfiError::InvalidArgument {
+                routine: R,
+                message: format!(
+                    "{} bytes: provider {} sends ordered messages of at most {} bytes ({})",
+                    bytes.len(),
+                    self.inner.ofi.provider(),
+                    Self::MESSAGE_MAX,
+                    if self.inner.ofi.ordered_messages() {
+                        "too long"
+                    } else {
+                        "it has none"
+                    }
+                ),
+            });
+        }
+        let inject = bytes.len() <= self.inner.ofi.inject_size;
+        let src = if inject {
+            bytes.as_ptr()
+        } else {
+            // SAFETY: `bytes` is readable and at most MESSAGE_MAX <= BOUNCE_MAX long.
+            unsafe { self.bounce(bytes.as_ptr(), bytes.len())? }
+        };
+        let iov = libc::iovec {
+            iov_base: src.cast_mut().cast(),
+            iov_len: bytes.len(),
+        };
+        let msg = sys::fi_msg {
+            msg_iov: &iov,
+            desc: std::ptr::null_mut(),
+            iov_count: 1,
+            addr: peer.0,
+            context: std::ptr::null_mut(),
+            data: 0,
+        };
+        let flags = if inject {
+            self.inject_flags()
+        } else if self.inner.ofi.delivery_complete() {
+            sys::FI_DELIVERY_COMPLETE
+        } else {
+            0
+        };
+        // SAFETY: fi_sendmsg through the endpoint's message ops; injected bytes are copied
+        // before it returns, bounced ones stay in the arena until the writes complete.
+        self.issue("fi_sendmsg", &self.writes, || unsafe {
+            ((*(*self.ep()).msg).sendmsg)(self.ep(), &msg, flags)
+        })
     }
 
     fn lib(&self) -> &crate::library::Lib {

@@ -33,6 +33,15 @@
 //! operations of their kind. A failed operation counts as completed and makes the wait
 //! return the error.
 //!
+//! # Messages
+//!
+//! Where the provider has them in order ([`Ofi::ordered_messages`]: `FI_MSG` with
+//! `FI_ORDER_SAS`), an endpoint can receive messages into slots it posts, each handed to a
+//! handler by the thread that reads its completion queue, one at a time in arrival order
+//! ([`Endpoint::receive_messages`]), and send them ([`Endpoint::send_message`]: injected or
+//! bounced, counted as writes). rshmem carries its counts and a collective's small data
+//! this way, where a put, a fence and an atomic went before.
+//!
 //! # Threads
 //!
 //! The domain is opened `FI_THREAD_SAFE`: [`Ofi`], [`Region`] and [`Progress`] are
@@ -75,7 +84,7 @@ mod library;
 mod progress;
 
 pub use domain::{Addr, Ofi, OpenOptions, Region, RemoteKey, API_VERSION, DEFAULT_LIBRARY};
-pub use endpoint::{AmoBuffer, Endpoint, Issued};
+pub use endpoint::{AmoBuffer, Endpoint, Issued, MessageHandler};
 pub use progress::{Driver, Driving, Progress, ProgressThread};
 
 use bindings as sys;

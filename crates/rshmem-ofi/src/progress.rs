@@ -40,8 +40,14 @@ impl Progress {
     /// (`fi_cq_sread`, which drives progress while it waits). Returns false if the provider
     /// cannot sleep on this completion queue (then poll instead).
     fn sleep(&self, timeout: Duration) -> Result<bool> {
-        let mut entry = sys::fi_cq_entry {
+        // A message read here would escape its handler and the order of the others.
+        if self.inner.receives() {
+            return Ok(false);
+        }
+        let mut entry = sys::fi_cq_msg_entry {
             op_context: std::ptr::null_mut(),
+            flags: 0,
+            len: 0,
         };
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         let cq = self.inner.cq;
@@ -49,7 +55,7 @@ impl Progress {
         let r = unsafe {
             ((*(*cq).ops).sread)(
                 cq,
-                (&mut entry as *mut sys::fi_cq_entry).cast(),
+                (&mut entry as *mut sys::fi_cq_msg_entry).cast(),
                 1,
                 std::ptr::null(),
                 ms,

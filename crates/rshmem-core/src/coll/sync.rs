@@ -158,6 +158,7 @@ impl Runtime {
                     .map(|pe| (pe, true));
                 }
                 if let Some((pe, dead)) = culprit {
+                    self.fabric.serve_arrived();
                     if ready() {
                         break;
                     }

@@ -645,15 +645,12 @@ impl Fabric {
         len: usize,
         sig: SymAddr,
     ) -> Result<()> {
-        if let (Route::Net, Some(Network::Ucx(u))) = (self.routes[pe], &self.net) {
+        if let (Route::Net, Some(net)) = (self.routes[pe], &self.net) {
             // SAFETY: forwarded contract.
-            return unsafe { u.put_raise(routine, ctx, pe, dst, src, len, sig) };
+            return on_net!(net, n => unsafe { n.put_raise(routine, ctx, pe, dst, src, len, sig) });
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
-        if self.routes[pe] == Route::Net {
-            self.fence(ctx);
-        }
         self.raise(routine, ctx, pe, sig, 1)
     }
 
@@ -796,6 +793,21 @@ impl Fabric {
         }
     }
 
+    /// Serves what has arrived from peers (their counts and data by message are applied
+    /// when this PE reads its network queue): before a wait concludes from a peer's state
+    /// that the peer skipped its part, so that a message delivered before that state
+    /// changed counts.
+    #[cold]
+    pub(crate) fn serve_arrived(&self) {
+        if let Some(net) = &self.net {
+            for _ in 0..1024 {
+                if !net.progress() {
+                    break;
+                }
+            }
+        }
+    }
+
     /// The network side of one wait for what peers deliver (a flag, a count, a lock word):
     /// see [`NetWait`].
     #[inline(always)]
@@ -856,8 +868,10 @@ impl Fabric {
     /// Finalize's last sync is next: its counts must be known delivered once flushed (see
     /// `Ucx::raise_by_atomics`).
     pub(crate) fn last_sync_next(&self) {
-        if let Some(Network::Ucx(u)) = &self.net {
-            u.raise_by_atomics();
+        match &self.net {
+            Some(Network::Ucx(u)) => u.raise_by_atomics(),
+            Some(Network::Ofi(o)) => o.raise_by_atomics(),
+            None => {}
         }
     }
 

@@ -34,7 +34,7 @@ use rshmem_ofi::{
 };
 
 use super::engine::Completion;
-use super::ucx::{get_long, hex, put_long, unhex, Segment};
+use super::ucx::{get_long, hex, put_long, unhex, Raise, Segment};
 use super::{CswapWord, CtxState, Dir, Seg, SymAddr};
 use crate::error::{Error, InitError, Result};
 use crate::word::{AmoOp, Word};
@@ -117,7 +117,24 @@ pub(crate) struct Ofi {
     heap_off: usize,
     /// Whether the provider adds floating-point words itself.
     float_add: bool,
+    /// Counts (and small data with them) go as messages ([`Ofi::raise`]); cleared for
+    /// finalize's last sync ([`Ofi::raise_by_atomics`]).
+    raise_by_message: AtomicBool,
+    /// The most data a raise's message carries (0: the provider sends no ordered messages,
+    /// or orders writes, where counts ride behind the data on the context's endpoint).
+    message_data: usize,
 }
+
+/// Bytes of a raise's header ([`Raise::header`]).
+const RAISE_HEADER: usize = 24;
+
+/// Receive slots of the service endpoint, and their size: a raise with up to 1000 bytes
+/// of data (a collective's small message) goes as one message (injected up to the
+/// provider's inject size, 64 bytes for tcp;ofi_rxm, else from the bounce arena).
+/// tcp;ofi_rxm's eager buffers are 1 KiB here (`FI_OFI_RXM_BUFFER_SIZE`), and it queues
+/// what the slots cannot take yet.
+const RECV_SLOTS: usize = 256;
+const RECV_SLOT: usize = 1024;
 
 /// The endpoint of liveness reads ([`Ofi::probe_word`]), and those abandoned: a read that
 /// stalled may still complete into its buffer and count on its endpoint, so both are kept
@@ -224,6 +241,25 @@ impl Ofi {
         let service = fabric
             .endpoint_with_wait_fd()
             .map_err(init_error("cannot open the libfabric service endpoint"))?;
+        // A raise as one message, where a put, a fence that waits for its delivery (writes
+        // are not ordered) and an atomic went before.
+        let slot = RECV_SLOT.min(Endpoint::MESSAGE_MAX);
+        let message_data = if fabric.ordered_messages() && !fabric.ordered_writes() {
+            let apply = Raise::handler(&segments);
+            service
+                .receive_messages(
+                    RECV_SLOTS,
+                    slot,
+                    Box::new(move |m: &[u8]| {
+                        let (header, data) = m.split_at(RAISE_HEADER.min(m.len()));
+                        apply(header, data)
+                    }),
+                )
+                .map_err(init_error("cannot post libfabric receives"))?;
+            slot - RAISE_HEADER
+        } else {
+            0
+        };
         let mut regions = Vec::new();
         let mut desc = Vec::new();
         for seg in segments {
@@ -274,6 +310,8 @@ impl Ofi {
             fabric,
             heap_off,
             float_add,
+            raise_by_message: AtomicBool::new(message_data > 0),
+            message_data,
         })
     }
 
@@ -325,7 +363,7 @@ impl Ofi {
         let f = &self.fabric;
         let (major, minor) = f.library_version();
         format!(
-            "libfabric {major}.{minor}: provider {}, fabric {}, domain {}; {} progress, writes {}, completion at {}, floating-point add {}",
+            "libfabric {major}.{minor}: provider {}, fabric {}, domain {}; {} progress, writes {}, completion at {}, floating-point add {}, counts {}",
             f.provider(),
             f.fabric_name(),
             f.domain_name(),
@@ -333,6 +371,11 @@ impl Ofi {
             if f.ordered_writes() { "ordered" } else { "unordered (fence waits)" },
             if f.delivery_complete() { "delivery" } else { "transmission" },
             if self.float_add { "native" } else { "by compare-and-swap" },
+            if self.message_data > 0 {
+                format!("by message (with up to {} bytes of data)", self.message_data)
+            } else {
+                "by atomics".to_string()
+            },
         )
     }
 
@@ -708,12 +751,74 @@ impl Ofi {
         addr: SymAddr,
         by: u64,
     ) -> Result<()> {
+        if self.raise_by_message.load(Ordering::Relaxed) {
+            return self.send_raise(routine, pe, None, &[], addr, by);
+        }
         let via = if self.fabric.ordered_writes() {
             ctx
         } else {
             &self.signals
         };
         self.amo_post(routine, via, pe, addr, AmoOp::Add(by))
+    }
+
+    /// Puts `len` bytes to `dst` on `pe`, then raises `sig` there by one (see
+    /// [`super::Fabric::put_raise`]): one message where the provider sends them ordered,
+    /// else the put, a fence and [`Ofi::raise`].
+    ///
+    /// # Safety
+    /// As [`super::Fabric::put_raise`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn put_raise(
+        &self,
+        routine: &'static str,
+        ctx: &CtxState,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+        sig: SymAddr,
+    ) -> Result<()> {
+        if len <= self.message_data && self.raise_by_message.load(Ordering::Relaxed) {
+            // SAFETY: the caller's contract: `src` is readable for `len` bytes.
+            let data = unsafe { std::slice::from_raw_parts(src, len) };
+            return self.send_raise(routine, pe, Some(dst), data, sig, 1);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src.cast_mut(), len)? };
+        self.fence(ctx);
+        self.raise(routine, ctx, pe, sig, 1)
+    }
+
+    /// Sends a raise ([`Raise`]) with `data` for `dst` to `pe`'s service endpoint, from the
+    /// endpoint of [`Ofi::raise`]'s counts: one endpoint's messages arrive in order, so a
+    /// count is never seen before the data of any raise sent before it.
+    fn send_raise(
+        &self,
+        routine: &'static str,
+        pe: usize,
+        dst: Option<SymAddr>,
+        data: &[u8],
+        sig: SymAddr,
+        by: u64,
+    ) -> Result<()> {
+        debug_assert!(data.len() <= self.message_data);
+        let mut m = [0u8; RECV_SLOT];
+        m[..RAISE_HEADER].copy_from_slice(&Raise::header(dst, sig, by));
+        m[RAISE_HEADER..RAISE_HEADER + data.len()].copy_from_slice(data);
+        let peer = self.peers[pe]
+            .as_ref()
+            .expect("a network route has a peer")
+            .addr;
+        let ep = self.endpoint(routine, &self.signals, pe)?;
+        ep.send_message(&m[..RAISE_HEADER + data.len()], peer)
+            .map_err(Self::op_error(routine, pe, "a libfabric message failed"))
+    }
+
+    /// From now on counts are raised by atomics (finalize's last sync, as for UCX: a
+    /// message is applied when its target reads its queue, an atomic when delivered).
+    pub(crate) fn raise_by_atomics(&self) {
+        self.raise_by_message.store(false, Ordering::Relaxed);
     }
 
     /// Completes the counts [`Ofi::raise`] sent on its own endpoint.

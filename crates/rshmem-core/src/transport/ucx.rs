@@ -229,7 +229,8 @@ const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(40
 /// messages in flight and pushed chunks several, each counted on one word: they rely on
 /// UCX applying one endpoint's eager active messages in the order sent, which its single
 /// active-message lane gives (`UCX_MAX_EAGER_LANES`, 1 unless the user raises it).
-struct Raise;
+/// libfabric carries the same header and data as one message (`transport::ofi`).
+pub(super) struct Raise;
 
 impl Raise {
     /// The active-message id.
@@ -244,7 +245,7 @@ impl Raise {
     /// `dst` when there is no data.
     const NO_DATA: u64 = u64::MAX;
 
-    fn header(dst: Option<SymAddr>, sig: SymAddr, by: u64) -> [u8; 24] {
+    pub(super) fn header(dst: Option<SymAddr>, sig: SymAddr, by: u64) -> [u8; 24] {
         let dst = dst.map_or(Self::NO_DATA, SymAddr::to_word);
         let mut h = [0u8; 24];
         for (chunk, w) in h.chunks_exact_mut(8).zip([dst, sig.to_word(), by]) {
@@ -254,7 +255,7 @@ impl Raise {
     }
 
     /// The handler of this PE's service worker, over this PE's `segments`.
-    fn handler(segments: &[Segment; REGIONS]) -> rshmem_ucx::AmHandler {
+    pub(super) fn handler(segments: &[Segment; REGIONS]) -> rshmem_ucx::AmHandler {
         let heap = (
             segments[HEAP].base,
             segments[RUNTIME_AREA].start,
@@ -306,7 +307,7 @@ impl Raise {
     /// A message no rshmem PE of this job sends: the job's PEs disagree on the layout.
     #[cold]
     fn malformed(what: &str) {
-        eprintln!("rshmem: a peer's raise through UCX carried {what}; aborting");
+        eprintln!("rshmem: a peer's raise through the network carried {what}; aborting");
         std::process::abort();
     }
 }
