@@ -809,35 +809,36 @@ impl Fabric {
     }
 
     /// The network side of one wait for what peers deliver (a flag, a count, a lock word):
-    /// see [`NetWait`].
+    /// see [`NetWait`]. Its first pause sends the raises this PE deferred
+    /// ([`Fabric::raise_later`]), on `ctx`: a PE that waits for a peer owes nothing a peer
+    /// may be waiting for.
     #[inline(always)]
-    ///
-    /// Its first pause sends the raises this PE deferred ([`Fabric::raise_later`]), on
-    /// `ctx`: a PE that waits for a peer owes nothing a peer may be waiting for.
     pub(crate) fn net_wait<'f>(&'f self, ctx: &'f CtxState) -> NetWait<'f> {
-        NetWait {
-            net: self.net.as_ref(),
-            driving: None,
-            since: None,
-            pauses: 0,
-            own_every: PEERS_OWN_EVERY,
-            flush: Some((&self.deferred, ctx)),
-        }
+        self.wait_with(PEERS_OWN_EVERY, Some((&self.deferred, ctx)))
     }
 
     /// [`Fabric::net_wait`] for a wait on this PE's own operations (a request, a
     /// non-blocking transfer), which complete on the contexts' workers: those are driven
-    /// at every pause.
+    /// at every pause. It sends no deferred raise: what it waits for needs only the peers'
+    /// progress.
     #[inline(always)]
-    /// It sends no deferred raise: what it waits for needs only the peers' progress.
     pub(crate) fn net_wait_for_own(&self) -> NetWait<'_> {
+        self.wait_with(1, None)
+    }
+
+    #[inline(always)]
+    fn wait_with<'f>(
+        &'f self,
+        own_every: u32,
+        flush: Option<(&'f Deferred, &'f CtxState)>,
+    ) -> NetWait<'f> {
         NetWait {
             net: self.net.as_ref(),
             driving: None,
             since: None,
             pauses: 0,
-            own_every: 1,
-            flush: None,
+            own_every,
+            flush,
         }
     }
 
@@ -868,10 +869,8 @@ impl Fabric {
     /// Finalize's last sync is next: its counts must be known delivered once flushed (see
     /// `Ucx::raise_by_atomics`).
     pub(crate) fn last_sync_next(&self) {
-        match &self.net {
-            Some(Network::Ucx(u)) => u.raise_by_atomics(),
-            Some(Network::Ofi(o)) => o.raise_by_atomics(),
-            None => {}
+        if let Some(net) = &self.net {
+            on_net!(net, n => n.raise_by_atomics());
         }
     }
 
