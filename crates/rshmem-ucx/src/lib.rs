@@ -556,6 +556,9 @@ struct WorkerInner {
     /// elements move when it grows.
     #[allow(clippy::vec_box)]
     am_handlers: Mutex<Vec<Box<AmHandler>>>,
+    /// The service this worker's blocking waits drive, where a wait of the process left it
+    /// out of its progress thread's set ([`Worker::serve_while_blocked`]).
+    serves: OnceLock<Driver>,
 }
 
 // SAFETY: the handle is only used through Worker/Endpoint/RemoteKey, whose mode marker makes
@@ -604,6 +607,7 @@ impl WorkerInner {
             });
         }
         let lib = self.lib();
+        let mut serving = None;
         loop {
             // SAFETY: req is a live request we own (no callback was set).
             let st = unsafe { lib.ucp_request_check_status(req) };
@@ -612,6 +616,9 @@ impl WorkerInner {
                 unsafe { lib.ucp_request_free(req) };
                 return check(routine, st).map(|()| true);
             }
+            // Blocked: claimed here, not around every operation, so one that completes at
+            // once (shared memory) never touches the handoff's lock.
+            serving.get_or_insert_with(|| self.serves.get().and_then(Driver::drive_if_out));
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 // SAFETY: a request we own, released once; UCX keeps it until it ends.
                 unsafe { lib.ucp_request_free(req) };
@@ -657,6 +664,7 @@ impl<M: ThreadMode> Worker<M> {
                 ucp: ucp.clone(),
                 h,
                 am_handlers: Mutex::new(Vec::new()),
+                serves: OnceLock::new(),
             }),
             _mode: PhantomData,
         })
@@ -716,6 +724,14 @@ impl<M: ThreadMode> Worker<M> {
     /// One round of progress; true if anything happened (call again until false).
     pub fn progress(&self) -> bool {
         self.inner.progress()
+    }
+
+    /// Makes this worker's blocking waits serve `service` too, while a wait of the process
+    /// left it out of its progress thread's set ([`Driver::drive_if_out`]): a peer blocked
+    /// towards this process may be waiting for that service to answer it. Set once, before
+    /// the worker is used (a later call is ignored); `service` must not be this worker's.
+    pub fn serve_while_blocked(&self, service: &Driver) {
+        let _ = self.inner.serves.set(service.clone());
     }
 
     /// Orders the operations issued before it before those issued after it (no completion).
