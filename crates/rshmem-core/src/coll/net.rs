@@ -6,7 +6,8 @@
 //!
 //! * Broadcast ([`broadcast`]): a binomial tree rooted at the root. Up to one message
 //!   ([`MAX_MSG`]) the data travels in the message channels, one message per tree level
-//!   and no team sync; larger data, after one team sync (every destination is free),
+//!   (on teams of up to [`FLAT_MAX_PES`], from the root to each member) and no team sync;
+//!   larger data, after one team sync (every destination is free),
 //!   goes in chunks straight into the children's destinations with their arrival
 //!   counts (one active message each through UCX), so chunks pipeline down the tree
 //!   without a round trip.
@@ -40,6 +41,15 @@ const CH_TREE: usize = super::msg::EXCHANGE_CHANNELS;
 
 /// Largest team the tree serves (its levels must fit in channels 16..=28).
 pub(crate) const TREE_MAX_PES: usize = 1 << 13;
+
+/// Largest team whose small broadcasts go from the root to every member at once
+/// ([`flat_channel`]) rather than down the tree: a forwarding rank must receive before it
+/// sends, and over TCP (a few us to send, tens to arrive) or on a busy node (the forwarder
+/// must be scheduled) that hop cost more than the root's extra sends (8 B at 4 PEs on 2
+/// cores: UCX's TCP 50-85 -> 39-61 us, libfabric's tcp 183-272 -> 56-101; figures in
+/// docs/architecture.md). 8 members keep the root's sends (7) within about twice the tree's
+/// depth (3).
+const FLAT_MAX_PES: usize = 8;
 
 /// The count of chunks put into a member's destination by a bulk reduction (word 6 of the
 /// team's collective line; several writers).
@@ -78,8 +88,24 @@ fn tree(v: usize, n: usize) -> (Option<usize>, impl Iterator<Item = usize>) {
     (up, down)
 }
 
+/// The channel a flat broadcast sends on from a rank to the rank `d` after it (1 <= d <
+/// [`FLAT_MAX_PES`]): a distance 2^k takes the tree's channel for level k (the same pair
+/// of ranks), the others channels the tree of so small a team never uses, so each channel
+/// keeps one sender per receiver whatever the algorithm (`coll::msg`).
+fn flat_channel(d: usize) -> usize {
+    debug_assert!((1..FLAT_MAX_PES).contains(&d));
+    let levels = high_bit(FLAT_MAX_PES - 1) + 1;
+    if d.is_power_of_two() {
+        CH_TREE + high_bit(d)
+    } else {
+        // Distances that are not powers of two below d: d - 1 less the powers (high_bit + 1).
+        CH_TREE + levels + (d - 1) - (high_bit(d) + 1)
+    }
+}
+
 /// Broadcast of `nbytes` of `src` on rank `root` into `dest` of every member (the root's
-/// too where `root_dest`), by a binomial tree of pushes.
+/// too where `root_dest`), by a binomial tree of pushes (small data on small teams: from
+/// the root straight to each member, [`FLAT_MAX_PES`]).
 ///
 /// # Safety
 /// `dest` and `src` are checked symmetric buffers of `nbytes` (`s` is `src`'s), untouched
@@ -109,6 +135,22 @@ pub(super) unsafe fn broadcast(
     }
     // The root sends from its source, the others from their destination.
     let data = if v == 0 { src } else { dest.cast_const() };
+    if nbytes <= MAX_MSG && n <= FLAT_MAX_PES {
+        if v != 0 {
+            let ch = flat_channel(v);
+            return rt.msg_recv(routine, team, ch, (me + n - v) % n, nbytes, |b| {
+                // SAFETY: `dest` holds `nbytes` (checked) and does not overlap the
+                // channel buffer.
+                unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dest, nbytes) }
+            });
+        }
+        // SAFETY: `data` is our source, `nbytes`, not written during the sends.
+        let bytes = unsafe { std::slice::from_raw_parts(data, nbytes) };
+        for d in 1..n {
+            rt.msg_send(routine, team, flat_channel(d), (me + d) % n, bytes)?;
+        }
+        return Ok(());
+    }
     if nbytes <= MAX_MSG {
         if let Some(k) = up {
             rt.msg_recv(routine, team, CH_TREE + k, from(k), nbytes, |b| {
@@ -386,6 +428,25 @@ pub(super) unsafe fn reduce<T: Elem>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flat_channels_keep_one_sender_per_receiver() {
+        let chans: Vec<usize> = (1..FLAT_MAX_PES).map(flat_channel).collect();
+        // One channel per distance, the tree's for powers of two, all below the ring's.
+        let mut sorted = chans.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), chans.len(), "{chans:?}");
+        for (d, &c) in (1..FLAT_MAX_PES).zip(&chans) {
+            if d.is_power_of_two() {
+                assert_eq!(c, CH_TREE + d.trailing_zeros() as usize);
+            } else {
+                // Levels the tree of a team this small uses are below high_bit(7) + 1.
+                assert!(c >= CH_TREE + high_bit(FLAT_MAX_PES - 1) + 1, "{d} -> {c}");
+            }
+            assert!(c < algos::CH_RING);
+        }
+    }
 
     /// Every rank but the root receives exactly once, from the rank 2^k before it on the
     /// level it sends on, for every team size and root position.
