@@ -19,7 +19,7 @@ use rshmem_core::{memory, rma, Ctx};
 
 use crate::desc::{DescPtr, Dim, Header, Shape, Ty, MAX_DIMS};
 use crate::image::{pe_of, state};
-use crate::stat::{unsupported, CafError, CafResult, STAT_ERROR};
+use crate::stat_errmsg::{unsupported, CafError, CafResult, STAT_ERROR};
 use crate::token::Token;
 use crate::vector::{self, indices, triplet, Remote, Section};
 use crate::xfer::View;

@@ -15,7 +15,7 @@ use crate::desc::{
     DescPtr, Sane, Shape, BT_CHARACTER, BT_COMPLEX, BT_DERIVED, BT_INTEGER, BT_LOGICAL, BT_REAL,
 };
 use crate::image::{pe_of, state, with_local};
-use crate::stat::{unsupported, CafResult};
+use crate::stat_errmsg::{unsupported, CafResult};
 
 /// The symmetric scratch buffer, at least `bytes` long.
 fn scratch(routine: &'static str, bytes: usize) -> CafResult<*mut u8> {

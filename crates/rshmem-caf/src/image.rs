@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use rshmem_core::{memory, ThreadLevel};
 
-use crate::stat::{fatal, CafError, CafResult};
+use crate::stat_errmsg::{fatal, CafError, CafResult};
 
 /// MCS queue nodes per image: one per lock this image holds or waits for at a time.
 pub(crate) const QNODES: usize = 1024;
@@ -17,7 +17,7 @@ pub(crate) struct State {
     pub me: usize,
     /// Number of images.
     pub n: usize,
-    /// `n` 64-bit counters, [`crate::sync::COUNT_STRIDE`] bytes apart: counter `j`
+    /// `n` 64-bit counters, [`crate::image_control::COUNT_STRIDE`] bytes apart: counter `j`
     /// counts the SYNC IMAGES notifications image `j+1` sent to this image (only image
     /// `j+1` writes it).
     pub sync_counts: usize,
@@ -30,10 +30,10 @@ pub(crate) struct State {
     pub sync_seen: Box<[AtomicI64]>,
     /// Notifications this image has sent each image by SYNC IMAGES so far.
     pub sync_sent: Box<[AtomicI64]>,
-    /// SYNC ALL's arrival words of the initial team ([`crate::tsync`]).
-    pub all_words: crate::tsync::SyncWords,
+    /// SYNC ALL's arrival words of the initial team ([`crate::tolerant_sync`]).
+    pub all_words: crate::tolerant_sync::SyncWords,
     /// Per image: 0 running, else seen stopped (1) or failed (2) by a statement; for good
-    /// ([`crate::tsync::mark_gone`]).
+    /// ([`crate::tolerant_sync::mark_gone`]).
     pub gone: Box<[AtomicU8]>,
     /// How many entries of `gone` are set: 0 lets every statement skip looking.
     pub gone_count: AtomicUsize,
@@ -43,7 +43,7 @@ pub(crate) struct State {
     /// job (RANDOM_INIT's seeds shared by every image, [`crate::random`]).
     pub job_seed: usize,
     /// Whether a running image may take a free lock ahead of the queued ones
-    /// ([`crate::sync::lock`]); the same on every image (agreed at start-up).
+    /// ([`crate::image_control::lock`]); the same on every image (agreed at start-up).
     pub lock_steal: bool,
 }
 
@@ -79,16 +79,17 @@ pub(crate) fn init() {
         let me = rshmem_core::setup::my_pe()?;
         let n = rshmem_core::setup::n_pes()?;
         let sync_counts =
-            memory::calloc("_gfortran_caf_init", n, crate::sync::COUNT_STRIDE)? as usize;
+            memory::calloc("_gfortran_caf_init", n, crate::image_control::COUNT_STRIDE)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
-        let all_words = memory::calloc("_gfortran_caf_init", n, crate::tsync::STRIDE)? as usize;
+        let all_words =
+            memory::calloc("_gfortran_caf_init", n, crate::tolerant_sync::STRIDE)? as usize;
         crate::byref::init(n)?;
         let scratch = memory::malloc("_gfortran_caf_init", SCRATCH)? as usize;
         let job_seed = memory::calloc("_gfortran_caf_init", 1, 8)? as usize;
         if me == 0 {
             crate::random::share_job_seed(job_seed, n)?;
         }
-        let lock_steal = crate::sync::agree_lock_mode(scratch)?;
+        let lock_steal = crate::image_control::agree_lock_mode(scratch)?;
         Ok(State {
             me,
             n,
@@ -97,7 +98,7 @@ pub(crate) fn init() {
             scratch,
             sync_seen: (0..n).map(|_| AtomicI64::new(0)).collect(),
             sync_sent: (0..n).map(|_| AtomicI64::new(0)).collect(),
-            all_words: crate::tsync::SyncWords::new(all_words),
+            all_words: crate::tolerant_sync::SyncWords::new(all_words),
             gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
             gone_count: AtomicUsize::new(0),
             locks: crate::locks::LockBook::new(QNODES),
@@ -151,7 +152,7 @@ pub(crate) fn pe_of(s: &State, image: i32) -> CafResult<usize> {
     }
     if image < 1 || image as usize > s.n {
         return Err(CafError::new(
-            crate::stat::STAT_ERROR,
+            crate::stat_errmsg::STAT_ERROR,
             format!(
                 "image index {image} is out of range (valid images are 1..{})",
                 s.n

@@ -17,14 +17,14 @@ mod convert;
 mod desc;
 mod fast;
 mod image;
+mod image_control;
+mod image_status;
 mod locks;
 mod random;
-mod stat;
-mod status;
-mod sync;
+mod stat_errmsg;
 mod team;
 mod token;
-mod tsync;
+mod tolerant_sync;
 mod vector;
 mod xfer;
 
@@ -34,11 +34,11 @@ use rshmem_core::coll::ReduceOp;
 
 use desc::{DescPtr, Shape, Ty};
 use image::{pe_of, state};
-use stat::{report, CafResult};
-use sync::AtomicKind;
+use image_control::AtomicKind;
+use stat_errmsg::{report, CafResult};
 use xfer::View;
 
-pub use status::{
+pub use image_status::{
     _gfortran_caf_fail_image, _gfortran_caf_failed_images, _gfortran_caf_image_status,
     _gfortran_caf_stopped_images,
 };
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn _gfortran_caf_init(_argc: *mut c_int, _argv: *mut *mut 
     const R: &str = "_gfortran_caf_init";
     image::init();
     if let Err(e) = team::sync_all(R) {
-        stat::fatal(R, &e.msg);
+        stat_errmsg::fatal(R, &e.msg);
     }
 }
 
@@ -124,7 +124,7 @@ pub extern "C" fn _gfortran_caf_this_image(_distance: c_int) -> c_int {
 /// (true) or the others (false).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_num_images(_distance: c_int, failed: c_int) -> c_int {
-    status::num_images("_gfortran_caf_num_images", failed)
+    image_status::num_images("_gfortran_caf_num_images", failed)
 }
 
 /// Reads a Fortran string argument (null: none).
@@ -434,7 +434,7 @@ unsafe fn get_general(
             let pe = pe_of(s, image_index)?;
             if !stat.is_null() {
                 // STAT= on the image selector: a stopped or failed image is reported.
-                status::check_image(R, pe)?;
+                image_status::check_image(R, pe)?;
             }
             let dst = view(dest, dst_kind);
             xfer::get_into(
@@ -625,7 +625,7 @@ pub unsafe extern "C" fn _gfortran_caf_is_present(
     // SAFETY: forwarded contract.
     match unsafe { byref::is_present(R, token, image_index, refs) } {
         Ok(p) => p as c_int,
-        Err(e) => stat::fatal(R, &e.msg),
+        Err(e) => stat_errmsg::fatal(R, &e.msg),
     }
 }
 
@@ -671,7 +671,15 @@ pub unsafe extern "C" fn _gfortran_caf_sync_all(
     const R: &str = "_gfortran_caf_sync_all";
     state(R);
     // SAFETY: forwarded contract.
-    unsafe { report(R, sync::sync_all(), stat, sync_errmsg(errmsg), errmsg_len) }
+    unsafe {
+        report(
+            R,
+            image_control::sync_all(),
+            stat,
+            sync_errmsg(errmsg),
+            errmsg_len,
+        )
+    }
 }
 
 /// `sync memory`.
@@ -690,7 +698,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_memory(
     unsafe {
         report(
             R,
-            sync::sync_memory(),
+            image_control::sync_memory(),
             stat,
             sync_errmsg(errmsg),
             errmsg_len,
@@ -723,7 +731,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_images(
     unsafe {
         report(
             R,
-            sync::sync_images(R, list),
+            image_control::sync_images(R, list),
             stat,
             sync_errmsg(errmsg),
             errmsg_len,
@@ -749,7 +757,7 @@ pub unsafe extern "C" fn _gfortran_caf_lock(
     // SAFETY: a registered token; `acquired_lock` null or writable.
     unsafe {
         let t = token::token(R, token);
-        let r = sync::lock(R, t, index, image_index, acquired_lock.as_mut());
+        let r = image_control::lock(R, t, index, image_index, acquired_lock.as_mut());
         report(R, r, stat, errmsg, errmsg_len);
     }
 }
@@ -771,7 +779,7 @@ pub unsafe extern "C" fn _gfortran_caf_unlock(
     // SAFETY: a registered token.
     unsafe {
         let t = token::token(R, token);
-        let r = sync::unlock(R, t, index, image_index);
+        let r = image_control::unlock(R, t, index, image_index);
         report(R, r, stat, errmsg, errmsg_len);
     }
 }
@@ -793,7 +801,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_post(
     // SAFETY: a registered token.
     unsafe {
         let t = token::token(R, token);
-        let r = sync::event_post(R, t, index, image_index);
+        let r = image_control::event_post(R, t, index, image_index);
         report(R, r, stat, errmsg, errmsg_len);
     }
 }
@@ -815,7 +823,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_wait(
     // SAFETY: a registered token.
     unsafe {
         let t = token::token(R, token);
-        let r = sync::event_wait(R, t, index, until_count);
+        let r = image_control::event_wait(R, t, index, until_count);
         report(R, r, stat, errmsg, errmsg_len);
     }
 }
@@ -836,7 +844,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_query(
     // SAFETY: a registered token; `count` writable.
     unsafe {
         let t = token::token(R, token);
-        let r = sync::event_query(R, t, index, image_index).map(|c| {
+        let r = image_control::event_query(R, t, index, image_index).map(|c| {
             if !count.is_null() {
                 count.write(c as c_int);
             }
@@ -866,7 +874,7 @@ unsafe fn atomic(
     // SAFETY: forwarded contract.
     unsafe {
         let t = token::token(routine, token);
-        let r = sync::atomic_sub(
+        let r = image_control::atomic_sub(
             routine,
             what,
             t,

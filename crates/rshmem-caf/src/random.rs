@@ -19,7 +19,7 @@ use rshmem_core::{amo, AmoOp, Ctx};
 
 use crate::desc::{Dim, Header, BT_INTEGER};
 use crate::image::state;
-use crate::stat::{fatal, unsupported};
+use crate::stat_errmsg::{fatal, unsupported};
 
 /// Image 1 at start-up: one random value, written to `addr` on every image (posted; the
 /// SYNC ALL that ends `caf_init` completes it before any image reads it).

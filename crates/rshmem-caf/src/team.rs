@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rshmem_core::team::{Team, TeamConfig};
 use rshmem_core::{memory, Heap};
 
-use crate::stat::{fatal, unsupported, CafError, CafResult, STAT_ERROR};
+use crate::stat_errmsg::{fatal, unsupported, CafError, CafResult, STAT_ERROR};
 
 /// The variable that sets the arena FORM TEAM reserves (for messages).
 const TEAM_HEAP_VAR: &str = "RSHMEM_CAF_TEAM_HEAP";
@@ -57,7 +57,7 @@ pub(crate) struct CafTeam {
     /// The collectives' scratch buffer in the arena (address, bytes).
     scratch: Mutex<(usize, usize)>,
     /// SYNC ALL's arrival words, the first block of the arena.
-    words: crate::tsync::SyncWords,
+    words: crate::tolerant_sync::SyncWords,
     /// The team value gfortran holds for it.
     handle: usize,
     /// Live teams formed from this one (addresses of their `CafTeam`s), in formation order.
@@ -146,10 +146,10 @@ impl CafTeam {
     }
 
     /// Completes this image's transfers, then waits for every image of the team still
-    /// running (an error names a stopped or failed one: [`crate::tsync`]).
+    /// running (an error names a stopped or failed one: [`crate::tolerant_sync`]).
     fn sync(&self, routine: &'static str) -> CafResult {
         let m = self.team.members();
-        crate::tsync::sync_all(
+        crate::tolerant_sync::sync_all(
             routine,
             &self.words,
             self.team.n_pes(),
@@ -225,11 +225,17 @@ pub(crate) fn known_gone(what: &'static str) -> CafResult {
     match current() {
         Some(t) => {
             let m = t.team.members();
-            crate::tsync::known_gone(what, t.team.n_pes(), t.team.my_pe(), |r| m.pe(r), t.number)
+            crate::tolerant_sync::known_gone(
+                what,
+                t.team.n_pes(),
+                t.team.my_pe(),
+                |r| m.pe(r),
+                t.number,
+            )
         }
         None => {
             let s = crate::image::state(what);
-            crate::tsync::known_gone(what, s.n, s.me, |r| r, -1)
+            crate::tolerant_sync::known_gone(what, s.n, s.me, |r| r, -1)
         }
     }
 }
@@ -241,7 +247,7 @@ pub(crate) fn sync_all(routine: &'static str) -> CafResult {
         Some(t) => t.sync(routine),
         None => {
             let s = crate::image::state(routine);
-            crate::tsync::sync_all(routine, &s.all_words, s.n, s.me, |r| r, -1)
+            crate::tolerant_sync::sync_all(routine, &s.all_words, s.n, s.me, |r| r, -1)
         }
     }
 }
@@ -452,7 +458,7 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
         // SYNC ALL's words first: zeroed (the arena may hold an earlier team's data), and
         // nobody writes them before every member has (the core team's sync).
         let mut heap = Heap::new(size);
-        let wbytes = core.n_pes() * crate::tsync::STRIDE;
+        let wbytes = core.n_pes() * crate::tolerant_sync::STRIDE;
         let words = base
             + heap.alloc(wbytes, 64).map_err(|_| {
                 CafError::new(
@@ -477,7 +483,7 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
                 heap: Mutex::new(heap),
             }),
             scratch: Mutex::new((0, 0)),
-            words: crate::tsync::SyncWords::new(words),
+            words: crate::tolerant_sync::SyncWords::new(words),
             handle,
             children: Mutex::new(Vec::new()),
         }));

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 
 use crate::desc::DescPtr;
-use crate::stat::{unsupported, CafError, CafResult, STAT_ERROR};
+use crate::stat_errmsg::{unsupported, CafError, CafResult, STAT_ERROR};
 
 /// `CAF_REGTYPE_*` (libcaf.h).
 pub(crate) mod kind {
@@ -96,12 +96,12 @@ pub(crate) struct Token {
 /// `t` was returned by [`register`] and not deregistered.
 pub(crate) unsafe fn token<'a>(routine: &'static str, t: *mut c_void) -> &'a Token {
     if t.is_null() {
-        crate::stat::fatal(routine, "null coarray token (coarray not allocated?)");
+        crate::stat_errmsg::fatal(routine, "null coarray token (coarray not allocated?)");
     }
     // SAFETY: contract.
     let t = unsafe { &*(t as *const Token) };
     if t.base == 0 {
-        crate::stat::fatal(
+        crate::stat_errmsg::fatal(
             routine,
             "the allocatable component behind this coarray token is not allocated",
         );

@@ -17,7 +17,7 @@ use rshmem_core::{rma, Ctx};
 use crate::convert::{check, convert};
 use crate::desc::{DescPtr, Dim, Header, Shape, Ty, MAX_DIMS};
 use crate::image::{pe_of, state};
-use crate::stat::{unsupported, CafError, CafResult, STAT_ERROR};
+use crate::stat_errmsg::{unsupported, CafError, CafResult, STAT_ERROR};
 use crate::token::Token;
 use crate::xfer::{self, View};
 

@@ -16,7 +16,7 @@ use rshmem_core::{rma, Ctx};
 
 use crate::convert::{check, convert, same_repr};
 use crate::desc::{Shape, Ty, MAX_DIMS};
-use crate::stat::{unsupported, CafError, CafResult, STAT_ERROR};
+use crate::stat_errmsg::{unsupported, CafError, CafResult, STAT_ERROR};
 
 /// A local array: first element, shape, element type.
 #[derive(Debug, Clone, Copy)]

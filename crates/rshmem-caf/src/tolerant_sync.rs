@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use rshmem_core::{amo, AmoOp, Ctx};
 use rshmem_util::Waiter;
 
-use crate::stat::{CafError, CafResult, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
+use crate::stat_errmsg::{CafError, CafResult, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
 
 /// Bytes between two members' arrival words (one cache line each: no false sharing
 /// between writers).

@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use rshmem_core::ft;
 
 use crate::desc::{DescPtr, Dim, Header, BT_INTEGER};
-use crate::stat::{fatal, CafError, CafResult, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
+use crate::stat_errmsg::{fatal, CafError, CafResult, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
 use crate::team;
 
 /// IMAGE_STATUS of world PE `pe`: 0, `STAT_STOPPED_IMAGE` or `STAT_FAILED_IMAGE`.
@@ -26,7 +26,7 @@ fn status_of(routine: &'static str, pe: usize) -> i32 {
     let code = r.unwrap_or_else(|e| fatal(routine, &e.to_string()));
     if code != 0 {
         // What a query found, the next SYNC ALL or collective reports at once.
-        crate::tsync::mark_gone(pe, code);
+        crate::tolerant_sync::mark_gone(pe, code);
     }
     code
 }

@@ -8,7 +8,7 @@ use rshmem_util::config::CafLock;
 use rshmem_util::Waiter;
 
 use crate::image::{pe_of, state, State, QNODES};
-use crate::stat::{
+use crate::stat_errmsg::{
     unsupported, CafError, CafResult, STAT_DUP_SYNC_IMAGES, STAT_ERROR, STAT_LOCKED,
     STAT_LOCKED_OTHER_IMAGE, STAT_NOT_LOCKED, STAT_STOPPED_IMAGE,
 };
@@ -169,7 +169,7 @@ fn for_each_partner(
 /// read is a round trip, which every SYNC IMAGES would pay.
 fn stopped_partner(pe: usize) -> CafResult {
     if rshmem_core::ft::pe_finalized(pe)? {
-        crate::tsync::mark_gone(pe, STAT_STOPPED_IMAGE);
+        crate::tolerant_sync::mark_gone(pe, STAT_STOPPED_IMAGE);
         return Err(CafError::new(
             STAT_STOPPED_IMAGE,
             format!("image {} has stopped", pe + 1),
@@ -413,9 +413,9 @@ fn lock_steal(
         if waiter.overdue() {
             // A holder that stopped or failed never unlocks.
             let holder = (v >> 32) as usize - 1;
-            let code = crate::tsync::probe(holder)?;
+            let code = crate::tolerant_sync::probe(holder)?;
             if code != 0 {
-                crate::tsync::mark_gone(holder, code);
+                crate::tolerant_sync::mark_gone(holder, code);
                 return Err(CafError::new(
                     code,
                     format!(
