@@ -12,7 +12,7 @@
 use std::cell::RefCell;
 
 pub mod algo;
-mod algos;
+mod allreduce;
 pub(crate) mod check;
 pub mod ll;
 pub(crate) mod msg;
@@ -992,7 +992,7 @@ pub unsafe fn reduce_with<T: Elem>(
             // An active set (no slot for LL buffers): messages serve small vectors too.
             let rd = DataAlg::RecursiveDoubling;
             // SAFETY: forwarded; both buffers are checked for `n` elements.
-            return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, rd) };
+            return unsafe { allreduce::reduce_msg(rt, routine, team, dest, src, n, op, rd) };
         }
         DataAlg::Direct => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.
@@ -1001,11 +1001,11 @@ pub unsafe fn reduce_with<T: Elem>(
         DataAlg::Shm | DataAlg::Linear | DataAlg::Tree | DataAlg::Binomial => {}
         DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Rabenseifner => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.
-            return unsafe { algos::reduce_msg(rt, routine, team, dest, src, n, op, alg) };
+            return unsafe { allreduce::reduce_msg(rt, routine, team, dest, src, n, op, alg) };
         }
         DataAlg::Hierarchical => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.
-            return unsafe { algos::reduce_hierarchical(rt, routine, team, dest, src, n, op) };
+            return unsafe { allreduce::reduce_hierarchical(rt, routine, team, dest, src, n, op) };
         }
     }
     rt.try_sync_in(routine, team)?;

@@ -12,7 +12,7 @@
 //! `Fabric::raise`: a CPU atomic for a node-local peer, UCX for a remote one.
 //!
 //! A team's channels below [`EXCHANGE_CHANNELS`] carry exchanges only (recursive doubling
-//! and Rabenseifner's rounds, `coll::algos`): in every use both partners send one message
+//! and Rabenseifner's rounds, `coll::allreduce`): in every use both partners send one message
 //! and then receive one, so a PE that sends its message n has received its partner's n-1,
 //! which the partner sent after consuming our n-2. The credit is implied and no
 //! acknowledgement travels: over TCP each one was a message of its own, on the receiver's

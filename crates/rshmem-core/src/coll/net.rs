@@ -20,13 +20,13 @@
 //!   member gets the same bits), puts the chunk into every destination at once and
 //!   raises a count there; a member is done when every other has counted (no sync, no
 //!   round trip at the end). Small reductions stay on recursive doubling over the
-//!   message channels (`coll::algos`), one message a round.
+//!   message channels (`coll::allreduce`), one message a round.
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::msg::MAX_MSG;
-use super::{algos, Buf, Elem, ReduceOp};
+use super::{allreduce, Buf, Elem, ReduceOp};
 use crate::error::Result;
 use crate::runtime::Runtime;
 use crate::sync::Quorum;
@@ -36,7 +36,7 @@ use crate::transport::Dir;
 /// Channel `CH_TREE + k` carries the tree's messages from rank r to rank r + 2^k (mod n):
 /// one fixed sender per receiver whatever the root, as a channel requires (`coll::msg`).
 /// Channels below it serve recursive doubling (up to 2^16 PEs) and carry exchanges only
-/// (`msg::EXCHANGE_CHANNELS`), 29-31 the ring and the extra ranks (`coll::algos`).
+/// (`msg::EXCHANGE_CHANNELS`), 29-31 the ring and the extra ranks (`coll::allreduce`).
 const CH_TREE: usize = super::msg::EXCHANGE_CHANNELS;
 
 /// Largest team the tree serves (its levels must fit in channels 16..=28).
@@ -263,7 +263,7 @@ unsafe fn reduce_ring<T: Elem>(
                     rt.msg_push(
                         routine,
                         team,
-                        algos::CH_RING,
+                        allreduce::CH_RING,
                         right,
                         d.at(lo * sz),
                         from.add(lo).cast(),
@@ -278,7 +278,7 @@ unsafe fn reduce_ring<T: Elem>(
             let from = if s == 0 { own } else { dest.cast_const() };
             push(block(s + 1), from)?;
             for (lo, hi) in pieces(n, npes, block(s + 2), sz) {
-                rt.msg_arrived(routine, team, algos::CH_RING, left)?;
+                rt.msg_arrived(routine, team, allreduce::CH_RING, left)?;
                 // SAFETY: the piece of our destination just landed and is written by
                 // nobody else before we forward it; `own` holds `n` elements, disjoint
                 // from the destination.
@@ -295,7 +295,7 @@ unsafe fn reduce_ring<T: Elem>(
         for s in 0..npes - 1 {
             push(block(s), dest.cast_const())?;
             for _ in pieces(n, npes, block(s + 1), sz) {
-                rt.msg_arrived(routine, team, algos::CH_RING, left)?;
+                rt.msg_arrived(routine, team, allreduce::CH_RING, left)?;
             }
         }
         Ok(())
@@ -444,7 +444,7 @@ mod tests {
                 // Levels the tree of a team this small uses are below high_bit(7) + 1.
                 assert!(c > CH_TREE + high_bit(FLAT_MAX_PES - 1), "{d} -> {c}");
             }
-            assert!(c < algos::CH_RING);
+            assert!(c < allreduce::CH_RING);
         }
     }
 
