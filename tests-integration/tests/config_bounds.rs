@@ -1,4 +1,4 @@
-//! Issue 10, item 15: bounds of `SHMEM_TEAMS_MAX` and `SHMEM_COPY_ENGINE_LANES`, and an
+//! Bounds of `SHMEM_TEAMS_MAX` and `SHMEM_COPY_ENGINE_LANES`, and an
 //! out-of-address-space init error that names `SHMEM_TEAMS_MAX`.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! rshmem-core is internal (issue 10, item 18): its safe `finalize` unmaps memory that
+//! rshmem-core is internal: its safe `finalize` unmaps memory that
 //! live `rshmem::SymVec`s point to and `runtime::try_runtime` returns a `&'static` that
 //! ends at finalize, so the crate must not be publishable, and must say why.
 

@@ -1,4 +1,4 @@
-//! Issue 10, item 11: `SHMEM_DEBUG=1` checks every collective's arguments across the
+//! `SHMEM_DEBUG=1` checks every collective's arguments across the
 //! team's members and reports a mismatch naming the routine, the argument and the PEs.
 
 use std::time::Duration;
@@ -6,7 +6,7 @@ use std::time::Duration;
 use rshmem_tests::Job;
 
 fn run(np: usize, case: &str, debug: &str) -> rshmem_tests::JobOutput {
-    Job::new(np, "hard_debug")
+    Job::new(np, "debug_checks")
         .args([case])
         .env("SHMEM_DEBUG", debug)
         .timeout(Duration::from_secs(30))
@@ -18,7 +18,7 @@ fn consistent_collectives_pass_the_check() {
     for np in [1, 2, 3, 4] {
         let out = run(np, "ok", "1");
         out.assert_ok();
-        assert_eq!(out.lines_with("ok hard_debug pe=").len(), np, "{out:?}");
+        assert_eq!(out.lines_with("ok debug_checks pe=").len(), np, "{out:?}");
     }
 }
 

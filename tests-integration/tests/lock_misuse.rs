@@ -1,4 +1,4 @@
-//! Lock misuse (issue 10, item 13): setting a lock this PE holds or waits for, testing
+//! Lock misuse: setting a lock this PE holds or waits for, testing
 //! it while holding it, and clearing one it does not hold end the job with an error
 //! naming the routine and the `lock` argument, instead of hanging.
 //!
@@ -96,9 +96,9 @@ fn set_lock_while_waiting_is_an_error() {
 
 #[test]
 fn safe_api_refuses_misuse() {
-    let out = Job::new(2, "sound_lock")
+    let out = Job::new(2, "lock_misuse")
         .timeout(Duration::from_secs(60))
         .run();
     out.assert_ok();
-    assert_eq!(out.lines_with("ok sound_lock pe=").len(), 2, "{out:?}");
+    assert_eq!(out.lines_with("ok lock_misuse pe=").len(), 2, "{out:?}");
 }

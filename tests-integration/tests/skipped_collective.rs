@@ -1,4 +1,4 @@
-//! Issue 10, item 10: a PE that skips a collective and finalizes (or dies) must not leave
+//! A PE that skips a collective and finalizes (or dies) must not leave
 //! the others waiting forever: they fail with the routine and the PE named.
 
 use std::time::Duration;
@@ -6,7 +6,7 @@ use std::time::Duration;
 use rshmem_tests::{Job, JobOutput};
 
 fn skip(np: usize, what: &str, skipper: usize, env: &[(&str, &str)]) -> JobOutput {
-    let mut job = Job::new(np, "hard_skip")
+    let mut job = Job::new(np, "skip_collective")
         .args([what, &skipper.to_string()])
         .timeout(Duration::from_secs(30));
     for (k, v) in env {

@@ -1,8 +1,8 @@
-//! `SHMEM_DEBUG=1` collective checks: `hard_debug <case>` makes the last PE call a
+//! `SHMEM_DEBUG=1` collective checks: `debug_checks <case>` makes the last PE call a
 //! collective differently from the others (different root, nelems, operator, type, a
 //! different collective, different split arguments); every PE must fail with the
 //! routine, the argument and the PEs named. `ok` runs every collective consistently and
-//! prints `ok hard_debug pe=<me>`.
+//! prints `ok debug_checks pe=<me>`.
 #![allow(unsafe_code)]
 
 use rshmem_core::coll::{self, ReduceOp};
@@ -50,7 +50,7 @@ fn main() {
                 team::destroy(&t).unwrap_or_else(|e| die(e));
                 sync::sync_all().unwrap_or_else(|e| die(e));
                 sync::barrier_all().unwrap_or_else(|e| die(e));
-                println!("ok hard_debug pe={me}");
+                println!("ok debug_checks pe={me}");
             }
             "root" => coll::broadcast(
                 "shmem_broadcastmem",

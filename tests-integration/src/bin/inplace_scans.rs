@@ -1,7 +1,7 @@
 //! In-place sum scans (OpenSHMEM 1.6 allows `dest == source`): inclusive and exclusive, on
 //! WORLD and a reversed team, for i64 and f64, element counts 1, 7 and 3000, back to back,
 //! each checked against a locally computed reference; disjoint scans alongside. Prints
-//! `ok hard_scan pe=<me>`.
+//! `ok inplace_scans pe=<me>`.
 #![allow(unsafe_code)]
 
 use rshmem_core::coll;
@@ -68,6 +68,6 @@ fn main() {
         .unwrap();
     check(&rev, a, b, f);
     rshmem_core::sync::barrier_all().unwrap();
-    println!("ok hard_scan pe={me}");
+    println!("ok inplace_scans pe={me}");
     rshmem_core::finalize();
 }

@@ -1,6 +1,6 @@
-//! Lock misuse through the Rust faces (issue 10, item 13), at 2+ PEs: the safe API makes
+//! Lock misuse through the Rust faces, at 2+ PEs: the safe API makes
 //! it an `Err` (or `None`), and the core's routines return `InvalidArgument` naming the
-//! routine and `lock` instead of hanging. Prints `ok sound_lock pe=<me>`.
+//! routine and `lock` instead of hanging. Prints `ok lock_misuse pe=<me>`.
 
 use rshmem::{Error, Shmem};
 use rshmem_core::{lock, memory};
@@ -51,6 +51,6 @@ fn main() -> rshmem::Result<()> {
     lock::clear_lock("shmem_clear_lock", lk).unwrap();
     shmem.barrier_all();
     memory::free("shmem_free", lk.cast()).unwrap();
-    println!("ok sound_lock pe={me}");
+    println!("ok lock_misuse pe={me}");
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! A PE that skips a collective and finalizes, while the others make the call:
-//! `hard_skip <what> <skipper>`. `what` is barrier, team_sync, broadcast, reduce,
+//! `skip_collective <what> <skipper>`. `what` is barrier, team_sync, broadcast, reduce,
 //! split, kill (the skipper is killed by SIGKILL instead) or wait (`skipper` waits with
 //! `wait_until` for a value no PE writes while every other PE finalizes). The others must fail, naming the routine and
 //! the skipper; none of them gets past the call (they print `passed` if they do).
