@@ -2,11 +2,12 @@
 //!
 //! It implements each OpenSHMEM routine once, on raw addresses: symmetric addresses are
 //! checked and translated to (segment, offset) pairs, then carried by a transport. The
-//! layers, bottom up, one folder each: [`runtime`] (bootstrap, segments, the heap, setup
-//! queries), [`transport`] (the fabric: routes, shared memory, the copy engine, UCX),
-//! [`ctx`] (contexts and requests), [`team`], [`ops`] (the one-sided routine families:
-//! [`rma`], [`amo`], [`signal`], [`p2p`], [`order`], [`lock`]) and [`coll`] (team
-//! synchronization and collectives). `docs/architecture.md` draws them.
+//! layers, bottom up, one folder each: [`transport`] (the fabric: routes, shared memory,
+//! the copy engine, UCX, libfabric), [`runtime`] (bootstrap, segments, the heap, setup
+//! queries), [`ctx`] (contexts and requests), [`team`], [`ops`] (the one-sided routine
+//! families: [`rma`], [`amo`], [`signal`], [`p2p`], [`order`], [`lock`]) and [`coll`] (team
+//! synchronization and collectives). `docs/architecture.md` draws them; `tests/layers.rs`
+//! checks that a layer uses only those below it, and lists the imports that still run up.
 //!
 //! Errors name the routine and argument at fault ([`Error`]); faces decide whether to
 //! return them (Rust) or end the job with them (C).
