@@ -29,18 +29,13 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// synchronization algorithm in `coll/`), then to strike from this list.
 const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("ctx/mod.rs", "team"),
-    ("ops/lock.rs", "coll"),
-    ("ops/p2p.rs", "coll"),
-    ("ops/signal.rs", "coll"),
     ("runtime/memory.rs", "coll"),
     ("runtime/memory.rs", "ctx"),
     ("runtime/mod.rs", "coll"),
     ("runtime/mod.rs", "ctx"),
     ("runtime/mod.rs", "team"),
     ("runtime/setup.rs", "team"),
-    ("team/group.rs", "coll"),
     ("team/mod.rs", "coll"),
-    ("team/survivors.rs", "coll"),
     ("transport/engine.rs", "runtime"),
 ];
 

@@ -256,7 +256,7 @@ impl Runtime {
         len: usize,
     ) -> Result<()> {
         let pe = team.members().pe(r);
-        let ctx = nonblocking::coll_ctx();
+        let ctx = crate::ctx::runtime_ctx();
         // SAFETY: forwarded contract.
         unsafe {
             self.fabric
@@ -281,7 +281,7 @@ impl Runtime {
         f: impl FnOnce(&[T]) -> R,
     ) -> Result<R> {
         let pe = team.members().pe(r);
-        let ctx = nonblocking::coll_ctx();
+        let ctx = crate::ctx::runtime_ctx();
         VIEW.with(|cell| {
             let mut scratch = cell.borrow_mut();
             // SAFETY: forwarded contract.
@@ -631,7 +631,7 @@ unsafe fn tree_broadcast(
         children,
         want,
         chunks as u64,
-        crate::sync::Quorum::All,
+        crate::team::peers::Quorum::All,
     )?;
     team.tree_done.store(want, Relaxed);
     Ok(())

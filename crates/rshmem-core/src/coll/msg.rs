@@ -104,7 +104,7 @@ impl Runtime {
         unsafe {
             self.fabric.put_raise(
                 routine,
-                super::nonblocking::coll_ctx(),
+                crate::ctx::runtime_ctx(),
                 pe,
                 c.buf[(n % 2) as usize],
                 data.as_ptr(),
@@ -170,7 +170,7 @@ impl Runtime {
         unsafe {
             self.fabric.put_raise(
                 routine,
-                super::nonblocking::coll_ctx(),
+                crate::ctx::runtime_ctx(),
                 pe,
                 dst,
                 src,
@@ -205,6 +205,6 @@ impl Runtime {
     #[inline]
     fn ack(&self, routine: &'static str, pe: usize, acks: SymAddr) -> Result<()> {
         self.fabric
-            .raise_later(routine, super::nonblocking::coll_ctx(), pe, acks, 1)
+            .raise_later(routine, crate::ctx::runtime_ctx(), pe, acks, 1)
     }
 }

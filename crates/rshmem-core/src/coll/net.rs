@@ -29,7 +29,7 @@ use super::msg::MAX_MSG;
 use super::{allreduce, Buf, Elem, ReduceOp};
 use crate::error::Result;
 use crate::runtime::Runtime;
-use crate::sync::Quorum;
+use crate::team::peers::Quorum;
 use crate::team::{Flag, Team};
 use crate::transport::Dir;
 
@@ -327,7 +327,7 @@ pub(super) unsafe fn reduce<T: Elem>(
     }
     let (me, npes) = (team.my_pe(), team.n_pes());
     let sz = std::mem::size_of::<T>();
-    let ctx = super::nonblocking::coll_ctx();
+    let ctx = crate::ctx::runtime_ctx();
     let (lo, hi) = (n * me / npes, n * (me + 1) / npes);
     // Elements of our chunk handled at a time: one slot per member plus the accumulator.
     let piece = (FETCH_MAX / sz / (npes + 1)).max(1).min(hi - lo).max(1);

@@ -9,12 +9,10 @@
 //! complete in any order the caller likes to test or wait for them. A blocking
 //! collective waits for the worker's queue to drain first, so it runs after every
 //! earlier non-blocking one on every member alike. The worker moves data on a private
-//! context of its own (`coll_ctx`), so it never shares the default context with the
+//! context of its own (`ctx::runtime_ctx`), so it never shares the default context with the
 //! program's threads; it sleeps on a condition variable while it has nothing to do.
 
-use std::cell::Cell;
 use std::collections::VecDeque;
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -22,31 +20,14 @@ use rshmem_util::Waiter;
 
 use super::{Elem, ReduceOp};
 use crate::ctx::request::{self, ReqHandle};
-use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::runtime::{rt, Runtime};
 use crate::team::Team;
-use crate::transport::CtxState;
 
-thread_local! {
-    /// The collective worker's own context (set on its thread only).
-    static WORKER_CTX: Cell<Option<NonNull<Ctx>>> = const { Cell::new(None) };
-}
-
-/// The context collectives move data on: the worker's private one on its thread, the
-/// default context elsewhere.
-#[inline]
-pub(crate) fn coll_ctx() -> &'static CtxState {
-    match WORKER_CTX.with(Cell::get) {
-        None => Ctx::default_ctx().state(),
-        // SAFETY: the worker's context lives until the worker thread ends, and only that
-        // thread sees it here.
-        Some(c) => unsafe { &*c.as_ptr() }.state(),
-    }
-}
-
+/// Whether this is the collective worker's thread (the one thread with a context of its
+/// own for the runtime's traffic).
 fn in_worker() -> bool {
-    WORKER_CTX.with(Cell::get).is_some()
+    crate::ctx::has_own_runtime_ctx()
 }
 
 type Run = Box<dyn FnOnce() -> Result<()> + Send>;
@@ -145,7 +126,8 @@ fn worker_main() {
         Ok(c) => c,
         Err(e) => rt.fatal(&e),
     };
-    WORKER_CTX.with(|c| c.set(Some(ctx)));
+    // SAFETY: `ctx` lives until this thread destroys it below, after resetting this.
+    unsafe { crate::ctx::set_runtime_ctx(Some(ctx)) };
     let w = &rt.nb;
     loop {
         let job = {
@@ -172,7 +154,8 @@ fn worker_main() {
         req.completion().0.finish(1);
         w.done.fetch_add(1, Ordering::Release);
     }
-    WORKER_CTX.with(|c| c.set(None));
+    // SAFETY: resets this thread's context before `ctx` is destroyed.
+    unsafe { crate::ctx::set_runtime_ctx(None) };
     // SAFETY: made above by `create`, used by this thread only, destroyed once.
     if let Err(e) = unsafe { crate::ctx::destroy(ctx) } {
         rt.fatal(&e);

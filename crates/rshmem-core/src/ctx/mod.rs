@@ -11,6 +11,7 @@
 
 pub mod request;
 
+use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -154,6 +155,39 @@ impl Ctx {
 
 /// A context handle as the faces hold it.
 pub type CtxHandle = NonNull<Ctx>;
+
+thread_local! {
+    /// This thread's own context for the runtime's traffic, if it has one
+    /// ([`set_runtime_ctx`]).
+    static RUNTIME_CTX: Cell<Option<NonNull<Ctx>>> = const { Cell::new(None) };
+}
+
+/// The context the runtime's own traffic travels on (collectives, locks, counts): the
+/// thread's own where it has one (the non-blocking collectives' worker, so that it never
+/// shares the default context with the program's threads), else the default context.
+#[inline]
+pub(crate) fn runtime_ctx() -> &'static CtxState {
+    match RUNTIME_CTX.with(Cell::get) {
+        None => Ctx::default_ctx().state(),
+        // SAFETY: `set_runtime_ctx`'s contract: the context lives until it is reset, and
+        // only this thread sees it here.
+        Some(c) => unsafe { &*c.as_ptr() }.state(),
+    }
+}
+
+/// Whether this thread has a context of its own for the runtime's traffic.
+pub(crate) fn has_own_runtime_ctx() -> bool {
+    RUNTIME_CTX.with(Cell::get).is_some()
+}
+
+/// Gives this thread `ctx` for the runtime's traffic ([`runtime_ctx`]), or with `None`
+/// takes it back.
+///
+/// # Safety
+/// `ctx` lives, and is used by this thread only, until this thread calls this again.
+pub(crate) unsafe fn set_runtime_ctx(ctx: Option<NonNull<Ctx>>) {
+    RUNTIME_CTX.with(|c| c.set(ctx));
+}
 
 fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> Result<CtxHandle> {
     let rt = rt(routine)?;

@@ -179,10 +179,7 @@ impl LockWords for RtLock<'_> {
 
     fn wait_own(&self, ahead: Option<usize>, ready: impl Fn(u64) -> bool) -> Result<u64> {
         let mut w = Waiter::new();
-        let mut net = self
-            .rt
-            .fabric
-            .net_wait(crate::coll::nonblocking::coll_ctx());
+        let mut net = self.rt.fabric.net_wait(crate::ctx::runtime_ctx());
         loop {
             let v = self.rt.load_local::<u64>(self.a);
             if ready(v) {

@@ -8,3 +8,4 @@ pub mod order;
 pub mod p2p;
 pub mod rma;
 pub mod signal;
+pub(crate) mod user_wait;

@@ -1,9 +1,9 @@
 //! Point-to-point synchronization: `wait_until` and `test` with their `_all`, `_any`,
 //! `_some` and `_vector` forms, on local symmetric words updated by other PEs.
 
-use crate::sync::UserWait;
+use crate::ops::user_wait::UserWait;
 
-use crate::sync::user_wait_check;
+use crate::ops::user_wait::user_wait_check;
 
 use crate::error::Result;
 use crate::profile::{self, Family};

@@ -1,9 +1,9 @@
 //! Put-with-signal and signal operations. A signal is a symmetric `u64`; data is
 //! delivered before the signal is visible.
 
-use crate::sync::UserWait;
+use crate::ops::user_wait::UserWait;
 
-use crate::sync::user_wait_check;
+use crate::ops::user_wait::user_wait_check;
 
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};

@@ -76,7 +76,7 @@ pub(crate) struct Internal {
     /// about to end the job: peers in finalize's barrier stop waiting for it.
     pub(crate) failing: CachePadded<AtomicU64>,
     /// Non-zero once a collective wait of this PE failed over a member that finalized or
-    /// died, naming it (`coll::sync::blame`): this PE will not do its part of that
+    /// died, naming it (`team::peers`, `blamed_by`): this PE will not do its part of that
     /// collective, so the members waiting for it fail too, naming the same PE.
     pub(crate) gave_up: CachePadded<AtomicU64>,
     /// Non-zero while this PE is in a user wait (`shmem_wait_until`...) that is overdue:
@@ -1044,7 +1044,7 @@ pub fn finalize() {
     // Acknowledgements still owed go out with the rest (`transport::deferred`).
     if let Err(e) = rt
         .fabric
-        .flush_deferred("shmem_finalize", crate::coll::nonblocking::coll_ctx())
+        .flush_deferred("shmem_finalize", crate::ctx::runtime_ctx())
     {
         rt.fatal(&e);
     }
@@ -1077,7 +1077,7 @@ pub fn finalize() {
         // Either way the collectives' context is flushed: its last flags are delivered
         // before a peer may close its endpoints (else the last PE to be signalled waits for
         // a flag the closing endpoint dropped).
-        let coll = crate::coll::nonblocking::coll_ctx();
+        let coll = crate::ctx::runtime_ctx();
         rt.fabric.last_sync_next();
         if rt.fabric.network_is_ofi() || rt.any_gave_up() {
             rt.fabric.flush_at_teardown(coll);
@@ -1292,7 +1292,7 @@ impl Runtime {
         op: AmoOp<W>,
     ) -> Result<W> {
         self.fabric
-            .amo(routine, crate::coll::nonblocking::coll_ctx(), pe, addr, op)
+            .amo(routine, crate::ctx::runtime_ctx(), pe, addr, op)
     }
 
     /// An atomic whose previous value is not needed (flags, counters), on the default
@@ -1306,7 +1306,7 @@ impl Runtime {
         op: AmoOp<W>,
     ) -> Result<()> {
         self.fabric
-            .amo_post(routine, crate::coll::nonblocking::coll_ctx(), pe, addr, op)
+            .amo_post(routine, crate::ctx::runtime_ctx(), pe, addr, op)
     }
 
     /// Raises by one a runtime counter on `pe` that only this PE raises, on the default
@@ -1314,7 +1314,7 @@ impl Runtime {
     #[inline(always)]
     pub(crate) fn raise(&self, routine: &'static str, pe: usize, addr: SymAddr) -> Result<()> {
         self.fabric
-            .raise(routine, crate::coll::nonblocking::coll_ctx(), pe, addr, 1)
+            .raise(routine, crate::ctx::runtime_ctx(), pe, addr, 1)
     }
 
     /// Reads a word of this PE's own segment.

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use super::{Members, Team, TeamConfig};
 use crate::error::{Error, Result};
 use crate::runtime::Runtime;
-use crate::sync::Quorum;
+use crate::team::peers::Quorum;
 use crate::transport::SymAddr;
 use crate::word::AmoOp;
 

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) mod group;
+pub(crate) mod peers;
 mod survivors;
 pub use group::strided_set;
 pub(crate) use group::{Flag, Scratch};
@@ -305,8 +306,7 @@ impl Runtime {
         if self.fabric.has_ucx() {
             // Collectives put through UCX before they sync: the data must have landed
             // before any member leaves (on shared memory stores are visible at once).
-            self.fabric
-                .quiet(routine, crate::coll::nonblocking::coll_ctx())?;
+            self.fabric.quiet(routine, crate::ctx::runtime_ctx())?;
         }
         match self.algs.sync_for(self.span(team)) {
             SyncAlg::Dissemination => self.sync_dissemination(routine, team),
@@ -345,7 +345,7 @@ impl Runtime {
                 || 1..n,
                 (n as u64 - 1) * epoch,
                 1,
-                crate::sync::Quorum::Any,
+                crate::team::peers::Quorum::Any,
             )?;
             // Counts rather than stores of the epoch: a posted add needs no round trip
             // through UCX, and rank 0 alone raises them, so each equals the epoch.
@@ -416,7 +416,7 @@ impl Runtime {
             let pe = parent.members.pe(r);
             self.fabric.get_words(
                 routine,
-                crate::coll::nonblocking::coll_ctx(),
+                crate::ctx::runtime_ctx(),
                 pe,
                 self.layout.slot_bits(pslot, 0),
                 &mut theirs,
@@ -612,7 +612,7 @@ impl Runtime {
         crate::ctx::destroy_team_contexts(self, team);
         // Acknowledgements this PE still owes (`coll::msg`) land before the peers reset the
         // slot's counts after the sync.
-        let ctx = crate::coll::nonblocking::coll_ctx();
+        let ctx = crate::ctx::runtime_ctx();
         if self.fabric.flush_deferred("shmem_team_destroy", ctx)? {
             self.fabric.quiet("shmem_team_destroy", ctx)?;
         }

@@ -59,7 +59,7 @@ impl Runtime {
         for &r in ranks.iter().filter(|&&r| r != team.my_rank) {
             self.fabric.get_words(
                 R,
-                crate::coll::nonblocking::coll_ctx(),
+                crate::ctx::runtime_ctx(),
                 team.members.pe(r),
                 self.layout.slot_bits(slot, 0),
                 &mut theirs,
