@@ -52,7 +52,7 @@ pub(crate) fn amo(g: &mut Gen) {
             } else {
                 ("TYPE *dest", "dest")
             };
-            let call = format!("imp::amo(R, @CTX@, {ptr}, rshmem_core::AmoOp::{amo}, pe)");
+            let call = format!("glue::amo(R, @CTX@, {ptr}, rshmem_core::AmoOp::{amo}, pe)");
             if *fetching {
                 g.fc(
                     &sub(
@@ -68,7 +68,7 @@ pub(crate) fn amo(g: &mut Gen) {
                         tn,
                     ),
                     &sub(
-                        &format!("{{ {}; }}", call.replace("imp::amo(", "imp::amo_post(")),
+                        &format!("{{ {}; }}", call.replace("glue::amo(", "glue::amo_post(")),
                         tn,
                     ),
                 );
@@ -92,7 +92,9 @@ pub(crate) fn amo(g: &mut Gen) {
                     tn,
                 ),
                 &sub(
-                    &format!("imp::amo_nbi(R, @CTX@, fetch, {ptr}, rshmem_core::AmoOp::{amo}, pe)"),
+                    &format!(
+                        "glue::amo_nbi(R, @CTX@, fetch, {ptr}, rshmem_core::AmoOp::{amo}, pe)"
+                    ),
                     tn,
                 ),
             );
@@ -132,7 +134,7 @@ pub(crate) fn amo(g: &mut Gen) {
             // The old names of non-fetching operations post too (OSU's atomics use them).
             let f = if *fetching { "amo" } else { "amo_post" };
             let call = format!(
-                "imp::{f}(R, rshmem_core::Ctx::default_ctx(), {ptr}, rshmem_core::AmoOp::{amo}, pe)"
+                "glue::{f}(R, rshmem_core::Ctx::default_ctx(), {ptr}, rshmem_core::AmoOp::{amo}, pe)"
             );
             let (ret, body) = if *fetching {
                 ("TYPE", call)

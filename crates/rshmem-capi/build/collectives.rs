@@ -20,27 +20,27 @@ pub(crate) const DATA_COLLS: [(&str, &str, &str); 5] = [
     (
         "broadcast",
         "TYPE *dest, const TYPE *source, size_t nelems, int PE_root",
-        "imp::broadcast(R, team, dest.cast(), source.cast(), nelems, ESIZE, PE_root)",
+        "glue::broadcast(R, team, dest.cast(), source.cast(), nelems, ESIZE, PE_root)",
     ),
     (
         "collect",
         "TYPE *dest, const TYPE *source, size_t nelems",
-        "imp::collect(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
+        "glue::collect(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
     ),
     (
         "fcollect",
         "TYPE *dest, const TYPE *source, size_t nelems",
-        "imp::fcollect(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
+        "glue::fcollect(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
     ),
     (
         "alltoall",
         "TYPE *dest, const TYPE *source, size_t nelems",
-        "imp::alltoall(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
+        "glue::alltoall(R, team, dest.cast(), source.cast(), nelems, ESIZE)",
     ),
     (
         "alltoalls",
         "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems",
-        "imp::alltoalls(R, team, dest.cast(), source.cast(), dst, sst, nelems, ESIZE)",
+        "glue::alltoalls(R, team, dest.cast(), source.cast(), dst, sst, nelems, ESIZE)",
     ),
 ];
 
@@ -89,7 +89,7 @@ pub(crate) fn collectives(g: &mut Gen) {
                         &format!("int {pre}_TN_{op}_reduce{suf}(shmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce{req_param})"),
                         tn,
                     ),
-                    &format!("imp::reduce(R, team, dest, source, nreduce, rshmem_core::coll::ReduceOp::{rop}, {req})"),
+                    &format!("glue::reduce(R, team, dest, source, nreduce, rshmem_core::coll::ReduceOp::{rop}, {req})"),
                 );
             }
         }
@@ -97,15 +97,15 @@ pub(crate) fn collectives(g: &mut Gen) {
     g.section("Non-blocking synchronization (seed 004)");
     g.f(
         "int shmemx_team_sync_nbe(shmem_team_t team, shmemx_request_h *req)",
-        "imp::sync_nbe(R, team, false, req)",
+        "glue::sync_nbe(R, team, false, req)",
     );
     g.f(
         "void shmemx_barrier_all_nbe(shmemx_request_h *req)",
-        "{ imp::sync_nbe(R, crate::imp::H_WORLD as crate::imp::TeamHandle, true, req); }",
+        "{ glue::sync_nbe(R, crate::glue::H_WORLD as crate::glue::TeamHandle, true, req); }",
     );
     g.f(
         "void shmemx_sync_all_nbe(shmemx_request_h *req)",
-        "{ imp::sync_nbe(R, crate::imp::H_WORLD as crate::imp::TeamHandle, false, req); }",
+        "{ glue::sync_nbe(R, crate::glue::H_WORLD as crate::glue::TeamHandle, false, req); }",
     );
     g.section("Scans (OpenSHMEM 1.6)");
     for (kind, inclusive) in [("inscan", true), ("exscan", false)] {
@@ -115,7 +115,7 @@ pub(crate) fn collectives(g: &mut Gen) {
                     &format!("int shmem_TN_sum_{kind}(shmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems)"),
                     tn,
                 ),
-                &format!("imp::sum_scan(R, team, dest, source, nelems, {inclusive})"),
+                &format!("glue::sum_scan(R, team, dest, source, nelems, {inclusive})"),
             );
         }
     }

@@ -79,11 +79,11 @@ pub(crate) fn errors(g: &mut Gen) {
     }
     g.f(
         "const char *shmemx_strerror(int code)",
-        "imp::strerror(code)",
+        "glue::strerror(code)",
     );
     g.f(
         "const char *shmemx_error_message(void)",
-        "imp::error_message()",
+        "glue::error_message()",
     );
 }
 
@@ -92,11 +92,11 @@ pub(crate) fn fault_tolerance(g: &mut Gen) {
     g.xsection("Fault tolerance: PEs that died without shmem_finalize, and a team of the survivors (SHMEM_FAULT_TOLERANT=1 keeps a job alive when a PE dies)");
     g.f(
         "int shmemx_failed_pes(int *pes, int max)",
-        "unsafe { imp::failed_pes(R, pes, max) }",
+        "unsafe { glue::failed_pes(R, pes, max) }",
     );
-    g.f("int shmemx_pe_failed(int pe)", "imp::pe_failed(R, pe)");
+    g.f("int shmemx_pe_failed(int pe)", "glue::pe_failed(R, pe)");
     g.f(
         "int shmemx_team_survivors(shmem_team_t team, shmem_team_t *new_team)",
-        "unsafe { imp::team_survivors(R, team, new_team) }",
+        "unsafe { glue::team_survivors(R, team, new_team) }",
     );
 }

@@ -37,9 +37,9 @@ pub(crate) fn memory(g: &mut Gen) {
     ]) {
         let ((sig, call), names) = (sig, call);
         let body = if sig.starts_with("void *") {
-            format!("imp::alloc({m}::{call})")
+            format!("glue::alloc({m}::{call})")
         } else {
-            format!("imp::ok({m}::{call})")
+            format!("glue::ok({m}::{call})")
         };
         g.f(&sig.replace("NAME", names.0), &body);
         if let Some(old) = names.1 {

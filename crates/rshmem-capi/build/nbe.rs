@@ -13,7 +13,7 @@ pub(crate) fn nbe(g: &mut Gen) {
         let params =
             "TYPE *target, const TYPE *source, size_t nelems, int pe, shmemx_request_h *req";
         let body = format!(
-            "imp::nbe(R, @CTX@, {is_put}, target.cast(), source.cast(), nelems, ESIZE, pe, req)"
+            "glue::nbe(R, @CTX@, {is_put}, target.cast(), source.cast(), nelems, ESIZE, pe, req)"
         );
         let vparams = typed_and_sized(
             g,
@@ -59,7 +59,7 @@ pub(crate) fn nbe(g: &mut Gen) {
                     tn,
                 ),
                 &sub(
-                    &format!("imp::amo_nbe(R, @CTX@, fetch, target, rshmem_core::AmoOp::{amo}, pe, req)"),
+                    &format!("glue::amo_nbe(R, @CTX@, fetch, target, rshmem_core::AmoOp::{amo}, pe, req)"),
                     tn,
                 ),
             );
@@ -68,22 +68,22 @@ pub(crate) fn nbe(g: &mut Gen) {
     g.xsection("Requests (a NULL handle is an empty, complete request)");
     g.f(
         "int shmemx_request_test(shmemx_request_h *req, int *flag)",
-        "imp::request_test(R, req, flag)",
+        "glue::request_test(R, req, flag)",
     );
     g.f(
         "int shmemx_request_wait(shmemx_request_h *req)",
-        "imp::request_wait(R, req)",
+        "glue::request_wait(R, req)",
     );
     g.f(
         "int shmemx_request_alloc(shmemx_request_params_t params, shmemx_request_h *req)",
-        "imp::request_alloc(R, params, req)",
+        "glue::request_alloc(R, params, req)",
     );
     g.f(
         "int shmemx_request_free(shmemx_request_h *req)",
-        "imp::request_free(R, req)",
+        "glue::request_free(R, req)",
     );
     g.f(
         "int shmemx_merge_request(size_t count, shmemx_request_h **requests, shmemx_request_h *merged)",
-        "imp::merge_request(R, count, requests, merged)",
+        "glue::merge_request(R, count, requests, merged)",
     );
 }

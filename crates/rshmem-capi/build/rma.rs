@@ -10,7 +10,7 @@ pub(crate) fn rma(g: &mut Gen) {
     // (suffix, C params with TYPE, body with ESIZE)
     let xfer = |dir: &str| {
         format!(
-            "imp::xfer(R, @CTX@, imp::Dir::{dir}, dest.cast(), source.cast(), nelems, ESIZE, pe)"
+            "glue::xfer(R, @CTX@, glue::Dir::{dir}, dest.cast(), source.cast(), nelems, ESIZE, pe)"
         )
     };
     let fams: Vec<(&str, &str, String)> = vec![
@@ -27,24 +27,24 @@ pub(crate) fn rma(g: &mut Gen) {
         (
             "iput",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe",
-            "imp::strided(R, @CTX@, true, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)".into(),
+            "glue::strided(R, @CTX@, true, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)".into(),
         ),
         (
             "iget",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe",
-            "imp::strided(R, @CTX@, false, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)"
+            "glue::strided(R, @CTX@, false, dest.cast(), source.cast(), dst, sst, nelems, ESIZE, pe)"
                 .into(),
         ),
         (
             "ibput",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe",
-            "imp::blocked(R, @CTX@, true, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
+            "glue::blocked(R, @CTX@, true, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
                 .into(),
         ),
         (
             "ibget",
             "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe",
-            "imp::blocked(R, @CTX@, false, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
+            "glue::blocked(R, @CTX@, false, dest.cast(), source.cast(), dst, sst, bsize, nblocks, ESIZE, pe)"
                 .into(),
         ),
         (
@@ -60,13 +60,13 @@ pub(crate) fn rma(g: &mut Gen) {
         (
             "put_signal",
             "TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe",
-            "imp::put_signal(R, @CTX@, false, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
+            "glue::put_signal(R, @CTX@, false, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
                 .into(),
         ),
         (
             "put_signal_nbi",
             "TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe",
-            "imp::put_signal(R, @CTX@, true, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
+            "glue::put_signal(R, @CTX@, true, dest.cast(), source.cast(), nelems, ESIZE, sig_addr, signal, sig_op, pe)"
                 .into(),
         ),
     ];
@@ -108,29 +108,29 @@ pub(crate) fn rma(g: &mut Gen) {
         }
         g.fc(
             &sub("void shmem_TN_p(TYPE *dest, TYPE value, int pe)", tn),
-            "imp::p(R, @CTX@, dest, value, pe)",
+            "glue::p(R, @CTX@, dest, value, pe)",
         );
         g.fc(
             &sub("TYPE shmem_TN_g(const TYPE *source, int pe)", tn),
-            "imp::g(R, @CTX@, source, pe)",
+            "glue::g(R, @CTX@, source, pe)",
         );
     }
     g.section("Signals");
     g.f(
         "uint64_t shmem_signal_fetch(const uint64_t *sig_addr)",
-        "imp::ok(rshmem_core::signal::signal_fetch(R, sig_addr))",
+        "glue::ok(rshmem_core::signal::signal_fetch(R, sig_addr))",
     );
     g.f(
         "uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)",
-        "imp::ok(rshmem_core::signal::signal_wait_until(R, sig_addr, imp::cmp(R, cmp), cmp_value))",
+        "glue::ok(rshmem_core::signal::signal_wait_until(R, sig_addr, glue::cmp(R, cmp), cmp_value))",
     );
     g.fc(
         "void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)",
-        "imp::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::Set, pe.into()))",
+        "glue::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::Set, pe.into()))",
     );
     g.fc(
         "void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)",
-        "imp::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::Add, pe.into()))",
+        "glue::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::Add, pe.into()))",
     );
 }
 

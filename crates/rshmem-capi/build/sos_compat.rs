@@ -14,7 +14,7 @@ pub(crate) fn sos_aliases(g: &mut Gen) {
     for (op, is_put) in [("ibput", true), ("ibget", false)] {
         let params = "TYPE *target, const TYPE *source, ptrdiff_t tst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe";
         let body = format!(
-            "imp::blocked(R, @CTX@, {is_put}, target.cast(), source.cast(), tst, sst, bsize, nblocks, ESIZE, pe)"
+            "glue::blocked(R, @CTX@, {is_put}, target.cast(), source.cast(), tst, sst, bsize, nblocks, ESIZE, pe)"
         );
         typed_and_sized(
             g,
@@ -28,7 +28,7 @@ pub(crate) fn sos_aliases(g: &mut Gen) {
     for (op, sop) in [("set", "Set"), ("add", "Add")] {
         g.fc(
             &format!("void shmemx_signal_{op}(uint64_t *sig_addr, uint64_t signal, int pe)"),
-            &format!("imp::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::{sop}, pe.into()))"),
+            &format!("glue::ok(rshmem_core::signal::ctx_signal_op(@CTX@, R, sig_addr, signal, rshmem_core::SignalOp::{sop}, pe.into()))"),
         );
     }
     g.xsection("Sandia OpenSHMEM names: scans (shmem_TYPENAME_sum_inscan/exscan)");
@@ -39,7 +39,7 @@ pub(crate) fn sos_aliases(g: &mut Gen) {
                     &format!("int shmemx_TN_sum_{kind}(shmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems)"),
                     tn,
                 ),
-                &format!("imp::sum_scan(R, team, dest, source, nelems, {inclusive})"),
+                &format!("glue::sum_scan(R, team, dest, source, nelems, {inclusive})"),
             );
         }
     }
@@ -56,16 +56,16 @@ pub(crate) fn pcntr(g: &mut Gen) {
     ] {
         g.f(
             &format!("void shmemx_pcntr_get_{what}(shmem_ctx_t ctx, uint64_t *cntr_value)"),
-            &format!("imp::pcntr(R, ctx, cntr_value, |p| p.{field})"),
+            &format!("glue::pcntr(R, ctx, cntr_value, |p| p.{field})"),
         );
     }
     g.f(
         "void shmemx_pcntr_get_completed_target(uint64_t *cntr_value)",
-        "imp::pcntr(R, imp::H_CTX_DEFAULT as imp::CtxH, cntr_value, |p| p.target)",
+        "glue::pcntr(R, glue::H_CTX_DEFAULT as glue::CtxH, cntr_value, |p| p.target)",
     );
     g.f(
         "void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr)",
-        "imp::pcntr(R, ctx, pcntr, |p| p)",
+        "glue::pcntr(R, ctx, pcntr, |p| p)",
     );
 }
 
@@ -74,6 +74,6 @@ pub(crate) fn gettid(g: &mut Gen) {
     g.xsection("Thread identification (Sandia OpenSHMEM)");
     g.f(
         "void shmemx_register_gettid(shmemx_gettid_fn gettid_fn)",
-        "imp::register_gettid(gettid_fn)",
+        "glue::register_gettid(gettid_fn)",
     );
 }

@@ -6,32 +6,32 @@ use crate::writer::Gen;
 /// Ordering, whole-job synchronization and locks.
 pub(crate) fn ordering_and_locks(g: &mut Gen) {
     g.section("Memory ordering and synchronization");
-    g.fc("void shmem_fence(void)", "imp::fence(R, @CTXOPT@)");
-    g.fc("void shmem_quiet(void)", "imp::quiet(R, @CTXOPT@)");
+    g.fc("void shmem_fence(void)", "glue::fence(R, @CTXOPT@)");
+    g.fc("void shmem_quiet(void)", "glue::quiet(R, @CTXOPT@)");
     g.fc(
         "void shmem_pe_quiet(const int *target_pes, size_t npes)",
-        "imp::pe_quiet(R, @CTXOPT@, target_pes, npes)",
+        "glue::pe_quiet(R, @CTXOPT@, target_pes, npes)",
     );
     g.flush_ctx();
     g.f(
         "void shmem_barrier_all(void)",
-        "imp::ok(rshmem_core::sync::barrier_all())",
+        "glue::ok(rshmem_core::sync::barrier_all())",
     );
     g.f(
         "void shmem_sync_all(void)",
-        "imp::ok(rshmem_core::sync::sync_all())",
+        "glue::ok(rshmem_core::sync::sync_all())",
     );
     g.section("Distributed locking");
     g.f(
         "void shmem_set_lock(long *lock)",
-        "imp::ok(rshmem_core::lock::set_lock(R, lock))",
+        "glue::ok(rshmem_core::lock::set_lock(R, lock))",
     );
     g.f(
         "int shmem_test_lock(long *lock)",
-        "(!imp::ok(rshmem_core::lock::test_lock(R, lock))) as core::ffi::c_int",
+        "(!glue::ok(rshmem_core::lock::test_lock(R, lock))) as core::ffi::c_int",
     );
     g.f(
         "void shmem_clear_lock(long *lock)",
-        "imp::ok(rshmem_core::lock::clear_lock(R, lock))",
+        "glue::ok(rshmem_core::lock::clear_lock(R, lock))",
     );
 }

@@ -108,8 +108,8 @@ impl Gen {
         );
         self.ctx_pending.push((
             ctx_sig(sig),
-            body.replace(CTX_OPT, "imp::ctx_opt(R, ctx)")
-                .replace(CTX, "imp::ctx(R, ctx)"),
+            body.replace(CTX_OPT, "glue::ctx_opt(R, ctx)")
+                .replace(CTX, "glue::ctx(R, ctx)"),
         ));
     }
 
@@ -122,7 +122,7 @@ impl Gen {
 
     /// One routine. `sig` is its C prototype (`ret name(params)`), `body` a Rust
     /// expression of the return type in which every parameter and `R` (the routine's
-    /// name) are in scope, and `crate::imp` is `imp`.
+    /// name) are in scope, and `crate::glue` is `glue`.
     pub(crate) fn f(&mut self, sig: &str, body: &str) {
         let open = sig.find('(').expect("(");
         let head = sig[..open].trim();
@@ -168,7 +168,7 @@ impl Gen {
             self.rs,
             "#[no_mangle]\npub unsafe extern \"C\" fn {real}({rparams}){rret} {{\n    \
              const R: &str = \"{name}\";\n    \
-             crate::imp::guard(R, move || {{\n        \
+             crate::glue::guard(R, move || {{\n        \
              // SAFETY: the caller passes what the OpenSHMEM specification requires of\n        \
              // {name}; the core checks symmetric addresses, PEs and alignment.\n        \
              #[allow(unused_unsafe)]\n        unsafe {{ {body} }}\n    }})\n}}"
@@ -193,7 +193,7 @@ impl Gen {
     }
 
     /// The `shmemx_try_` form of routine `name`: the same body, run by
-    /// `imp::returning`, so an error comes back as a `SHMEMX_ERR_*` code instead of
+    /// `glue::returning`, so an error comes back as a `SHMEMX_ERR_*` code instead of
     /// ending the job. A routine's value goes to a trailing `result` pointer (may be
     /// NULL); a collective's own `int` status becomes the return code.
     fn try_form(&mut self, name: &str, cret: &str, ps: &[(String, String)], body: &str) {
@@ -211,16 +211,16 @@ impl Gen {
             .map(|(t, n)| format!("{n}: {}", rs_type(t)))
             .collect();
         let call = if cret == "void" {
-            format!("crate::imp::returning(R, core::ptr::null_mut::<()>(), move || {{ {body}; }})")
+            format!("crate::glue::returning(R, core::ptr::null_mut::<()>(), move || {{ {body}; }})")
         } else if status {
             format!(
-                "{{ let mut st: core::ffi::c_int = 0; match crate::imp::returning(R, &mut st, move || {body}) {{ 0 if st != 0 => crate::imp::ERR_INVALID_ARGUMENT, c => c }} }}"
+                "{{ let mut st: core::ffi::c_int = 0; match crate::glue::returning(R, &mut st, move || {body}) {{ 0 if st != 0 => crate::glue::ERR_INVALID_ARGUMENT, c => c }} }}"
             )
         } else {
             let star = if cret.ends_with('*') { "" } else { " " };
             cparams.push(format!("{cret}{star}*result"));
             rparams.push(format!("result: *mut {}", rs_type(cret)));
-            format!("crate::imp::returning(R, result, move || {body})")
+            format!("crate::glue::returning(R, result, move || {body})")
         };
         let (cparams, rparams) = (cparams.join(", "), rparams.join(", "));
         let cparams = if cparams.is_empty() {
@@ -326,8 +326,8 @@ fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
             };
             format!("{c}.wrapping_mul({size})")
         }
-        (Some(c), Some(_)) => format!("{c}.wrapping_mul(imp::elem_size(dest))"),
+        (Some(c), Some(_)) => format!("{c}.wrapping_mul(glue::elem_size(dest))"),
         _ => "0".to_string(),
     };
-    format!("imp::coll_counted(rshmem_core::profile::Family::{fam}, {bytes}, || {body})")
+    format!("glue::coll_counted(rshmem_core::profile::Family::{fam}, {bytes}, || {body})")
 }
