@@ -17,13 +17,13 @@ use rshmem_core::Error;
 /// The validated active set, as seen by the calling PE (which must be in it).
 fn set(routine: &'static str, start: c_int, logstride: c_int, size: c_int) -> Arc<Team> {
     let bad = |arg, reason| -> ! {
-        crate::imp::fail(Error::InvalidArgument {
+        crate::glue::fail(Error::InvalidArgument {
             routine,
             arg,
             reason,
         })
     };
-    let npes = crate::imp::ok(rshmem_core::setup::n_pes());
+    let npes = crate::glue::ok(rshmem_core::setup::n_pes());
     if !(0..31).contains(&logstride) {
         bad("logPE_stride", "must be 0 to 30");
     }
@@ -40,7 +40,7 @@ fn set(routine: &'static str, start: c_int, logstride: c_int, size: c_int) -> Ar
             "the active set does not fit in the PEs of the job",
         );
     }
-    match crate::imp::ok(rshmem_core::team::strided_set(
+    match crate::glue::ok(rshmem_core::team::strided_set(
         routine,
         start,
         stride as isize,
@@ -53,7 +53,7 @@ fn set(routine: &'static str, start: c_int, logstride: c_int, size: c_int) -> Ar
 
 fn nbytes(routine: &'static str, n: usize, esize: usize) -> usize {
     n.checked_mul(esize).unwrap_or_else(|| {
-        crate::imp::fail(Error::InvalidArgument {
+        crate::glue::fail(Error::InvalidArgument {
             routine,
             arg: "nelems",
             reason: "nelems times the element size overflows",
@@ -70,8 +70,8 @@ pub(crate) fn barrier(
     _psync: *mut c_long,
 ) {
     let s = set(routine, start, logstride, size);
-    crate::imp::ok(rshmem_core::order::quiet());
-    crate::imp::ok(rshmem_core::team::sync_in(routine, &s));
+    crate::glue::ok(rshmem_core::order::quiet());
+    crate::glue::ok(rshmem_core::team::sync_in(routine, &s));
 }
 
 /// Deprecated 4-argument `shmem_sync`.
@@ -83,7 +83,7 @@ pub(crate) fn sync(
     _psync: *mut c_long,
 ) {
     let s = set(routine, start, logstride, size);
-    crate::imp::ok(rshmem_core::team::sync_in(routine, &s));
+    crate::glue::ok(rshmem_core::team::sync_in(routine, &s));
 }
 
 /// The data collectives of the set.
@@ -130,7 +130,7 @@ pub(crate) unsafe fn data(
             }
         }
     };
-    crate::imp::ok(r)
+    crate::glue::ok(r)
 }
 
 /// `shmem_TYPENAME_OP_to_all`: `pWrk` is not used.
@@ -149,12 +149,12 @@ pub(crate) unsafe fn to_all<T: Elem>(
 ) {
     let s = set(routine, start, logstride, size);
     if nreduce < 0 {
-        crate::imp::fail(Error::InvalidArgument {
+        crate::glue::fail(Error::InvalidArgument {
             routine,
             arg: "nreduce",
             reason: "is negative",
         });
     }
     // SAFETY: `dest` and `source` hold `nreduce` elements (spec); the core checks them.
-    crate::imp::ok(unsafe { coll::reduce(routine, &s, dest, source, nreduce as usize, op) })
+    crate::glue::ok(unsafe { coll::reduce(routine, &s, dest, source, nreduce as usize, op) })
 }
