@@ -66,16 +66,7 @@ pub enum DataAlg {
     Hierarchical,
 }
 
-/// Where a team's members lie, for choosing its algorithms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Span {
-    /// Every member maps every other member's memory (one host).
-    Host,
-    /// WORLD, across hosts whose PEs share memory (HOST and LEADERS compose it).
-    World,
-    /// Any other team that spans hosts.
-    Hosts,
-}
+pub use crate::team::Span;
 
 /// Bytes up to which `auto` takes the low-latency algorithms on node-local teams
 /// (measured: see docs/architecture.md, "Low-latency small collectives").

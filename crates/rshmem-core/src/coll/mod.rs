@@ -19,6 +19,7 @@ pub(crate) mod msg;
 mod net;
 pub mod nonblocking;
 pub mod sync;
+mod team_sync;
 
 use check::{Kind, Show};
 

@@ -2,8 +2,9 @@
 //! The waits on peers these are made of live with the teams (`team::peers`).
 
 use crate::coll::check::Kind;
+use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::runtime::rt;
+use crate::runtime::{rt, Runtime};
 
 /// `shmem_barrier_all`: completes this PE's outstanding operations, then waits for all PEs.
 pub fn barrier_all() -> Result<()> {
@@ -19,4 +20,20 @@ pub fn sync_all() -> Result<()> {
     let rt = rt(R)?;
     rt.check_coll(R, &rt.world, Kind::SyncAll, &[])?;
     rt.try_sync_in(R, &rt.world)
+}
+
+impl Runtime {
+    /// `shmem_barrier_all` as a step of `routine`: quiet, then a world synchronization.
+    pub(crate) fn try_barrier_all(&self, routine: &'static str) -> Result<()> {
+        Ctx::default_ctx().quiet(self)?;
+        self.try_sync_in(routine, &self.world)
+    }
+
+    /// [`Runtime::try_barrier_all`], ending the job on failure (for the heap routines
+    /// and nested finalize, which have no way to report one).
+    pub fn barrier_all(&self) {
+        if let Err(e) = self.try_barrier_all("shmem_barrier_all") {
+            self.fatal(&e);
+        }
+    }
 }

@@ -1385,20 +1385,6 @@ impl Runtime {
         self.quiet_all();
     }
 
-    /// `shmem_barrier_all` as a step of `routine`: quiet, then a world synchronization.
-    pub(crate) fn try_barrier_all(&self, routine: &'static str) -> Result<()> {
-        Ctx::default_ctx().quiet(self)?;
-        self.try_sync_in(routine, &self.world)
-    }
-
-    /// [`Runtime::try_barrier_all`], ending the job on failure (for the heap routines
-    /// and nested finalize, which have no way to report one).
-    pub fn barrier_all(&self) {
-        if let Err(e) = self.try_barrier_all("shmem_barrier_all") {
-            self.fatal(&e);
-        }
-    }
-
     /// Reports a fatal error and ends the whole job with a non-zero status. The report goes
     /// with the abort: the launcher (or, under hydra, this PE) prints it once.
     #[cold]
