@@ -3,7 +3,8 @@
 //! transports of the environment and again with TLS forced to tcp (AM-emulated RMA/atomics).
 
 use super::*;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Aborts the test process if the test is still running after `secs` (no hang).
