@@ -2,6 +2,14 @@
 //! memory through pointers. Every function here is safe: it checks bounds and lengths
 //! itself, so the rest of the crate is plain safe code. PE numbers are checked by the
 //! callers (and again by the runtime).
+//!
+//! One file a routine family: `memory` (alloc, free, resize), `contexts` (`RawCtx`),
+//! `rma` (blocking puts and gets), `atomics` (AMOs, signals, `fence`, `quiet`), `p2p`
+//! (waits and tests), `nbi_scope` (implicit non-blocking), `nbe` (explicit non-blocking:
+//! drains, requests), `zero_copy` (`SymVec::local`), `threads` (`Send`/`Sync` impls) and
+//! `collectives`. This file holds the block type [`Region`] and the bounds checks.
+
+// `unsafe` is allowed for the whole folder: every file in it works through pointers.
 #![allow(unsafe_code)]
 
 mod atomics;
