@@ -6,6 +6,32 @@ use rshmem_util::config::show_size;
 /// Result of a runtime call.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// How the job ends on an error no caller can take ([`fatal`]): the runtime's
+/// `runtime::fatal`, set at init, so that layers below the runtime (the copy engine's
+/// threads) need not reach up to it.
+static FATAL_HOOK: std::sync::OnceLock<fn(&dyn std::fmt::Display) -> !> =
+    std::sync::OnceLock::new();
+
+/// Sets how [`fatal`] ends the job (the first setting stays).
+pub(crate) fn set_fatal_hook(end: fn(&dyn std::fmt::Display) -> !) {
+    let _ = FATAL_HOOK.set(end);
+}
+
+/// Reports `err` and ends the job with a non-zero status, through the hook the runtime set
+/// ([`set_fatal_hook`]); without one, the process prints the error and exits.
+#[cold]
+pub(crate) fn fatal(err: &dyn std::fmt::Display) -> ! {
+    match FATAL_HOOK.get() {
+        Some(end) => end(err),
+        None => {
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            eprintln!("rshmem: {err}");
+            std::process::exit(1)
+        }
+    }
+}
+
 /// What went wrong in a routine. Small and `Copy`, so returning it costs nothing on the
 /// hot path; the text is built only when it is displayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -36,7 +36,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("runtime/mod.rs", "team"),
     ("runtime/setup.rs", "team"),
     ("team/mod.rs", "coll"),
-    ("transport/engine.rs", "runtime"),
 ];
 
 /// The layer index of module `m`, if it is one of the core's.

@@ -586,6 +586,7 @@ fn os(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InitError {
 /// otherwise it is refused with [`InitError::Reinit`] (the launcher has released the PE).
 pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitError> {
     let _g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    crate::error::set_fatal_hook(fatal);
     if let Some(rt) = try_runtime() {
         INIT_DEPTH.fetch_add(1, Ordering::Relaxed);
         return Ok(rt.thread_level);

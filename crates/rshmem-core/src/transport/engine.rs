@@ -301,7 +301,7 @@ impl Engine {
             thread::Builder::new()
                 .name(format!("rshmem-copy-{i}"))
                 .spawn(move || lane.0.work())
-                .unwrap_or_else(|e| crate::runtime::fatal(&format!("cannot start the copy engine thread ({e}); set SHMEM_COPY_ENGINE_LANES=0 to go without")))
+                .unwrap_or_else(|e| crate::error::fatal(&format!("cannot start the copy engine thread ({e}); set SHMEM_COPY_ENGINE_LANES=0 to go without")))
         })
     }
 
