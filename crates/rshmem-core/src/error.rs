@@ -23,13 +23,17 @@ pub(crate) fn set_fatal_hook(end: fn(&dyn std::fmt::Display) -> !) {
 pub(crate) fn fatal(err: &dyn std::fmt::Display) -> ! {
     match FATAL_HOOK.get() {
         Some(end) => end(err),
-        None => {
-            use std::io::Write;
-            let _ = std::io::stdout().flush();
-            eprintln!("rshmem: {err}");
-            std::process::exit(1)
-        }
+        None => print_and_exit(err),
     }
+}
+
+/// Ends the process (not the job) on `err`: before init, or where no runtime runs.
+#[cold]
+pub(crate) fn print_and_exit(err: &dyn std::fmt::Display) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    eprintln!("rshmem: {err}");
+    std::process::exit(1)
 }
 
 /// What went wrong in a routine. Small and `Copy`, so returning it costs nothing on the

@@ -1411,11 +1411,7 @@ impl Runtime {
 pub fn fatal(err: &dyn std::fmt::Display) -> ! {
     match try_runtime() {
         Some(rt) => rt.fatal(err),
-        None => {
-            let _ = std::io::stdout().flush();
-            eprintln!("rshmem: {err}");
-            std::process::exit(1)
-        }
+        None => crate::error::print_and_exit(err),
     }
 }
 
