@@ -74,7 +74,7 @@ pub(crate) fn init() {
         std::process::exit(1);
     }
     // A program that ends through EXIT or a C exit() skips caf_finalize: finalize then.
-    rshmem_core::runtime::finalize_at_exit_silently();
+    rshmem_core::world::finalize_at_exit_silently();
     let r = (|| -> rshmem_core::Result<State> {
         let me = rshmem_core::setup::my_pe()?;
         let n = rshmem_core::setup::n_pes()?;

@@ -3,10 +3,13 @@
 //! It implements each OpenSHMEM routine once, on raw addresses: symmetric addresses are
 //! checked and translated to (segment, offset) pairs, then carried by a transport. The
 //! layers, bottom up, one folder each: [`transport`] (the fabric: routes, shared memory,
-//! the copy engine, UCX, libfabric), [`runtime`] (bootstrap, segments, the heap, setup
-//! queries), [`ctx`] (contexts and requests), [`team`], [`ops`] (the one-sided routine
-//! families: [`rma`], [`amo`], [`signal`], [`p2p`], [`order`], [`lock`]) and [`coll`] (team
-//! synchronization and collectives). `docs/architecture.md` draws them; `tests/layers.rs`
+//! the copy engine, UCX, libfabric), [`runtime`] (configuration, bootstrap, memory layout,
+//! segments, the heap, setup queries), [`ctx`] (contexts, requests, the collective worker),
+//! [`team`] (teams, the predefined ones, the debug call check), [`ops`] (the one-sided
+//! routine families: [`rma`], [`amo`], [`signal`], [`p2p`], [`order`], [`lock`]), [`coll`]
+//! (team synchronization and collectives) and [`world`] (init in phases, finalize, the
+//! symmetric allocation collectives). Each layer keeps its own state
+//! (`runtime::published`). `docs/architecture.md` draws them; `tests/layers.rs`
 //! checks that a layer uses only those below it, and lists the imports that still run up.
 //!
 //! Errors name the routine and argument at fault ([`Error`]); faces decide whether to
@@ -34,6 +37,8 @@ pub mod runtime;
 pub mod team;
 #[allow(unsafe_code)]
 pub mod transport;
+#[allow(unsafe_code)]
+pub mod world;
 
 mod conc;
 pub mod error;
@@ -51,14 +56,16 @@ pub use coll::{algo, sync};
 pub use ctx::request;
 pub use ops::{amo, lock, order, p2p, rma, signal};
 pub(crate) use runtime::heap;
-pub use runtime::{memory, setup};
+pub use runtime::setup;
 pub(crate) use transport::engine;
+pub use world::memory;
 
 pub use ctx::{Ctx, CtxHandle};
 pub use engine::{pause_for_tests, Completion};
 pub use error::{Error, InitError, Result};
 pub use heap::{Exhausted, Heap, MIN_ALIGN};
 pub use request::{ReqHandle, RequestParams};
-pub use runtime::{fatal, finalize, init, initialized, ThreadLevel};
+pub use runtime::{fatal, initialized, ThreadLevel};
 pub use signal::SignalOp;
 pub use word::{AmoOp, Cmp, Word};
+pub use world::{finalize, init};

@@ -528,6 +528,8 @@ pub fn pcntr(ctx: &Ctx) -> Pcntr {
 /// published; otherwise 1 + the PE's `SHMEM_PROFILE` level), then calls, bytes and nanos
 /// per family.
 pub(crate) const WORDS: usize = 1 + FAMILIES * 3;
+// The runtime area holds the summary at a size of its own.
+const _: () = assert!(WORDS == Internal::PROFILE_WORDS);
 
 /// A summary as words (calls, bytes, nanos per family) after the header `head`.
 pub(crate) fn to_words(head: u64, s: &Summary) -> [u64; WORDS] {

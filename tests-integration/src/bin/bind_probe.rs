@@ -2,11 +2,11 @@
 //! /proc/self/status> oversubscribed=<the runtime's view>` after init, then passes a few
 //! barriers (a bound job must still run) and prints `ok bind_probe pe=<me>`.
 
-use rshmem_core::{runtime, sync, ThreadLevel};
+use rshmem_core::{sync, world, ThreadLevel};
 
 fn main() {
-    runtime::init(ThreadLevel::Single).expect("init");
-    let rt = runtime::try_runtime().expect("runtime");
+    world::init(ThreadLevel::Single).expect("init");
+    let rt = rshmem_core::runtime::try_runtime().expect("runtime");
     let me = rt.my_pe();
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     let cpus = status
@@ -22,5 +22,5 @@ fn main() {
         sync::barrier_all().expect("barrier_all");
     }
     println!("ok bind_probe pe={me}");
-    runtime::finalize();
+    world::finalize();
 }

@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use rshmem_core::request::{self, ReqHandle, RequestParams};
-use rshmem_core::{amo, ctx, memory, order, rma, runtime, signal, sync, team};
+use rshmem_core::{amo, ctx, memory, order, rma, signal, sync, team, world};
 use rshmem_core::{AmoOp, Cmp, Ctx, Error, SignalOp, ThreadLevel};
 
 fn malloc(len: usize) -> *mut u8 {
@@ -903,7 +903,7 @@ fn main() {
     } else {
         ThreadLevel::Single
     };
-    let provided = runtime::init(level).unwrap();
+    let provided = world::init(level).unwrap();
     assert_eq!(provided, level);
     let me = rshmem_core::setup::my_pe().unwrap();
     let n = rshmem_core::setup::n_pes().unwrap();
@@ -918,5 +918,5 @@ fn main() {
         _ => panic!("unknown mode {mode}"),
     }
     println!("ok {mode} pe={me}");
-    runtime::finalize();
+    world::finalize();
 }

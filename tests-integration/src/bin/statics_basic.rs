@@ -19,7 +19,7 @@ static INITIALIZED: AtomicU64 = AtomicU64::new(42);
 static mut BUF: [u64; 64] = [7; 64];
 
 fn main() {
-    rshmem_core::runtime::enable_symmetric_data();
+    rshmem_core::world::enable_symmetric_data();
     rshmem_core::init(ThreadLevel::Single).unwrap_or_else(|e| rshmem_core::fatal(&e));
     let me = setup::my_pe().unwrap();
     let n = setup::n_pes().unwrap();

@@ -21,7 +21,7 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 static VALUE: AtomicU64 = AtomicU64::new(1);
 
 fn init() {
-    rshmem_core::runtime::enable_symmetric_data();
+    rshmem_core::world::enable_symmetric_data();
     rshmem_core::init(ThreadLevel::Multiple).unwrap_or_else(|e| rshmem_core::fatal(&e));
 }
 

@@ -40,14 +40,14 @@ fn main() {
     // team_ptr: rank r of the reversed team is world PE n-1-r.
     let heap = rshmem_core::memory::malloc("shmem_malloc", 64).unwrap();
     for r in 0..n {
-        let via_team = setup::team_ptr(&rev, heap as usize, r as i64).unwrap();
+        let via_team = team::team_ptr(&rev, heap as usize, r as i64).unwrap();
         let via_world = setup::ptr(heap as usize, (n - 1 - r) as i64).unwrap();
         // Null exactly for PEs this PE does not map (SHMEM_TRANSPORT=ucx or mixed).
         let mapped = rshmem_tests::expected_maps(me, n - 1 - r, n);
         assert_eq!(!via_team.is_null(), mapped);
         assert_eq!(via_team, via_world);
     }
-    assert!(setup::team_ptr(&rev, heap as usize, n as i64)
+    assert!(team::team_ptr(&rev, heap as usize, n as i64)
         .unwrap()
         .is_null());
     rshmem_core::memory::free("shmem_free", heap).unwrap();

@@ -12,7 +12,7 @@ use super::errors::{fail, ok};
 
 pub(crate) fn init(routine: &'static str) {
     // C's globals and statics are symmetric (OpenSHMEM memory model).
-    rshmem_core::runtime::enable_symmetric_data();
+    rshmem_core::world::enable_symmetric_data();
     if let Err(e) = rshmem_core::init(ThreadLevel::Single) {
         let _ = std::io::Write::flush(&mut std::io::stdout());
         eprintln!("{}", init_message(routine, &e));
@@ -24,7 +24,7 @@ pub(crate) fn init(routine: &'static str) {
 /// never call `shmem_finalize`).
 pub(crate) fn start_pes(routine: &'static str) {
     init(routine);
-    rshmem_core::runtime::finalize_at_exit_silently();
+    rshmem_core::world::finalize_at_exit_silently();
 }
 
 /// An init error naming the PE (when known) and `routine` once (the core's message
@@ -32,7 +32,7 @@ pub(crate) fn start_pes(routine: &'static str) {
 fn init_message(routine: &'static str, e: &rshmem_core::InitError) -> String {
     let msg = e.to_string();
     let body = msg.strip_prefix("shmem_init: ").unwrap_or(&msg);
-    match rshmem_core::runtime::init_pe() {
+    match rshmem_core::world::init_pe() {
         Some(pe) => format!("rshmem: PE {pe}: {routine}: {body}"),
         None => format!("rshmem: {routine}: {body}"),
     }
@@ -50,7 +50,7 @@ pub(crate) unsafe fn init_thread(
         3 => ThreadLevel::Multiple,
         _ => return -1,
     };
-    rshmem_core::runtime::enable_symmetric_data();
+    rshmem_core::world::enable_symmetric_data();
     match rshmem_core::init(level) {
         Ok(got) => {
             if !provided.is_null() {

@@ -125,7 +125,7 @@ pub(crate) fn team_ptr(
     pe: c_int,
 ) -> *mut c_void {
     match team(routine, h) {
-        Some(t) => ok(rshmem_core::setup::team_ptr(&t, dest as usize, pe.into())).cast(),
+        Some(t) => ok(rshmem_core::team::team_ptr(&t, dest as usize, pe.into())).cast(),
         None => std::ptr::null_mut(),
     }
 }

@@ -3,6 +3,9 @@
 
 use rshmem_util::Config;
 
+use crate::runtime::published::Published;
+use crate::runtime::Runtime;
+
 /// Algorithms of team synchronization (`shmem_team_sync`, `shmem_barrier_all`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncAlg {
@@ -263,6 +266,29 @@ impl Algorithms {
             fcollect: parse_data("SHMEM_FCOLLECT_ALGORITHM", &cfg.fcollect_algorithm)?,
             alltoall: parse_data("SHMEM_ALLTOALL_ALGORITHM", &cfg.alltoall_algorithm)?,
         })
+    }
+}
+
+/// The algorithms in force on this PE, published by `world::init`.
+static IN_FORCE: Published<Algorithms> = Published::new();
+
+impl Algorithms {
+    /// Publishes the algorithms in force (init, before the runtime).
+    pub(crate) fn publish(self) {
+        IN_FORCE.publish(Box::new(self));
+    }
+
+    /// Takes them back (the last finalize, after the runtime).
+    pub(crate) fn unpublish() {
+        drop(IN_FORCE.take());
+    }
+}
+
+impl Runtime {
+    /// The collective algorithms in force.
+    #[inline(always)]
+    pub(crate) fn algs(&self) -> &'static Algorithms {
+        IN_FORCE.expect()
     }
 }
 

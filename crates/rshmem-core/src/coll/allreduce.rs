@@ -272,8 +272,8 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
-    let host = rt.inner_host.clone();
-    let is_world = std::ptr::eq(team, &*rt.world);
+    let host = rt.teams().inner_host.clone();
+    let is_world = std::ptr::eq(team, &*rt.teams().world);
     let flat = !is_world || host.n_pes() == team.n_pes();
     if flat {
         // SAFETY: forwarded.
@@ -296,7 +296,7 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
     );
     // SAFETY: forwarded.
     unsafe { super::reduce_with(routine, &host, dest, src, n, op, inner)? };
-    if let Some(leaders) = rt.inner_leaders.clone() {
+    if let Some(leaders) = rt.teams().inner_leaders.clone() {
         // Across the network: one message a round for small vectors, bulk above.
         let across = if bytes <= crate::algo::NET_RD_MAX {
             DataAlg::RecursiveDoubling

@@ -47,6 +47,8 @@ pub(crate) const BCAST_BUFS: usize = 8;
 const CONSUMED: usize = 2 * LANES + BCAST_BUFS;
 /// LL buffers per team slot ([`Layout::LL_BUFS`] must equal it).
 pub(crate) const BUFS: usize = CONSUMED + 1;
+// The runtime's layout reserves them at a size of its own.
+const _: () = assert!(BUFS == crate::runtime::Layout::LL_BUFS);
 /// Scratch words (u64) for one payload.
 const WORDS: usize = MAX_BYTES / 8;
 

@@ -13,7 +13,6 @@ use std::cell::RefCell;
 
 pub mod algo;
 mod allreduce;
-pub(crate) mod check;
 pub mod ll;
 pub(crate) mod msg;
 mod net;
@@ -21,7 +20,7 @@ pub mod nonblocking;
 pub mod sync;
 mod team_sync;
 
-use check::{Kind, Show};
+use crate::team::call_check::{self as check, Kind, Show};
 
 use crate::algo::{DataAlg, Span};
 use crate::error::{Error, Result};
@@ -379,7 +378,7 @@ unsafe fn broadcast_checked(
             ("size in bytes", nbytes as u64, Show::Num),
         ],
     )?;
-    let alg = rt.algs.bcast_for(nbytes, team.n_pes(), rt.span(team));
+    let alg = rt.algs().bcast_for(nbytes, team.n_pes(), rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, root_dest) }
 }
@@ -528,10 +527,10 @@ unsafe fn host_broadcast(
     root: usize,
     root_dest: bool,
 ) -> Result<()> {
-    let host = rt.inner_host.clone();
+    let host = rt.teams().inner_host.clone();
     let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
     let root_here = host.members().rank_of(root).is_some();
-    let leader = rt.inner_leaders.is_some();
+    let leader = rt.teams().inner_leaders.is_some();
     rt.try_sync_in(routine, world)?;
     if (root_here || leader) && (root_dest || world.my_pe() != root) {
         // SAFETY: the root's source is not written during the collective; `dest` is ours.
@@ -667,7 +666,7 @@ pub unsafe fn fcollect(
     rt.try_sync_in(routine, team)?;
     let me = team.my_pe();
     for r in 0..n {
-        if rt.algs.fcollect != DataAlg::Linear {
+        if rt.algs().fcollect != DataAlg::Linear {
             // SAFETY: peer sources are stable during the collective; our dest holds
             // `nbytes * n` bytes.
             unsafe {
@@ -748,7 +747,7 @@ pub unsafe fn collect(
     let d = rt.coll_buf(routine, "dest", dest, off)?;
     let (my_at, my_len) = sizes[team.my_pe()];
     for (r, &(at, len)) in sizes.iter().enumerate() {
-        match rt.algs.collect {
+        match rt.algs().collect {
             DataAlg::Linear if my_len > 0 => {
                 // SAFETY: our block of every dest is written only by this PE.
                 unsafe { rt.coll_xfer(routine, team, Dir::Put, r, &d, my_at, src, my_len)? };
@@ -800,7 +799,7 @@ pub unsafe fn alltoall(
     rt.try_sync_in(routine, team)?;
     let me = team.my_pe();
     for r in 0..n {
-        if rt.algs.alltoall != DataAlg::Linear {
+        if rt.algs().alltoall != DataAlg::Linear {
             // SAFETY: peer sources are stable; our dest block `r` is inside the
             // checked range.
             unsafe {
@@ -920,7 +919,7 @@ pub unsafe fn reduce<T: Elem>(
     let _turn = rt.turn(team);
     check_reduce::<T>(rt, routine, team, n, op)?;
     let alg = rt
-        .algs
+        .algs()
         .reduce_for(n * std::mem::size_of::<T>(), team.n_pes(), rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
@@ -1085,7 +1084,7 @@ pub unsafe fn reduce_staged<T: Elem>(
     check_reduce::<T>(rt, routine, team, n, op)?;
     let sz = std::mem::size_of::<T>();
     let npes = team.n_pes();
-    let alg = rt.algs.reduce_for(n * sz, npes, rt.span(team));
+    let alg = rt.algs().reduce_for(n * sz, npes, rt.span(team));
     T::fold(op, &mut [], &[]).map_err(|reason| Error::InvalidArgument {
         routine,
         arg: "op",

@@ -65,9 +65,9 @@ impl Runtime {
                 acks: self.layout.pair_ack(to),
                 buf: [self.layout.pair_buf(from, 0), self.layout.pair_buf(from, 1)],
                 count: if sending {
-                    &self.pairs.sent[to]
+                    &self.teams().pairs.sent[to]
                 } else {
-                    &self.pairs.recvd[from]
+                    &self.teams().pairs.recvd[from]
                 },
                 acked: true,
             },

@@ -1,16 +1,16 @@
 //! World synchronization: `shmem_sync_all` (and, with a quiet first, `shmem_barrier_all`).
 //! The waits on peers these are made of live with the teams (`team::peers`).
 
-use crate::coll::check::Kind;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::runtime::{rt, Runtime};
+use crate::team::call_check::Kind;
 
 /// `shmem_barrier_all`: completes this PE's outstanding operations, then waits for all PEs.
 pub fn barrier_all() -> Result<()> {
     const R: &str = "shmem_barrier_all";
     let rt = rt(R)?;
-    rt.check_coll(R, &rt.world, Kind::BarrierAll, &[])?;
+    rt.check_coll(R, &rt.teams().world, Kind::BarrierAll, &[])?;
     rt.try_barrier_all(R)
 }
 
@@ -18,15 +18,15 @@ pub fn barrier_all() -> Result<()> {
 pub fn sync_all() -> Result<()> {
     const R: &str = "shmem_sync_all";
     let rt = rt(R)?;
-    rt.check_coll(R, &rt.world, Kind::SyncAll, &[])?;
-    rt.try_sync_in(R, &rt.world)
+    rt.check_coll(R, &rt.teams().world, Kind::SyncAll, &[])?;
+    rt.try_sync_in(R, &rt.teams().world)
 }
 
 impl Runtime {
     /// `shmem_barrier_all` as a step of `routine`: quiet, then a world synchronization.
     pub(crate) fn try_barrier_all(&self, routine: &'static str) -> Result<()> {
         Ctx::default_ctx().quiet(self)?;
-        self.try_sync_in(routine, &self.world)
+        self.try_sync_in(routine, &self.teams().world)
     }
 
     /// [`Runtime::try_barrier_all`], ending the job on failure (for the heap routines

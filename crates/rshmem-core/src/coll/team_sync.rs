@@ -32,7 +32,7 @@ impl Runtime {
             // before any member leaves (on shared memory stores are visible at once).
             self.fabric.quiet(routine, crate::ctx::runtime_ctx())?;
         }
-        match self.algs.sync_for(self.span(team)) {
+        match self.algs().sync_for(self.span(team)) {
             SyncAlg::Dissemination => self.sync_dissemination(routine, team),
             SyncAlg::Linear => self.sync_linear(routine, team),
             SyncAlg::Hierarchical => self.sync_hierarchical(routine),
@@ -42,11 +42,11 @@ impl Runtime {
     /// WORLD's sync as three: within each host (every PE), across the leaders, within
     /// each host again (which releases the non-leaders once their leader is through).
     fn sync_hierarchical(&self, routine: &'static str) -> Result<()> {
-        self.sync_dissemination(routine, &self.inner_host)?;
-        if let Some(leaders) = &self.inner_leaders {
+        self.sync_dissemination(routine, &self.teams().inner_host)?;
+        if let Some(leaders) = &self.teams().inner_leaders {
             self.sync_dissemination(routine, leaders)?;
         }
-        self.sync_dissemination(routine, &self.inner_host)
+        self.sync_dissemination(routine, &self.teams().inner_host)
     }
 
     /// Gather-release through rank 0: members add one to rank 0's arrival counter and wait

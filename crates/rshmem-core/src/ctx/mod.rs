@@ -10,6 +10,10 @@
 //! creating and destroying contexts costs no memory growth.
 
 pub mod request;
+mod state;
+mod worker;
+
+pub(crate) use state::Contexts;
 
 use std::cell::Cell;
 use std::ptr::NonNull;

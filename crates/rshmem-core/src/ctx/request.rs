@@ -384,7 +384,7 @@ fn give_spare(idx: u32) {
 }
 
 fn alloc_in(rt: &Runtime) -> ReqHandle {
-    alloc_from(&rt.requests, rt.fabric.engine.thread_lane())
+    alloc_from(rt.requests(), rt.fabric.engine.thread_lane())
 }
 
 /// A request object from `pool` (or the thread's cache), reset, bound to `lane`.
@@ -496,7 +496,7 @@ pub unsafe fn test(slot: &mut Option<ReqHandle>) -> Result<bool> {
         // SAFETY: live until released just below.
         let failed = unsafe { failure(h) };
         // SAFETY: complete, and the slot is the handle's only copy the caller keeps.
-        unsafe { release(&rt.requests, h) };
+        unsafe { release(rt.requests(), h) };
         *slot = None;
         return failed.map_or(Ok(true), Err);
     }
@@ -539,7 +539,7 @@ unsafe fn wait_in(routine: &'static str, slot: &mut Option<ReqHandle>) -> Result
     // SAFETY: live until released just below.
     let failed = unsafe { failure(h) };
     // SAFETY: complete; the slot is emptied below.
-    unsafe { release(&rt.requests, h) };
+    unsafe { release(rt.requests(), h) };
     *slot = None;
     failed.map_or(Ok(()), Err)
 }
@@ -640,7 +640,7 @@ unsafe fn merge_lists(into: &mut Option<ReqHandle>, from: &mut Option<ReqHandle>
 pub fn wait_all_issued() -> Result<()> {
     let rt = rt("shmemx_request_wait")?;
     // Non-blocking collectives too (`coll::nonblocking`).
-    rt.nb.drain(rt);
+    rt.worker().drain(rt);
     rt.fabric.drain("shmemx_request_wait")
 }
 

@@ -97,7 +97,7 @@ impl Runtime {
         // Stuck only when nothing of this PE can write: one thread calls OpenSHMEM, no
         // non-blocking collective runs, the default context's transfers have completed.
         if self.thread_level <= crate::runtime::ThreadLevel::Funneled
-            && self.nb.idle()
+            && self.worker().idle()
             && crate::ctx::Ctx::default_ctx().quiet(self).is_ok()
         {
             self.set_own(waiting, BEATS.fetch_add(1, Ordering::Relaxed) + 1);

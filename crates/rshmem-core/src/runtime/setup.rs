@@ -38,20 +38,10 @@ pub fn ptr(addr: usize, pe: i64) -> Result<*mut u8> {
     Ok(ptr_in(rt, addr, pe).unwrap_or(std::ptr::null_mut()))
 }
 
-fn ptr_in(rt: &Runtime, addr: usize, pe: i64) -> Option<*mut u8> {
+pub(crate) fn ptr_in(rt: &Runtime, addr: usize, pe: i64) -> Option<*mut u8> {
     let pe = rt.pe("shmem_ptr", pe).ok()?;
     let a = rt.sym("shmem_ptr", "dest", addr, 0).ok()?;
     rt.fabric.ptr(pe, a)
-}
-
-/// `shmem_team_ptr` (OpenSHMEM 1.6): like [`ptr`], with `pe` a rank of `team`.
-pub fn team_ptr(team: &crate::team::Team, addr: usize, pe: i64) -> Result<*mut u8> {
-    let rt = rt("shmem_team_ptr")?;
-    if pe < 0 || pe as usize >= team.n_pes() {
-        return Ok(std::ptr::null_mut());
-    }
-    let world = team.members().pe(pe as usize);
-    Ok(ptr_in(rt, addr, world as i64).unwrap_or(std::ptr::null_mut()))
 }
 
 /// `shmem_info_get_version`.

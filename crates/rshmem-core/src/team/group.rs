@@ -126,10 +126,10 @@ impl Runtime {
             }
             Scratch::Pairs => {
                 for pe in pes() {
-                    let want = self.pairs.sig[pe].load(Relaxed) + each;
+                    let want = self.teams().pairs.sig[pe].load(Relaxed) + each;
                     let f = self.layout.pair_sig(pe);
                     self.wait_peer_in(routine, team, pe, || self.load_local::<u64>(f) >= want)?;
-                    self.pairs.sig[pe].store(want, Relaxed);
+                    self.teams().pairs.sig[pe].store(want, Relaxed);
                 }
                 Ok(())
             }
@@ -160,9 +160,13 @@ impl Runtime {
     /// Earlier non-blocking collectives run first (`coll::nonblocking`): the worker may
     /// need the turn for them.
     pub(crate) fn turn(&self, team: &Team) -> Option<std::sync::MutexGuard<'_, ()>> {
-        self.nb.drain(self);
-        (team.scratch == Scratch::Pairs)
-            .then(|| self.set_turn.lock().unwrap_or_else(|e| e.into_inner()))
+        self.worker().drain(self);
+        (team.scratch == Scratch::Pairs).then(|| {
+            self.teams()
+                .set_turn
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        })
     }
 
     /// An active set of `members` as seen by this PE (`None` if it is not one): local,
@@ -204,7 +208,7 @@ impl Runtime {
             return Ok(None);
         };
         if n == self.npes && (0..n).all(|r| members.pe(r) == r) {
-            return Ok(Some(self.world.clone()));
+            return Ok(Some(self.teams().world.clone()));
         }
         Ok(Some(Arc::new(Team::with_scratch(
             members,

@@ -9,16 +9,18 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub(crate) mod call_check;
 pub(crate) mod group;
 pub(crate) mod peers;
+pub(crate) mod registry;
 mod survivors;
 pub use group::strided_set;
 pub(crate) use group::{Flag, Scratch};
 pub use survivors::survivors;
 
-use crate::coll::check::{Kind, Show};
 use crate::error::{Error, Result};
 use crate::runtime::{Layout, Runtime};
+use crate::team::call_check::{Kind, Show};
 use crate::word::AmoOp;
 
 /// Where a team's members lie, for choosing its algorithms.
@@ -142,7 +144,7 @@ pub struct Team {
     config: TeamConfig,
     /// Syncs of this team entered so far (the epoch written into members' flags).
     pub(crate) epoch: AtomicU64,
-    /// Collective calls on this team entered so far (`coll::check`'s sequence).
+    /// Collective calls on this team entered so far (`team::call_check`'s sequence).
     pub(crate) calls: AtomicU64,
     predefined: bool,
     /// Messages sent / received on each channel (`coll::msg`); the peers' counters
@@ -288,7 +290,7 @@ impl Runtime {
             let n = team.n_pes();
             if (0..n).all(|r| self.fabric.maps(team.members.pe(r))) {
                 Span::Host
-            } else if std::ptr::eq(team, &*self.world) && self.world_hier {
+            } else if std::ptr::eq(team, &*self.teams().world) && self.teams().world_hier {
                 Span::World
             } else {
                 Span::Hosts
@@ -309,6 +311,7 @@ impl Runtime {
     /// for the other members to read.
     pub(crate) fn publish_free_slots(&self, slot: usize) -> Vec<u64> {
         let mine: Vec<u64> = self
+            .teams()
             .slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -371,7 +374,8 @@ impl Runtime {
         let Some(my_rank) = members.rank_of(self.me) else {
             return Ok(None);
         };
-        self.slots
+        self.teams()
+            .slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take(slot);
@@ -563,7 +567,8 @@ impl Runtime {
                 self.set_own(f, 0);
             }
         }
-        self.slots
+        self.teams()
+            .slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .give_back(slot);
@@ -571,24 +576,43 @@ impl Runtime {
     }
 }
 
+/// `shmem_team_ptr` (OpenSHMEM 1.6): like [`ptr`], with `pe` a rank of `team`.
+pub fn team_ptr(team: &Team, addr: usize, pe: i64) -> Result<*mut u8> {
+    let rt = crate::runtime::rt("shmem_team_ptr")?;
+    if pe < 0 || pe as usize >= team.n_pes() {
+        return Ok(std::ptr::null_mut());
+    }
+    let world = team.members().pe(pe as usize);
+    Ok(crate::setup::ptr_in(rt, addr, world as i64).unwrap_or(std::ptr::null_mut()))
+}
+
 /// `SHMEM_TEAM_WORLD`.
 pub fn world() -> Result<Arc<Team>> {
-    Ok(crate::runtime::rt("shmem_team_world")?.world.clone())
+    Ok(crate::runtime::rt("shmem_team_world")?
+        .teams()
+        .world
+        .clone())
 }
 
 /// `SHMEM_TEAM_SHARED`.
 pub fn shared() -> Result<Arc<Team>> {
-    Ok(crate::runtime::rt("shmem_team_shared")?.shared.clone())
+    Ok(crate::runtime::rt("shmem_team_shared")?
+        .teams()
+        .shared
+        .clone())
 }
 
 /// `SHMEMX_TEAM_HOST`: the PEs of this PE's host (virtual hosts with `SHMEM_VIRTUAL_HOSTS`).
 pub fn host() -> Result<Arc<Team>> {
-    Ok(crate::runtime::rt("shmemx_team_host")?.host.clone())
+    Ok(crate::runtime::rt("shmemx_team_host")?.teams().host.clone())
 }
 
 /// `SHMEMX_TEAM_LEADERS`: one PE per host; `None` on the others.
 pub fn leaders() -> Result<Option<Arc<Team>>> {
-    Ok(crate::runtime::rt("shmemx_team_leaders")?.leaders.clone())
+    Ok(crate::runtime::rt("shmemx_team_leaders")?
+        .teams()
+        .leaders
+        .clone())
 }
 
 /// `shmem_team_split_strided` (collective over `parent`).

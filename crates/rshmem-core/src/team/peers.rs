@@ -227,8 +227,9 @@ impl Runtime {
             let pe = (v >> 1).checked_sub(1)? as usize;
             let dead = v & 1 == 1;
             // The runtime's copies of HOST and LEADERS run parts of WORLD's collectives.
-            let world_part = std::ptr::eq(team, &*self.inner_host)
+            let world_part = std::ptr::eq(team, &*self.teams().inner_host)
                 || self
+                    .teams()
                     .inner_leaders
                     .as_deref()
                     .is_some_and(|l| std::ptr::eq(team, l));

@@ -85,7 +85,8 @@ impl Runtime {
             .position(|&r| r == team.my_rank)
             .expect("a PE survives itself");
         let members = Members::List(ranks.iter().map(|&r| team.members.pe(r)).collect());
-        self.slots
+        self.teams()
+            .slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take(new_slot);

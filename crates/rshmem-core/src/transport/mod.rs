@@ -267,7 +267,7 @@ impl Fabric {
     }
 
     /// Whether the network is libfabric's (finalize then ends with the launcher's barrier:
-    /// see `runtime::finalize`).
+    /// see `world::finalize`).
     pub(crate) fn network_is_ofi(&self) -> bool {
         matches!(self.net, Some(Network::Ofi(_)))
     }

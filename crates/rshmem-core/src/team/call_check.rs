@@ -19,10 +19,10 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use rshmem_util::Waiter;
 
+use super::group::Scratch;
+use super::Team;
 use crate::error::{Error, Result};
 use crate::runtime::Runtime;
-use crate::team::group::Scratch;
-use crate::team::Team;
 use crate::word::AmoOp;
 
 /// The collective call a thread is in (or was in last), for the overdue check.
@@ -102,7 +102,7 @@ pub(crate) enum Show {
     Type,
 }
 
-/// Element types of reductions and scans, by the name [`super::Elem::TYPE`] gives.
+/// Element types of reductions and scans, by the name `coll::Elem::TYPE` gives.
 pub(crate) const TYPES: [&str; 14] = [
     "i8",
     "i16",
@@ -154,7 +154,7 @@ impl Runtime {
         args: &[Arg],
     ) -> Result<()> {
         // Earlier non-blocking collectives run first, on every member alike.
-        self.nb.drain(self);
+        self.worker().drain(self);
         if let Scratch::Slot(slot) = team.scratch {
             // One team runs one collective at a time: no read-modify-write needed.
             let seq = team.calls.load(Relaxed) + 1;

@@ -37,7 +37,7 @@ impl Runtime {
         op: Op,
         args: [(&'static str, u64); 2],
     ) -> Result<()> {
-        use crate::coll::check::{Kind, Show};
+        use crate::team::call_check::{Kind, Show};
         let kind = match op {
             Op::Malloc => Kind::Malloc,
             Op::Align => Kind::Align,
@@ -51,7 +51,7 @@ impl Runtime {
             (args[0].0, args[0].1, Show::Num),
             (args[1].0, args[1].1, Show::Num),
         ];
-        self.check_coll(routine, &self.world, kind, &a)
+        self.check_coll(routine, &self.teams().world, kind, &a)
     }
 
     fn addr_of(&self, off: usize) -> *mut u8 {
