@@ -391,7 +391,7 @@ fn caf_stopped_image_seen_by_sync_all_and_sync_images_stat() {
     // The last image stops; the others get STAT_STOPPED_IMAGE from SYNC ALL and SYNC
     // IMAGES (not a hang: the 60 s bound), and see it in IMAGE_STATUS / STOPPED_IMAGES.
     // On shared memory: through UCX the stopped image's process may leave the job, and a
-    // later quiet ends the job on the lost connection (architecture.md, Image status).
+    // later quiet ends the job on the lost connection (docs/decisions/0039-caf-image-control.md).
     let exe = build("status");
     for np in 2..=4 {
         let out = cafrun_env(np, &exe, &["stopped"], &[("SHMEM_TRANSPORT", "shm")]);

@@ -59,7 +59,7 @@ pub(crate) fn is_live(raw: *mut c_void) -> bool {
 /// glibc's `malloc` returns large blocks (its `mmap`ed ones) 16 bytes past a page, and a
 /// `memmove` whose destination lies up to about 1 KiB *ahead* of its source modulo 4 KiB,
 /// at other than a multiple of 64 bytes, runs at 0.6-0.8x on the CPUs measured (store to
-/// load aliasing; docs/architecture.md, "Coarray Fortran"). Placed at the same page
+/// load aliasing; docs/decisions/0041-caf-large-coarray-placement.md). Placed at the same page
 /// offset, a put or get between a large allocatable and a coarray is the fast case both
 /// ways; any other source is no worse off than at the heap's own alignment. The cost is
 /// at most a page per coarray, so small coarrays keep the heap's 64-byte alignment.

@@ -27,7 +27,7 @@
 //! One round of n-1 posted writes per image instead of the core's log(n) rounds: images
 //! may leave at different statements (none waits on a relay through a stopped one), and
 //! at the image counts Coarray programs run on one host it costs no more (measured with
-//! `caf_sync`, see architecture.md).
+//! `caf_sync`, see docs/decisions/0039-caf-image-control.md).
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 

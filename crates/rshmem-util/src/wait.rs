@@ -42,7 +42,7 @@ pub struct Policy {
 impl Policy {
     /// The default with PEs on their own cores: spin long enough to cover a peer's answer
     /// when both run, a short yield phase, then sleep (`rshmem-bench wait` figures in
-    /// docs/architecture.md, "Waiting").
+    /// docs/decisions/0036-waiting-policy.md).
     pub const DEDICATED: Policy = Policy {
         spin: Duration::from_micros(5),
         yield_for: Duration::from_millis(2),

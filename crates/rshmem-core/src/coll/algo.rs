@@ -72,7 +72,7 @@ pub enum DataAlg {
 pub use crate::team::Span;
 
 /// Bytes up to which `auto` takes the low-latency algorithms on node-local teams
-/// (measured: see docs/architecture.md, "Low-latency small collectives").
+/// (measured: see docs/decisions/0021-low-latency-ll-collectives.md).
 pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
 
 /// Bytes up to which `auto` reduces across hosts by recursive doubling (one message of
@@ -198,7 +198,7 @@ impl Algorithms {
             _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
             // Pushes down a tree, except large data on larger teams, where one get per
             // member from the root measured faster on this machine (see
-            // docs/architecture.md, "Collectives across the network").
+            // docs/decisions/0023-network-collectives-push.md).
             _ if self.bcast_auto && span == Span::Hosts => {
                 if bytes <= NET_BCAST_PUSH_MAX || npes <= 2 {
                     DataAlg::Binomial

@@ -1,5 +1,5 @@
 //! Collectives built for the network: the algorithms `auto` takes on teams whose members
-//! do not all map each other (docs/architecture.md, "Collectives across the network").
+//! do not all map each other (docs/decisions/0023-network-collectives-push.md).
 //! Through UCX a message costs a one-way latency and every fetch a round trip (over TCP
 //! the target must also progress to serve it), so data is pushed, and a PE waits only
 //! on words of its own segment that the sender raises after the data.
@@ -47,8 +47,8 @@ pub(crate) const TREE_MAX_PES: usize = 1 << 13;
 /// sends, and over TCP (a few us to send, tens to arrive) or on a busy node (the forwarder
 /// must be scheduled) that hop cost more than the root's extra sends (8 B at 4 PEs on 2
 /// cores: UCX's TCP 50-85 -> 39-61 us, libfabric's tcp 183-272 -> 56-101; figures in
-/// docs/architecture.md). 8 members keep the root's sends (7) within about twice the tree's
-/// depth (3).
+/// docs/decisions/0023-network-collectives-push.md). 8 members keep the root's sends (7)
+/// within about twice the tree's depth (3).
 const FLAT_MAX_PES: usize = 8;
 
 /// The count of chunks put into a member's destination by a bulk reduction (word 6 of the

@@ -212,7 +212,7 @@ pub(crate) struct Fabric {
     /// Every AMO goes through the network, node-local ones included: a word updated with
     /// CPU atomics by node-local PEs and through a network adapter by remote ones is not
     /// atomic across the two, so a job with any network route keeps one atomicity domain
-    /// (docs/architecture.md).
+    /// (docs/decisions/0013-one-atomicity-domain.md).
     amo_net: bool,
     /// Raises that go out at this PE's next wait ([`Fabric::raise_later`]).
     deferred: Deferred,
