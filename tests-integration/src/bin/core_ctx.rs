@@ -149,7 +149,7 @@ fn basic(me: usize, n: usize) {
     }
     order::ctx_quiet(c).unwrap();
     assert!(Arc::ptr_eq(
-        &ctx::get_team(c).unwrap(),
+        &team::ctx_team(c).unwrap(),
         &team::world().unwrap()
     ));
     barrier();
@@ -204,10 +204,10 @@ fn basic(me: usize, n: usize) {
         let tn = t.n_pes();
         let tme = t.my_pe();
         // SAFETY: freshly created, destroyed below (or with the team).
-        let shared_ctx = unsafe { ctx::team_create(t, 0).unwrap().as_ref() };
+        let shared_ctx = unsafe { team::create_ctx(t, 0).unwrap().as_ref() };
         // SAFETY: as above.
-        let private_ctx = unsafe { ctx::team_create(t, ctx::PRIVATE).unwrap().as_ref() };
-        assert!(Arc::ptr_eq(&ctx::get_team(shared_ctx).unwrap(), t));
+        let private_ctx = unsafe { team::create_ctx(t, ctx::PRIVATE).unwrap().as_ref() };
+        assert!(Arc::ptr_eq(&team::ctx_team(shared_ctx).unwrap(), t));
         assert_eq!(ctx::live_count(), 2);
         let tr = ((tme + 1) % tn) as i64;
         let v = [1000 + tme as u64];

@@ -224,7 +224,7 @@ pub(crate) unsafe fn team_create_ctx(
     // SAFETY: forwarded contract on `out`.
     unsafe {
         make_ctx(routine, out, h as usize, options, || match t {
-            Some(t) => rshmem_core::ctx::team_create(&t, options),
+            Some(t) => rshmem_core::team::create_ctx(&t, options),
             None => Err(Error::InvalidArgument {
                 routine,
                 arg: "team",

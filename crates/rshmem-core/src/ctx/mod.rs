@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 use crate::engine::Completion;
 use crate::error::{Error, Result};
 use crate::profile::CtxCounters;
+use crate::runtime::members::Members;
 use crate::runtime::{rt, Runtime};
-use crate::team::Team;
 use crate::transport::CtxState;
 
 /// `SHMEM_CTX_SERIALIZED`: the context is used by one thread at a time.
@@ -38,13 +38,25 @@ const ALL_OPTIONS: i64 = SERIALIZED | PRIVATE | NOSTORE;
 /// Live contexts per PE at most (a guard against leaks, reported as a creation error).
 pub const MAX_LIVE: usize = 1 << 20;
 
+/// The team a context was made from, as the context layer sees it. The team layer
+/// implements it, so contexts never name teams (a layer above them).
+pub(crate) trait CtxTeam: std::fmt::Debug + Send + Sync {
+    /// The team's live shareable contexts, kept by this layer (created, destroyed).
+    fn shareable(&self) -> &Mutex<Vec<usize>>;
+    /// The team itself, for `shmem_ctx_get_team`.
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
+}
+
+/// A context's team: its members, which number the context's PEs, and the team.
+pub(crate) type TeamOf = (Members, Arc<dyn CtxTeam>);
+
 /// A communication context.
 #[derive(Debug)]
 #[repr(align(128))]
 pub struct Ctx {
     options: i64,
     /// The team PE numbers refer to (`None`: the world, numbered as is).
-    team: Option<Arc<Team>>,
+    team: Option<TeamOf>,
     /// Set while the context is alive (so stale handles can be told apart).
     live: AtomicBool,
     state: CtxState,
@@ -89,13 +101,13 @@ impl Ctx {
     }
 
     /// The team it was created from (`None`: the world).
-    pub fn team(&self) -> Option<&Arc<Team>> {
-        self.team.as_ref()
+    pub(crate) fn team(&self) -> Option<&Arc<dyn CtxTeam>> {
+        self.team.as_ref().map(|t| &t.1)
     }
 
     /// Number of PEs addressable through it.
     pub fn n_pes(&self, rt: &Runtime) -> usize {
-        self.team.as_ref().map_or(rt.npes, |t| t.n_pes())
+        self.team.as_ref().map_or(rt.npes, |t| t.0.size())
     }
 
     /// Checks a PE number of this context's team and returns its world number.
@@ -103,10 +115,10 @@ impl Ctx {
     pub(crate) fn pe(&self, rt: &Runtime, routine: &'static str, pe: i64) -> Result<usize> {
         match &self.team {
             None => rt.pe(routine, pe),
-            Some(t) => {
-                let n = t.n_pes();
+            Some((members, _)) => {
+                let n = members.size();
                 if pe >= 0 && (pe as u64) < n as u64 {
-                    Ok(t.members().pe(pe as usize))
+                    Ok(members.pe(pe as usize))
                 } else {
                     Err(Error::PeOutOfRange {
                         routine,
@@ -193,7 +205,12 @@ pub(crate) unsafe fn set_runtime_ctx(ctx: Option<NonNull<Ctx>>) {
     RUNTIME_CTX.with(|c| c.set(ctx));
 }
 
-fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> Result<CtxHandle> {
+/// A new context numbered by `team` (`None`: the world).
+pub(crate) fn create_in(
+    routine: &'static str,
+    options: i64,
+    team: Option<TeamOf>,
+) -> Result<CtxHandle> {
     let rt = rt(routine)?;
     if options & !ALL_OPTIONS != 0 {
         return Err(Error::InvalidArgument {
@@ -222,19 +239,19 @@ fn create_in(routine: &'static str, options: i64, team: Option<&Arc<Team>>) -> R
     pool.1 += 1;
     drop(pool);
     ctx.options = options;
-    ctx.team = team.cloned();
+    let listed = team
+        .as_ref()
+        .filter(|_| options & PRIVATE == 0)
+        .map(|t| t.1.clone());
+    ctx.team = team;
     ctx.state.lane = rt.fabric.engine.pick_lane();
     ctx.state.comp.reset();
     ctx.prof.reset();
     *ctx.live.get_mut() = true;
     let handle = NonNull::from(Box::leak(ctx));
-    if let Some(t) = team {
-        if options & PRIVATE == 0 {
-            t.ctxs
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(handle.as_ptr() as usize);
-        }
+    if let Some(t) = listed {
+        let mut l = t.shareable().lock().unwrap_or_else(|e| e.into_inner());
+        l.push(handle.as_ptr() as usize);
     }
     Ok(handle)
 }
@@ -244,22 +261,11 @@ pub fn create(options: i64) -> Result<CtxHandle> {
     create_in("shmem_ctx_create", options, None)
 }
 
-/// `shmem_team_create_ctx`: a new context whose PE numbers are ranks of `team`.
-pub fn team_create(team: &Arc<Team>, options: i64) -> Result<CtxHandle> {
-    // The world's own numbering needs no translation.
-    let world = Arc::ptr_eq(team, rt("shmem_team_create_ctx")?.world());
-    create_in(
-        "shmem_team_create_ctx",
-        options,
-        if world { None } else { Some(team) },
-    )
-}
-
 /// `shmem_ctx_destroy`: completes the context's operations (an implicit quiet) and
 /// recycles it.
 ///
 /// # Safety
-/// `ctx` came from [`create`] or [`team_create`], is not the default context, has not
+/// `ctx` came from [`create`] or `team::create_ctx`, is not the default context, has not
 /// been destroyed, and no other thread uses it.
 pub unsafe fn destroy(ctx: CtxHandle) -> Result<()> {
     let rt = rt("shmem_ctx_destroy")?;
@@ -272,9 +278,9 @@ pub unsafe fn destroy(ctx: CtxHandle) -> Result<()> {
             reason: "the default context cannot be destroyed",
         });
     }
-    if let Some(t) = &c.team {
+    if let Some((_, t)) = &c.team {
         if c.options & PRIVATE == 0 {
-            let mut l = t.ctxs.lock().unwrap_or_else(|e| e.into_inner());
+            let mut l = t.shareable().lock().unwrap_or_else(|e| e.into_inner());
             l.retain(|&p| p != ctx.as_ptr() as usize);
         }
     }
@@ -301,20 +307,14 @@ unsafe fn release(rt: &Runtime, ctx: CtxHandle) {
 }
 
 /// Destroys the shareable contexts made from `team` (on `shmem_team_destroy`).
-pub(crate) fn destroy_team_contexts(rt: &Runtime, team: &Team) {
-    let list = std::mem::take(&mut *team.ctxs.lock().unwrap_or_else(|e| e.into_inner()));
+pub(crate) fn destroy_shareable(rt: &Runtime, team: &dyn CtxTeam) {
+    let list = std::mem::take(&mut *team.shareable().lock().unwrap_or_else(|e| e.into_inner()));
     for p in list {
-        // SAFETY: the list holds live shareable contexts of this team; destroying the
-        // team ends them (spec), and each is listed once.
+        // SAFETY: the list holds live shareable contexts of this team (listed by
+        // `create_in`, unlisted by `destroy`), each once; destroying the team ends them
+        // (spec).
         unsafe { release(rt, NonNull::new_unchecked(p as *mut Ctx)) };
     }
-}
-
-/// `shmem_ctx_get_team`: the team a context was made from (WORLD for `shmem_ctx_create`
-/// and the default context).
-pub fn get_team(ctx: &Ctx) -> Result<Arc<Team>> {
-    let rt = rt("shmem_ctx_get_team")?;
-    Ok(ctx.team.clone().unwrap_or_else(|| rt.world().clone()))
 }
 
 /// Contexts alive on this PE (for leak tests).

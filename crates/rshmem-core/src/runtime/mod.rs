@@ -5,6 +5,7 @@
 //! their own state (`runtime::published`).
 
 pub(crate) mod heap;
+pub mod members;
 pub(crate) mod published;
 pub mod setup;
 pub(crate) mod sys;

@@ -36,7 +36,7 @@ impl RawCtx {
     pub(crate) fn create(team: Option<&Arc<CoreTeam>>, options: i64) -> Result<RawCtx> {
         let h = match team {
             None => core_ctx::create(options)?,
-            Some(t) => core_ctx::team_create(t, options)?,
+            Some(t) => rshmem_core::team::create_ctx(t, options)?,
         };
         Ok(RawCtx(h))
     }
