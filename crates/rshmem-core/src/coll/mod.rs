@@ -26,8 +26,8 @@ use crate::algo::{DataAlg, Span};
 use crate::error::{Error, Result};
 use crate::runtime::{rt, Runtime};
 use crate::team::{Flag, Team};
-use crate::transport::Dir;
 use crate::transport::SymAddr;
+use crate::transport::{Dir, Xfer};
 use crate::word::AmoOp;
 
 /// A reduction operator.
@@ -259,8 +259,15 @@ impl Runtime {
         let ctx = crate::ctx::runtime_ctx();
         // SAFETY: forwarded contract.
         unsafe {
-            self.fabric
-                .xfer(routine, ctx, dir, pe, buf.at(off), local as *mut u8, len)
+            self.fabric.xfer(Xfer {
+                routine,
+                ctx,
+                dir,
+                pe,
+                remote: buf.at(off),
+                local: local as *mut u8,
+                len,
+            })
         }
     }
 

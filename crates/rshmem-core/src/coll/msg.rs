@@ -25,7 +25,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::error::Result;
 use crate::runtime::{Layout, Runtime};
 use crate::team::{Scratch, Team};
-use crate::transport::SymAddr;
+use crate::transport::{Dir, SymAddr, Xfer};
 
 /// Where one direction of a channel lives: the receiver's arrival counter and buffers,
 /// the sender's consumption counter, and both sides' message counts.
@@ -103,12 +103,15 @@ impl Runtime {
         // not read until the arrival counter is raised (after the data, by put_raise).
         unsafe {
             self.fabric.put_raise(
-                routine,
-                crate::ctx::runtime_ctx(),
-                pe,
-                c.buf[(n % 2) as usize],
-                data.as_ptr(),
-                data.len(),
+                Xfer {
+                    routine,
+                    ctx: crate::ctx::runtime_ctx(),
+                    dir: Dir::Put,
+                    pe,
+                    remote: c.buf[(n % 2) as usize],
+                    local: data.as_ptr() as *mut u8,
+                    len: data.len(),
+                },
                 c.arrivals,
             )?
         };
@@ -169,12 +172,15 @@ impl Runtime {
         // SAFETY: the caller's contract; the arrival count is raised after the data.
         unsafe {
             self.fabric.put_raise(
-                routine,
-                crate::ctx::runtime_ctx(),
-                pe,
-                dst,
-                src,
-                len,
+                Xfer {
+                    routine,
+                    ctx: crate::ctx::runtime_ctx(),
+                    dir: Dir::Put,
+                    pe,
+                    remote: dst,
+                    local: src as *mut u8,
+                    len,
+                },
                 c.arrivals,
             )?
         };

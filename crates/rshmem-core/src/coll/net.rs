@@ -31,7 +31,7 @@ use crate::error::Result;
 use crate::runtime::Runtime;
 use crate::team::peers::Quorum;
 use crate::team::{Flag, Team};
-use crate::transport::Dir;
+use crate::transport::{Dir, Xfer};
 
 /// Channel `CH_TREE + k` carries the tree's messages from rank r to rank r + 2^k (mod n):
 /// one fixed sender per receiver whatever the root, as a channel requires (`coll::msg`).
@@ -354,13 +354,15 @@ pub(super) unsafe fn reduce<T: Elem>(
                 // piece's puts from the accumulator.)
                 unsafe {
                     rt.fabric.xfer_nbi(
-                        routine,
-                        ctx,
-                        Dir::Get,
-                        team.members().pe(r),
-                        s.at(at * sz),
-                        slot(r).cast(),
-                        len * sz,
+                        Xfer {
+                            routine,
+                            ctx,
+                            dir: Dir::Get,
+                            pe: team.members().pe(r),
+                            remote: s.at(at * sz),
+                            local: slot(r).cast(),
+                            len: len * sz,
+                        },
                         || (&ctx.comp, ctx.lane),
                         None,
                     )?
@@ -390,13 +392,15 @@ pub(super) unsafe fn reduce<T: Elem>(
                 // until the next quiet.
                 unsafe {
                     rt.fabric.xfer_nbi(
-                        routine,
-                        ctx,
-                        Dir::Put,
-                        team.members().pe(r),
-                        d.at(at * sz),
-                        acc.as_mut_ptr().cast(),
-                        len * sz,
+                        Xfer {
+                            routine,
+                            ctx,
+                            dir: Dir::Put,
+                            pe: team.members().pe(r),
+                            remote: d.at(at * sz),
+                            local: acc.as_mut_ptr().cast(),
+                            len: len * sz,
+                        },
                         || (&ctx.comp, ctx.lane),
                         None,
                     )?

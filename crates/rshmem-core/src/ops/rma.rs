@@ -8,7 +8,7 @@ use crate::profile::{self, Family, Pc};
 use crate::request::{self, ReqHandle};
 use crate::runtime::rt;
 pub(crate) use crate::transport::Dir;
-use crate::transport::SymAddr;
+use crate::transport::{SymAddr, Xfer};
 
 /// How a contiguous transfer completes.
 #[derive(Clone, Copy)]
@@ -18,20 +18,59 @@ enum Mode {
     Nbi,
 }
 
-/// A contiguous transfer, counted in its family when profiling is on.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn contiguous(
-    ctx: &Ctx,
+/// A contiguous transfer as a routine states it: the peer's symmetric address and PE
+/// (numbered in the context's team), unchecked, and this PE's side.
+#[derive(Clone, Copy)]
+struct Access {
     routine: &'static str,
     dir: Dir,
-    mode: Mode,
+    /// The symmetric side (the destination of a put, the source of a get).
     sym: *const u8,
+    /// This PE's side: readable (put) or writable (get) for `nbytes` bytes.
     local: *mut u8,
     nbytes: usize,
     pe: i64,
-) -> Result<()> {
-    let (fam, pc) = match (dir, mode) {
+}
+
+impl Access {
+    /// A put of `nbytes` from `src` to symmetric `dest` on `pe`.
+    fn put(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: usize, pe: i64) -> Self {
+        Access {
+            routine,
+            dir: Dir::Put,
+            sym: dest,
+            local: src.cast_mut(),
+            nbytes,
+            pe,
+        }
+    }
+
+    /// A get of `nbytes` from symmetric `src` on `pe` into `dest`.
+    fn get(routine: &'static str, dest: *mut u8, src: *const u8, nbytes: usize, pe: i64) -> Self {
+        Access {
+            routine,
+            dir: Dir::Get,
+            sym: src,
+            local: dest,
+            nbytes,
+            pe,
+        }
+    }
+
+    /// The argument naming the symmetric side, for errors.
+    fn sym_arg(&self, explicit: bool) -> &'static str {
+        match (self.dir, explicit) {
+            (Dir::Put, false) => "dest",
+            (Dir::Put, true) => "target",
+            (Dir::Get, _) => "source",
+        }
+    }
+}
+
+/// A contiguous transfer, counted in its family when profiling is on.
+#[inline(always)]
+unsafe fn contiguous(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
+    let (fam, pc) = match (a.dir, mode) {
         (Dir::Put, Mode::Blocking) => (Family::Put, Pc::Write),
         (Dir::Get, Mode::Blocking) => (Family::Get, Pc::Read),
         (Dir::Put, Mode::Nbi) => (Family::PutNbi, Pc::Write),
@@ -39,53 +78,37 @@ unsafe fn contiguous(
     };
     crate::profile::counted!(
         fam,
-        nbytes,
+        a.nbytes,
         ctx,
         pc,
         // SAFETY: forwarded contract.
-        unsafe { transfer(ctx, routine, dir, mode, sym, local, nbytes, pe) }
+        unsafe { transfer(ctx, a, mode) }
     )
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn transfer(
-    ctx: &Ctx,
-    routine: &'static str,
-    dir: Dir,
-    mode: Mode,
-    sym: *const u8,
-    local: *mut u8,
-    nbytes: usize,
-    pe: i64,
-) -> Result<()> {
-    if nbytes == 0 {
+unsafe fn transfer(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
+    if a.nbytes == 0 {
         return Ok(());
     }
+    let routine = a.routine;
     let rt = rt(routine)?;
-    let pe = ctx.pe(rt, routine, pe)?;
-    let arg = match dir {
-        Dir::Put => "dest",
-        Dir::Get => "source",
+    let pe = ctx.pe(rt, routine, a.pe)?;
+    let remote = rt.sym(routine, a.sym_arg(false), a.sym as usize, a.nbytes)?;
+    let x = Xfer {
+        routine,
+        ctx: ctx.state(),
+        dir: a.dir,
+        pe,
+        remote,
+        local: a.local,
+        len: a.nbytes,
     };
-    let remote = rt.sym(routine, arg, sym as usize, nbytes)?;
     // SAFETY: forwarded caller contract on `local`.
     unsafe {
         match mode {
-            Mode::Blocking => rt
-                .fabric
-                .xfer(routine, ctx.state(), dir, pe, remote, local, nbytes),
-            Mode::Nbi => rt.fabric.xfer_nbi(
-                routine,
-                ctx.state(),
-                dir,
-                pe,
-                remote,
-                local,
-                nbytes,
-                || ctx.completion(),
-                None,
-            ),
+            Mode::Blocking => rt.fabric.xfer(x),
+            Mode::Nbi => rt.fabric.xfer_nbi(x, || ctx.completion(), None),
         }
     }
 }
@@ -108,13 +131,8 @@ pub unsafe fn ctx_put(
     unsafe {
         contiguous(
             ctx,
-            routine,
-            Dir::Put,
+            Access::put(routine, dest, src, nbytes, pe),
             Mode::Blocking,
-            dest,
-            src as *mut u8,
-            nbytes,
-            pe,
         )
     }
 }
@@ -136,13 +154,8 @@ pub unsafe fn ctx_get(
     unsafe {
         contiguous(
             ctx,
-            routine,
-            Dir::Get,
+            Access::get(routine, dest, src, nbytes, pe),
             Mode::Blocking,
-            src,
-            dest,
-            nbytes,
-            pe,
         )
     }
 }
@@ -162,18 +175,7 @@ pub unsafe fn ctx_put_nbi(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe {
-        contiguous(
-            ctx,
-            routine,
-            Dir::Put,
-            Mode::Nbi,
-            dest,
-            src as *mut u8,
-            nbytes,
-            pe,
-        )
-    }
+    unsafe { contiguous(ctx, Access::put(routine, dest, src, nbytes, pe), Mode::Nbi) }
 }
 
 /// `shmem_ctx_getmem_nbi`: like [`ctx_get`], but the data is in `dest` only after the
@@ -192,48 +194,37 @@ pub unsafe fn ctx_get_nbi(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { contiguous(ctx, routine, Dir::Get, Mode::Nbi, src, dest, nbytes, pe) }
+    unsafe { contiguous(ctx, Access::get(routine, dest, src, nbytes, pe), Mode::Nbi) }
 }
 
 /// An explicit non-blocking transfer: counted in the request in `slot` (a request
 /// object is allocated only for an engine transfer), completed only by its test or wait.
 #[inline]
-#[allow(clippy::too_many_arguments)]
-unsafe fn nbe(
-    ctx: &Ctx,
-    routine: &'static str,
-    dir: Dir,
-    sym: *const u8,
-    local: *mut u8,
-    nbytes: usize,
-    pe: i64,
-    slot: &mut Option<ReqHandle>,
-) -> Result<()> {
+unsafe fn nbe(ctx: &Ctx, a: Access, slot: &mut Option<ReqHandle>) -> Result<()> {
+    let routine = a.routine;
     let rt = rt(routine)?;
-    let pe = ctx.pe(rt, routine, pe)?;
+    let pe = ctx.pe(rt, routine, a.pe)?;
     request::check_slot(routine, slot)?;
-    let arg = match dir {
-        Dir::Put => "target",
-        Dir::Get => "source",
-    };
-    if nbytes == 0 {
+    if a.nbytes == 0 {
         request::settle(slot);
         return Ok(());
     }
-    let remote = rt.sym(routine, arg, sym as usize, nbytes)?;
+    let remote = rt.sym(routine, a.sym_arg(true), a.sym as usize, a.nbytes)?;
     // SAFETY: a handle in the slot is live (the caller's contract).
     let counter = || unsafe { request::ensure(rt, slot) }.completion();
     // SAFETY: forwarded contract; a request object is taken only for an engine transfer,
     // and it is released only once complete, so it outlives its transfers.
     unsafe {
         rt.fabric.xfer_nbi(
-            routine,
-            ctx.state(),
-            dir,
-            pe,
-            remote,
-            local,
-            nbytes,
+            Xfer {
+                routine,
+                ctx: ctx.state(),
+                dir: a.dir,
+                pe,
+                remote,
+                local: a.local,
+                len: a.nbytes,
+            },
             counter,
             None,
         )?
@@ -266,18 +257,7 @@ pub unsafe fn put_nbe(
         ctx,
         Pc::Write,
         // SAFETY: forwarded contract.
-        unsafe {
-            nbe(
-                ctx,
-                routine,
-                Dir::Put,
-                dest,
-                src as *mut u8,
-                nbytes,
-                pe,
-                slot,
-            )
-        }
+        unsafe { nbe(ctx, Access::put(routine, dest, src, nbytes, pe), slot) }
     )
 }
 
@@ -302,7 +282,7 @@ pub unsafe fn get_nbe(
         ctx,
         Pc::Read,
         // SAFETY: forwarded contract.
-        unsafe { nbe(ctx, routine, Dir::Get, src, dest, nbytes, pe, slot) }
+        unsafe { nbe(ctx, Access::get(routine, dest, src, nbytes, pe), slot) }
     )
 }
 
@@ -385,25 +365,25 @@ pub unsafe fn ctx_strided(
         // is valid by the caller's contract.
         unsafe {
             if is_put {
-                rt.fabric.xfer(
+                rt.fabric.xfer(Xfer {
                     routine,
-                    ctx.state(),
-                    Dir::Put,
+                    ctx: ctx.state(),
+                    dir: Dir::Put,
                     pe,
-                    r,
-                    src.offset(i * sst * size as isize) as *mut u8,
-                    size,
-                )?;
+                    remote: r,
+                    local: src.offset(i * sst * size as isize) as *mut u8,
+                    len: size,
+                })?;
             } else {
-                rt.fabric.xfer(
+                rt.fabric.xfer(Xfer {
                     routine,
-                    ctx.state(),
-                    Dir::Get,
+                    ctx: ctx.state(),
+                    dir: Dir::Get,
                     pe,
-                    r,
-                    dest.offset(i * dst * size as isize),
-                    size,
-                )?;
+                    remote: r,
+                    local: dest.offset(i * dst * size as isize),
+                    len: size,
+                })?;
             }
         }
     }
@@ -446,20 +426,12 @@ pub unsafe fn ctx_blocked(
         let s = src.wrapping_offset(b * sst * size as isize);
         // SAFETY: forwarded contract; each block is range-checked by `transfer`.
         unsafe {
-            if is_put {
-                transfer(
-                    ctx,
-                    routine,
-                    Dir::Put,
-                    Mode::Blocking,
-                    d,
-                    s as *mut u8,
-                    bytes,
-                    pe,
-                )?;
+            let a = if is_put {
+                Access::put(routine, d, s, bytes, pe)
             } else {
-                transfer(ctx, routine, Dir::Get, Mode::Blocking, s, d, bytes, pe)?;
-            }
+                Access::get(routine, d, s, bytes, pe)
+            };
+            transfer(ctx, a, Mode::Blocking)?;
         }
     }
     Ok(())

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::profile::{self, Family, Pc};
 use crate::rma::Dir;
 use crate::runtime::{rt, Runtime};
-use crate::transport::SymAddr;
+use crate::transport::{SymAddr, Xfer};
 use crate::word::{AmoOp, Cmp, Word};
 
 /// How a signal is updated (`SHMEM_SIGNAL_SET` = 0, `SHMEM_SIGNAL_ADD` = 1 in C).
@@ -144,13 +144,15 @@ unsafe fn put_signal_in(
         // SAFETY: `dst` and `sig` are checked; the caller vouches for `src` until quiet.
         return unsafe {
             rt.fabric.xfer_nbi(
-                routine,
-                ctx.state(),
-                Dir::Put,
-                pe,
-                dst,
-                src as *mut u8,
-                nbytes,
+                Xfer {
+                    routine,
+                    ctx: ctx.state(),
+                    dir: Dir::Put,
+                    pe,
+                    remote: dst,
+                    local: src as *mut u8,
+                    len: nbytes,
+                },
                 || ctx.completion(),
                 Some((sig, op)),
             )
@@ -158,8 +160,19 @@ unsafe fn put_signal_in(
     }
     // SAFETY: `dst` and `sig` are checked; the caller vouches for `src`.
     unsafe {
-        rt.fabric
-            .put_signal(routine, ctx.state(), pe, dst, src, nbytes, sig, op)
+        rt.fabric.put_signal(
+            Xfer {
+                routine,
+                ctx: ctx.state(),
+                dir: Dir::Put,
+                pe,
+                remote: dst,
+                local: src as *mut u8,
+                len: nbytes,
+            },
+            sig,
+            op,
+        )
     }
 }
 

@@ -201,6 +201,21 @@ pub(crate) enum Dir {
     Get,
 }
 
+/// One contiguous transfer as it goes from a routine down to the route that carries it:
+/// the routine (named by any error on the way), the context, and what moves where.
+#[derive(Clone, Copy)]
+pub(crate) struct Xfer<'c> {
+    pub(crate) routine: &'static str,
+    pub(crate) ctx: &'c CtxState,
+    pub(crate) dir: Dir,
+    pub(crate) pe: usize,
+    /// The peer's side, range-checked for `len` bytes.
+    pub(crate) remote: SymAddr,
+    /// This PE's side: readable (put) or writable (get) for `len` bytes.
+    pub(crate) local: *mut u8,
+    pub(crate) len: usize,
+}
+
 /// The routes to every PE and the transports behind them.
 #[derive(Debug)]
 pub(crate) struct Fabric {
@@ -389,15 +404,15 @@ impl Fabric {
     ) -> Result<()> {
         // SAFETY: `out` is writable for its length; the runtime area holds the words.
         unsafe {
-            self.xfer(
+            self.xfer(Xfer {
                 routine,
                 ctx,
-                Dir::Get,
+                dir: Dir::Get,
                 pe,
-                addr,
-                out.as_mut_ptr().cast(),
-                std::mem::size_of_val(out),
-            )
+                remote: addr,
+                local: out.as_mut_ptr().cast(),
+                len: std::mem::size_of_val(out),
+            })
         }
     }
 
@@ -451,17 +466,15 @@ impl Fabric {
     /// `local` is readable (put) or writable (get) for `len` bytes; `remote` was
     /// range-checked for `len` bytes.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn xfer(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
-    ) -> Result<()> {
+    pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
+        let Xfer {
+            dir,
+            pe,
+            remote,
+            local,
+            len,
+            ..
+        } = x;
         match self.routes[pe] {
             // SAFETY: the caller's contract; `copy` (memmove) keeps a transfer with
             // oneself between overlapping buffers well defined.
@@ -474,9 +487,7 @@ impl Fabric {
                 Ok(())
             },
             // SAFETY: forwarded contract.
-            Route::Net => on_net!(self.net(), n => unsafe {
-                n.xfer(routine, ctx, dir, pe, remote, local, len)
-            }),
+            Route::Net => on_net!(self.net(), n => unsafe { n.xfer(x) }),
         }
     }
 
@@ -488,20 +499,22 @@ impl Fabric {
     /// `local` is valid for `len` bytes and untouched by the caller until the completion
     /// is complete; the completion outlives the transfer; `signal` is a checked, aligned
     /// word.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) unsafe fn xfer_nbi<'c>(
         &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
+        x: Xfer,
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
+        let Xfer {
+            routine,
+            ctx,
+            dir,
+            pe,
+            remote,
+            local,
+            len,
+        } = x;
         match self.routes[pe] {
             Route::Shm if self.engine.takes(len) => {
                 let (comp, lane) = counter();
@@ -524,39 +537,30 @@ impl Fabric {
             }
             Route::Shm => {
                 // SAFETY: forwarded contract.
-                unsafe { self.xfer(routine, ctx, dir, pe, remote, local, len)? };
+                unsafe { self.xfer(x)? };
                 match signal {
                     Some((a, op)) => self.amo_post(routine, ctx, pe, a, op),
                     None => Ok(()),
                 }
             }
             // SAFETY: forwarded contract.
-            Route::Net => on_net!(self.net(), n => unsafe {
-                n.xfer_nbi(routine, ctx, dir, pe, remote, local, len, counter, signal)
-            }),
+            Route::Net => on_net!(self.net(), n => unsafe { n.xfer_nbi(x, counter, signal) }),
         }
     }
 
-    /// Puts `len` bytes to `dst` on `pe`, then applies `op` to the signal word `sig` there;
-    /// the signal is never visible before the data.
+    /// Puts `x` (a put), then applies `op` to the signal word `sig` on its PE; the signal
+    /// is never visible before the data.
     ///
     /// # Safety
-    /// As [`Fabric::xfer`] for a put; `sig` is a checked, aligned word.
-    #[allow(clippy::too_many_arguments)]
+    /// As [`Fabric::xfer`]; `sig` is a checked, aligned word.
     #[inline]
-    pub(crate) unsafe fn put_signal(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        dst: SymAddr,
-        src: *const u8,
-        len: usize,
-        sig: SymAddr,
-        op: AmoOp<u64>,
-    ) -> Result<()> {
+    pub(crate) unsafe fn put_signal(&self, x: Xfer, sig: SymAddr, op: AmoOp<u64>) -> Result<()> {
+        debug_assert_eq!(x.dir, Dir::Put);
+        let Xfer {
+            routine, ctx, pe, ..
+        } = x;
         // SAFETY: forwarded contract.
-        unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
+        unsafe { self.xfer(x)? };
         if self.routes[pe] == Route::Net || self.amo_net {
             // The data may still be on its way (network) or went by another domain.
             self.fence(ctx);
@@ -628,30 +632,21 @@ impl Fabric {
         }
     }
 
-    /// Puts `len` bytes to `dst` on `pe`, then [`Fabric::raise`]s `sig` there by one; the
-    /// count is never visible before the data.
+    /// Puts `x` (a put), then [`Fabric::raise`]s `sig` on its PE by one; the count is
+    /// never visible before the data.
     ///
     /// # Safety
-    /// As [`Fabric::xfer`] for a put; `sig` is a runtime word only this PE raises.
-    #[allow(clippy::too_many_arguments)]
+    /// As [`Fabric::xfer`]; `sig` is a runtime word only this PE raises.
     #[inline]
-    pub(crate) unsafe fn put_raise(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        dst: SymAddr,
-        src: *const u8,
-        len: usize,
-        sig: SymAddr,
-    ) -> Result<()> {
-        if let (Route::Net, Some(net)) = (self.routes[pe], &self.net) {
+    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
+        debug_assert_eq!(x.dir, Dir::Put);
+        if let (Route::Net, Some(net)) = (self.routes[x.pe], &self.net) {
             // SAFETY: forwarded contract.
-            return on_net!(net, n => unsafe { n.put_raise(routine, ctx, pe, dst, src, len, sig) });
+            return on_net!(net, n => unsafe { n.put_raise(x, sig) });
         }
         // SAFETY: forwarded contract.
-        unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src as *mut u8, len)? };
-        self.raise(routine, ctx, pe, sig, 1)
+        unsafe { self.xfer(x)? };
+        self.raise(x.routine, x.ctx, x.pe, sig, 1)
     }
 
     /// Applies `op` to the word at `addr` on `pe` and returns the previous value.
@@ -725,7 +720,15 @@ impl Fabric {
         let buf = scratch.as_mut_ptr().cast::<u8>();
         // SAFETY: `scratch` holds at least `len` writable bytes; a get fills them.
         unsafe {
-            self.xfer(routine, ctx, Dir::Get, pe, addr, buf, len)?;
+            self.xfer(Xfer {
+                routine,
+                ctx,
+                dir: Dir::Get,
+                pe,
+                remote: addr,
+                local: buf,
+                len,
+            })?;
             Ok(f(std::slice::from_raw_parts(buf, len)))
         }
     }

@@ -35,7 +35,7 @@ use rshmem_ofi::{
 
 use super::engine::Completion;
 use super::ucx::{get_long, hex, put_long, unhex, Raise, Segment};
-use super::{CswapWord, CtxState, Dir, Seg, SymAddr};
+use super::{CswapWord, CtxState, Dir, Seg, SymAddr, Xfer};
 use crate::error::{Error, InitError, Result};
 use crate::word::{AmoOp, Word};
 
@@ -513,17 +513,16 @@ impl Ofi {
     ///
     /// # Safety
     /// As [`super::Fabric::xfer`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn xfer(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
-    ) -> Result<()> {
+    pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
+        let Xfer {
+            routine,
+            ctx,
+            dir,
+            pe,
+            remote,
+            local,
+            len,
+        } = x;
         let (addr, raddr, key) = self.target(routine, pe, remote)?;
         let ep = self.endpoint(routine, ctx, pe)?;
         let _serving = self.serving();
@@ -544,19 +543,21 @@ impl Ofi {
     ///
     /// # Safety
     /// As [`super::Fabric::xfer_nbi`].
-    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn xfer_nbi<'c>(
         &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
+        x: Xfer,
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
+        let Xfer {
+            routine,
+            ctx,
+            dir,
+            pe,
+            remote,
+            local,
+            len,
+        } = x;
         let (addr, raddr, key) = self.target(routine, pe, remote)?;
         let err = Self::op_error(routine, pe, "a libfabric transfer failed");
         // Counted, and finished once complete below, as UCX counts its transfers: a request
@@ -768,24 +769,24 @@ impl Ofi {
     ///
     /// # Safety
     /// As [`super::Fabric::put_raise`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn put_raise(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        dst: SymAddr,
-        src: *const u8,
-        len: usize,
-        sig: SymAddr,
-    ) -> Result<()> {
+    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
+        let Xfer {
+            routine,
+            ctx,
+            pe,
+            remote: dst,
+            local,
+            len,
+            ..
+        } = x;
+        let src = local as *const u8;
         if len <= self.message_data && self.raise_by_message.load(Ordering::Relaxed) {
             // SAFETY: the caller's contract: `src` is readable for `len` bytes.
             let data = unsafe { std::slice::from_raw_parts(src, len) };
             return self.send_raise(routine, pe, Some(dst), data, sig, 1);
         }
         // SAFETY: forwarded contract.
-        unsafe { self.xfer(routine, ctx, Dir::Put, pe, dst, src.cast_mut(), len)? };
+        unsafe { self.xfer(x)? };
         self.fence(ctx);
         self.raise(routine, ctx, pe, sig, 1)
     }

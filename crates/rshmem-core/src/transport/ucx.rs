@@ -28,7 +28,7 @@ use rshmem_ucx::{
 };
 
 use super::engine::Completion;
-use super::{CtxState, Dir, Seg, SymAddr};
+use super::{CtxState, Dir, Seg, SymAddr, Xfer};
 use crate::error::{Error, InitError, Result};
 use crate::word::{AmoOp, Word};
 
@@ -735,17 +735,16 @@ impl Ucx {
     ///
     /// # Safety
     /// As [`super::Fabric::xfer`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn xfer(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
-    ) -> Result<()> {
+    pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
+        let Xfer {
+            routine,
+            ctx,
+            dir,
+            pe,
+            remote,
+            local,
+            len,
+        } = x;
         let w = self.worker(routine, ctx)?;
         if let Some(p) = Self::mapped(w, pe, remote) {
             // SAFETY: as below; `p` maps the checked remote range, which does not overlap
@@ -775,17 +774,17 @@ impl Ucx {
     ///
     /// # Safety
     /// As [`super::Fabric::put_raise`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn put_raise(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        dst: SymAddr,
-        src: *const u8,
-        len: usize,
-        sig: SymAddr,
-    ) -> Result<()> {
+    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
+        let Xfer {
+            routine,
+            ctx,
+            pe,
+            remote: dst,
+            local,
+            len,
+            ..
+        } = x;
+        let src = local as *const u8;
         let w = self.worker(routine, ctx)?;
         if let Some(p) = Self::mapped(w, pe, dst) {
             // SAFETY: as in `xfer`.
@@ -873,19 +872,21 @@ impl Ucx {
     ///
     /// # Safety
     /// As [`super::Fabric::xfer_nbi`].
-    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn xfer_nbi<'c>(
         &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        dir: Dir,
-        pe: usize,
-        remote: SymAddr,
-        local: *mut u8,
-        len: usize,
+        x: Xfer,
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
+        let Xfer {
+            routine,
+            ctx,
+            dir,
+            pe,
+            remote,
+            local,
+            len,
+        } = x;
         let w = self.worker(routine, ctx)?;
         if let Some(p) = Self::mapped(w, pe, remote) {
             // SAFETY: as in `xfer`; complete on return, so `counter` is not needed.
