@@ -57,6 +57,19 @@ impl Access {
         }
     }
 
+    /// The transfer, once its PE and symmetric side are checked.
+    fn checked(self, ctx: &Ctx, pe: usize, remote: SymAddr) -> Xfer<'_> {
+        Xfer {
+            routine: self.routine,
+            ctx: ctx.state(),
+            dir: self.dir,
+            pe,
+            remote,
+            local: self.local,
+            len: self.nbytes,
+        }
+    }
+
     /// The argument naming the symmetric side, for errors.
     fn sym_arg(&self, explicit: bool) -> &'static str {
         match (self.dir, explicit) {
@@ -95,15 +108,7 @@ unsafe fn transfer(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
     let rt = rt(routine)?;
     let pe = ctx.pe(rt, routine, a.pe)?;
     let remote = rt.sym(routine, a.sym_arg(false), a.sym as usize, a.nbytes)?;
-    let x = Xfer {
-        routine,
-        ctx: ctx.state(),
-        dir: a.dir,
-        pe,
-        remote,
-        local: a.local,
-        len: a.nbytes,
-    };
+    let x = a.checked(ctx, pe, remote);
     // SAFETY: forwarded caller contract on `local`.
     unsafe {
         match mode {
@@ -215,19 +220,8 @@ unsafe fn nbe(ctx: &Ctx, a: Access, slot: &mut Option<ReqHandle>) -> Result<()> 
     // SAFETY: forwarded contract; a request object is taken only for an engine transfer,
     // and it is released only once complete, so it outlives its transfers.
     unsafe {
-        rt.fabric.xfer_nbi(
-            Xfer {
-                routine,
-                ctx: ctx.state(),
-                dir: a.dir,
-                pe,
-                remote,
-                local: a.local,
-                len: a.nbytes,
-            },
-            counter,
-            None,
-        )?
+        rt.fabric
+            .xfer_nbi(a.checked(ctx, pe, remote), counter, None)?
     };
     // Completed at once (or joined a live request): an empty slot gets the
     // always-complete request.

@@ -139,40 +139,23 @@ unsafe fn put_signal_in(
     if nbytes == 0 {
         return rt.fabric.amo_post(routine, ctx.state(), pe, sig, op);
     }
-    let dst = rt.sym(routine, "dest", dest as usize, nbytes)?;
-    if nbi {
-        // SAFETY: `dst` and `sig` are checked; the caller vouches for `src` until quiet.
-        return unsafe {
-            rt.fabric.xfer_nbi(
-                Xfer {
-                    routine,
-                    ctx: ctx.state(),
-                    dir: Dir::Put,
-                    pe,
-                    remote: dst,
-                    local: src as *mut u8,
-                    len: nbytes,
-                },
-                || ctx.completion(),
-                Some((sig, op)),
-            )
-        };
-    }
-    // SAFETY: `dst` and `sig` are checked; the caller vouches for `src`.
+    let x = Xfer {
+        routine,
+        ctx: ctx.state(),
+        dir: Dir::Put,
+        pe,
+        remote: rt.sym(routine, "dest", dest as usize, nbytes)?,
+        local: src as *mut u8,
+        len: nbytes,
+    };
+    // SAFETY: the destination and `sig` are checked; the caller vouches for `src` (until
+    // the context's quiet for `nbi`).
     unsafe {
-        rt.fabric.put_signal(
-            Xfer {
-                routine,
-                ctx: ctx.state(),
-                dir: Dir::Put,
-                pe,
-                remote: dst,
-                local: src as *mut u8,
-                len: nbytes,
-            },
-            sig,
-            op,
-        )
+        if nbi {
+            rt.fabric.xfer_nbi(x, || ctx.completion(), Some((sig, op)))
+        } else {
+            rt.fabric.put_signal(x, sig, op)
+        }
     }
 }
 

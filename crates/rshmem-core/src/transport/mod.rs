@@ -467,22 +467,14 @@ impl Fabric {
     /// range-checked for `len` bytes.
     #[inline(always)]
     pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
-        let Xfer {
-            dir,
-            pe,
-            remote,
-            local,
-            len,
-            ..
-        } = x;
-        match self.routes[pe] {
+        match self.routes[x.pe] {
             // SAFETY: the caller's contract; `copy` (memmove) keeps a transfer with
             // oneself between overlapping buffers well defined.
             Route::Shm => unsafe {
-                let r = self.shm.addr(pe, remote);
-                match dir {
-                    Dir::Put => shm::copy(local, r, len),
-                    Dir::Get => shm::copy(r, local, len),
+                let r = self.shm.addr(x.pe, x.remote);
+                match x.dir {
+                    Dir::Put => shm::copy(x.local, r, x.len),
+                    Dir::Get => shm::copy(r, x.local, x.len),
                 }
                 Ok(())
             },
@@ -506,40 +498,31 @@ impl Fabric {
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
-        let Xfer {
-            routine,
-            ctx,
-            dir,
-            pe,
-            remote,
-            local,
-            len,
-        } = x;
-        match self.routes[pe] {
-            Route::Shm if self.engine.takes(len) => {
+        match self.routes[x.pe] {
+            Route::Shm if self.engine.takes(x.len) => {
                 let (comp, lane) = counter();
-                let r = self.shm.addr(pe, remote);
-                let (dst, src) = match dir {
-                    Dir::Put => (r, local as *const u8),
-                    Dir::Get => (local, r as *const u8),
+                let r = self.shm.addr(x.pe, x.remote);
+                let (dst, src) = match x.dir {
+                    Dir::Put => (r, x.local as *const u8),
+                    Dir::Get => (x.local, r as *const u8),
                 };
                 if let (true, Some((a, op))) = (self.amo_net, signal) {
                     // The signal must go through the network, after the data: copy now.
                     // SAFETY: the caller's contract.
-                    unsafe { shm::copy(src, dst, len) };
-                    return self.amo_post(routine, ctx, pe, a, op);
+                    unsafe { shm::copy(src, dst, x.len) };
+                    return self.amo_post(x.routine, x.ctx, x.pe, a, op);
                 }
-                let sig = signal.map(|(a, op)| (self.shm.addr(pe, a).cast::<u64>(), op));
+                let sig = signal.map(|(a, op)| (self.shm.addr(x.pe, a).cast::<u64>(), op));
                 // SAFETY: both ranges are valid (checked / the caller's contract) and stay
                 // untouched until `comp` completes.
-                unsafe { self.engine.submit(lane, comp, dst, src, len, sig) };
+                unsafe { self.engine.submit(lane, comp, dst, src, x.len, sig) };
                 Ok(())
             }
             Route::Shm => {
                 // SAFETY: forwarded contract.
                 unsafe { self.xfer(x)? };
                 match signal {
-                    Some((a, op)) => self.amo_post(routine, ctx, pe, a, op),
+                    Some((a, op)) => self.amo_post(x.routine, x.ctx, x.pe, a, op),
                     None => Ok(()),
                 }
             }

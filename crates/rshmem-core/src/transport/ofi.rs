@@ -514,27 +514,27 @@ impl Ofi {
     /// # Safety
     /// As [`super::Fabric::xfer`].
     pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
-        let Xfer {
-            routine,
-            ctx,
-            dir,
-            pe,
-            remote,
-            local,
-            len,
-        } = x;
-        let (addr, raddr, key) = self.target(routine, pe, remote)?;
-        let ep = self.endpoint(routine, ctx, pe)?;
+        let (addr, raddr, key) = self.target(x.routine, x.pe, x.remote)?;
+        let ep = self.endpoint(x.routine, x.ctx, x.pe)?;
         let _serving = self.serving();
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
         unsafe {
-            match dir {
-                Dir::Put => ep.put(std::slice::from_raw_parts(local, len), addr, raddr, key),
-                Dir::Get => ep.get(std::slice::from_raw_parts_mut(local, len), addr, raddr, key),
+            match x.dir {
+                Dir::Put => ep.put(std::slice::from_raw_parts(x.local, x.len), addr, raddr, key),
+                Dir::Get => ep.get(
+                    std::slice::from_raw_parts_mut(x.local, x.len),
+                    addr,
+                    raddr,
+                    key,
+                ),
             }
         }
-        .map_err(Self::op_error(routine, pe, "a libfabric transfer failed"))
+        .map_err(Self::op_error(
+            x.routine,
+            x.pe,
+            "a libfabric transfer failed",
+        ))
     }
 
     /// A non-blocking transfer (see [`super::Fabric::xfer_nbi`]): returns at once when the
@@ -549,29 +549,20 @@ impl Ofi {
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
-        let Xfer {
-            routine,
-            ctx,
-            dir,
-            pe,
-            remote,
-            local,
-            len,
-        } = x;
-        let (addr, raddr, key) = self.target(routine, pe, remote)?;
-        let err = Self::op_error(routine, pe, "a libfabric transfer failed");
+        let (addr, raddr, key) = self.target(x.routine, x.pe, x.remote)?;
+        let err = Self::op_error(x.routine, x.pe, "a libfabric transfer failed");
         // Counted, and finished once complete below, as UCX counts its transfers: a request
         // made for the transfer then behaves alike on both networks.
         let (comp, _) = counter();
         comp.issue(1);
         let done = (|| -> Result<()> {
-            let ep = self.endpoint(routine, ctx, pe)?;
+            let ep = self.endpoint(x.routine, x.ctx, x.pe)?;
             // SAFETY: the caller keeps `local` valid until completion, which is before
             // this returns unless the provider copied the data (Issued::Done).
             let issued = unsafe {
-                match dir {
-                    Dir::Put => ep.put_nb(local, len, addr, raddr, key),
-                    Dir::Get => ep.get_nb(local, len, addr, raddr, key),
+                match x.dir {
+                    Dir::Put => ep.put_nb(x.local, x.len, addr, raddr, key),
+                    Dir::Get => ep.get_nb(x.local, x.len, addr, raddr, key),
                 }
             }
             .map_err(&err)?;
@@ -579,7 +570,7 @@ impl Ofi {
                 .then(|| self.serving())
                 .flatten();
             if issued == Issued::Pending {
-                match dir {
+                match x.dir {
                     Dir::Put => ep.wait_writes(),
                     Dir::Get => ep.wait_reads(),
                 }
@@ -593,7 +584,7 @@ impl Ofi {
         comp.finish(1);
         done?;
         match signal {
-            Some((a, op)) => self.amo_post(routine, ctx, pe, a, op),
+            Some((a, op)) => self.amo_post(x.routine, x.ctx, x.pe, a, op),
             None => Ok(()),
         }
     }
@@ -770,25 +761,16 @@ impl Ofi {
     /// # Safety
     /// As [`super::Fabric::put_raise`].
     pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
-        let Xfer {
-            routine,
-            ctx,
-            pe,
-            remote: dst,
-            local,
-            len,
-            ..
-        } = x;
-        let src = local as *const u8;
-        if len <= self.message_data && self.raise_by_message.load(Ordering::Relaxed) {
+        let src = x.local as *const u8;
+        if x.len <= self.message_data && self.raise_by_message.load(Ordering::Relaxed) {
             // SAFETY: the caller's contract: `src` is readable for `len` bytes.
-            let data = unsafe { std::slice::from_raw_parts(src, len) };
-            return self.send_raise(routine, pe, Some(dst), data, sig, 1);
+            let data = unsafe { std::slice::from_raw_parts(src, x.len) };
+            return self.send_raise(x.routine, x.pe, Some(x.remote), data, sig, 1);
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };
-        self.fence(ctx);
-        self.raise(routine, ctx, pe, sig, 1)
+        self.fence(x.ctx);
+        self.raise(x.routine, x.ctx, x.pe, sig, 1)
     }
 
     /// Sends a raise ([`Raise`]) with `data` for `dst` to `pe`'s service endpoint, from the

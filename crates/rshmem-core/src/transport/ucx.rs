@@ -736,36 +736,29 @@ impl Ucx {
     /// # Safety
     /// As [`super::Fabric::xfer`].
     pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
-        let Xfer {
-            routine,
-            ctx,
-            dir,
-            pe,
-            remote,
-            local,
-            len,
-        } = x;
-        let w = self.worker(routine, ctx)?;
-        if let Some(p) = Self::mapped(w, pe, remote) {
+        let w = self.worker(x.routine, x.ctx)?;
+        if let Some(p) = Self::mapped(w, x.pe, x.remote) {
             // SAFETY: as below; `p` maps the checked remote range, which does not overlap
             // `local` (a PE's own buffer).
-            unsafe { copy(dir, p, local, len) };
+            unsafe { copy(x.dir, p, x.local, x.len) };
             return Ok(());
         }
-        let (ep, raddr, key) = self.target(routine, w, pe, remote)?;
+        let (ep, raddr, key) = self.target(x.routine, w, x.pe, x.remote)?;
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
         let r = unsafe {
-            match dir {
-                Dir::Put => ep.put_blocking(std::slice::from_raw_parts(local, len), raddr, key),
-                Dir::Get => ep.get_blocking(std::slice::from_raw_parts_mut(local, len), raddr, key),
+            match x.dir {
+                Dir::Put => ep.put_blocking(std::slice::from_raw_parts(x.local, x.len), raddr, key),
+                Dir::Get => {
+                    ep.get_blocking(std::slice::from_raw_parts_mut(x.local, x.len), raddr, key)
+                }
             }
         };
         // Counted once issued: a quiet that read the count before would not cover it.
-        if dir == Dir::Put {
+        if x.dir == Dir::Put {
             w.note_issued();
         }
-        r.map_err(Self::op_error(routine, pe, "a UCX transfer failed"))
+        r.map_err(Self::op_error(x.routine, x.pe, "a UCX transfer failed"))
     }
 
     /// A put whose arrival a count announces (see [`super::Fabric::put_raise`]): the put,
@@ -775,37 +768,28 @@ impl Ucx {
     /// # Safety
     /// As [`super::Fabric::put_raise`].
     pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
-        let Xfer {
-            routine,
-            ctx,
-            pe,
-            remote: dst,
-            local,
-            len,
-            ..
-        } = x;
-        let src = local as *const u8;
-        let w = self.worker(routine, ctx)?;
-        if let Some(p) = Self::mapped(w, pe, dst) {
+        let src = x.local as *const u8;
+        let w = self.worker(x.routine, x.ctx)?;
+        if let Some(p) = Self::mapped(w, x.pe, x.remote) {
             // SAFETY: as in `xfer`.
-            unsafe { copy(Dir::Put, p, src.cast_mut(), len) };
-            return self.amo_post(routine, ctx, pe, sig, AmoOp::Add(1));
+            unsafe { copy(Dir::Put, p, src.cast_mut(), x.len) };
+            return self.amo_post(x.routine, x.ctx, x.pe, sig, AmoOp::Add(1));
         }
-        let (ep, raddr, key) = self.target(routine, w, pe, dst)?;
+        let (ep, raddr, key) = self.target(x.routine, w, x.pe, x.remote)?;
         // SAFETY: the caller's contract: `src` is readable for `len` bytes.
-        let data = unsafe { std::slice::from_raw_parts(src, len) };
-        if len <= Raise::MAX_DATA && self.raise_by_message.load(Ordering::Relaxed) {
+        let data = unsafe { std::slice::from_raw_parts(src, x.len) };
+        if x.len <= Raise::MAX_DATA && self.raise_by_message.load(Ordering::Relaxed) {
             // Data and count in one message: no fence, no acknowledgement.
-            return Self::send_raise(routine, w, ep, pe, Some(dst), data, sig, 1);
+            return Self::send_raise(x.routine, w, ep, x.pe, Some(x.remote), data, sig, 1);
         }
         // The remote range was checked.
         let r = ep.put_blocking(data, raddr, key);
         w.note_issued();
-        r.map_err(Self::op_error(routine, pe, "a UCX transfer failed"))?;
+        r.map_err(Self::op_error(x.routine, x.pe, "a UCX transfer failed"))?;
         w.worker
             .fence()
-            .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
-        self.raise_served(routine, ctx, w, pe, sig, 1)
+            .map_err(Self::op_error(x.routine, x.pe, "a UCX fence failed"))?;
+        self.raise_served(x.routine, x.ctx, w, x.pe, sig, 1)
     }
 
     /// Adds `by` to a runtime counter on `pe` that only this PE raises (see
@@ -878,32 +862,23 @@ impl Ucx {
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
-        let Xfer {
-            routine,
-            ctx,
-            dir,
-            pe,
-            remote,
-            local,
-            len,
-        } = x;
-        let w = self.worker(routine, ctx)?;
-        if let Some(p) = Self::mapped(w, pe, remote) {
+        let w = self.worker(x.routine, x.ctx)?;
+        if let Some(p) = Self::mapped(w, x.pe, x.remote) {
             // SAFETY: as in `xfer`; complete on return, so `counter` is not needed.
-            unsafe { copy(dir, p, local, len) };
+            unsafe { copy(x.dir, p, x.local, x.len) };
             if let Some((a, op)) = signal {
-                self.amo_post(routine, ctx, pe, a, op)?;
+                self.amo_post(x.routine, x.ctx, x.pe, a, op)?;
             }
             return Ok(());
         }
-        let (ep, raddr, key) = self.target(routine, w, pe, remote)?;
+        let (ep, raddr, key) = self.target(x.routine, w, x.pe, x.remote)?;
         let (comp, _) = counter();
         comp.issue(1);
         // SAFETY: the caller keeps `local` valid until `comp` completes, and `comp` alive.
         let r = unsafe {
-            match dir {
-                Dir::Put => ep.put(local, len, raddr, key, Some(comp.done_counter())),
-                Dir::Get => ep.get(local, len, raddr, key, Some(comp.done_counter())),
+            match x.dir {
+                Dir::Put => ep.put(x.local, x.len, raddr, key, Some(comp.done_counter())),
+                Dir::Get => ep.get(x.local, x.len, raddr, key, Some(comp.done_counter())),
             }
         };
         w.note_issued();
@@ -912,14 +887,14 @@ impl Ucx {
             Ok(Issued::Pending) => {}
             Err(e) => {
                 comp.finish(1);
-                return Err(Self::op_error(routine, pe, "a UCX transfer failed")(e));
+                return Err(Self::op_error(x.routine, x.pe, "a UCX transfer failed")(e));
             }
         }
         if let Some((a, op)) = signal {
             w.worker
                 .fence()
-                .map_err(Self::op_error(routine, pe, "a UCX fence failed"))?;
-            self.amo_post(routine, ctx, pe, a, op)?;
+                .map_err(Self::op_error(x.routine, x.pe, "a UCX fence failed"))?;
+            self.amo_post(x.routine, x.ctx, x.pe, a, op)?;
         }
         Ok(())
     }
