@@ -21,6 +21,7 @@ pub mod sync;
 mod team_sync;
 
 use crate::team::call_check::{self as check, Kind, Show};
+use crate::team::frame::Frame;
 
 use crate::algo::{DataAlg, Span};
 use crate::error::{Error, Result};
@@ -354,7 +355,7 @@ pub unsafe fn broadcast_keep_root(
     unsafe { broadcast_checked(routine, team, dest, src, nbytes, root, false) }
 }
 
-/// The broadcasts' entry: the turn, the `SHMEM_DEBUG` check, the algorithm.
+/// The broadcasts' entry: the frame, the algorithm.
 ///
 /// # Safety
 /// As [`broadcast`].
@@ -367,9 +368,7 @@ unsafe fn broadcast_checked(
     root: i64,
     root_dest: bool,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Broadcast,
@@ -377,7 +376,9 @@ unsafe fn broadcast_checked(
             ("PE_root", root as u64, Show::Num),
             ("size in bytes", nbytes as u64, Show::Num),
         ],
+        nbytes,
     )?;
+    let rt = f.rt();
     let alg = rt.algs().bcast_for(nbytes, team.n_pes(), rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, root_dest) }
@@ -649,14 +650,14 @@ pub unsafe fn fcollect(
     src: *const u8,
     nbytes: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Fcollect,
         &[("size in bytes", nbytes as u64, Show::Num)],
+        nbytes,
     )?;
+    let rt = f.rt();
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
@@ -704,10 +705,9 @@ pub unsafe fn collect(
     nbytes: usize,
     dest_cap: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
     // Contributions may differ in size: only the routine is compared.
-    rt.check_coll(routine, team, Kind::Collect, &[])?;
+    let f = Frame::begin(routine, team, Kind::Collect, &[], nbytes)?;
+    let rt = f.rt();
     let n = team.n_pes();
     // A member contributing nothing may pass any pointer (NULL from C): its source is
     // never read, and peers find each source through the location its owner publishes.
@@ -782,14 +782,14 @@ pub unsafe fn alltoall(
     src: *const u8,
     nbytes: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Alltoall,
         &[("size in bytes", nbytes as u64, Show::Num)],
+        nbytes,
     )?;
+    let rt = f.rt();
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
@@ -851,9 +851,7 @@ pub unsafe fn alltoalls(
     nelems: usize,
     size: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Alltoalls,
@@ -863,7 +861,9 @@ pub unsafe fn alltoalls(
             ("dst", dst as u64, Show::Num),
             ("sst", sst as u64, Show::Num),
         ],
+        nelems.wrapping_mul(size),
     )?;
+    let rt = f.rt();
     if dst < 1 || sst < 1 {
         return Err(Error::InvalidArgument {
             routine,
@@ -915,9 +915,8 @@ pub unsafe fn reduce<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    check_reduce::<T>(rt, routine, team, n, op)?;
+    let f = reduce_frame::<T>(routine, team, n, op)?;
+    let rt = f.rt();
     let alg = rt
         .algs()
         .reduce_for(n * std::mem::size_of::<T>(), team.n_pes(), rt.span(team));
@@ -925,15 +924,14 @@ pub unsafe fn reduce<T: Elem>(
     unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
 }
 
-/// The debug check that every member passes the same reduction (count, operator, type).
-fn check_reduce<T: Elem>(
-    rt: &Runtime,
+/// The frame of a reduction: the debug check compares the count, operator and type.
+fn reduce_frame<T: Elem>(
     routine: &'static str,
     team: &Team,
     n: usize,
     op: ReduceOp,
-) -> Result<()> {
-    rt.check_coll(
+) -> Result<Frame> {
+    Frame::begin(
         routine,
         team,
         Kind::Reduce,
@@ -942,8 +940,8 @@ fn check_reduce<T: Elem>(
             ("op", op as u64, Show::Op),
             ("type", check::type_code(T::TYPE), Show::Type),
         ],
-    )?;
-    Ok(())
+        n.wrapping_mul(std::mem::size_of::<T>()),
+    )
 }
 
 /// [`reduce`] with an explicit algorithm (for compositions such as the hierarchical one).
@@ -1079,9 +1077,8 @@ pub unsafe fn reduce_staged<T: Elem>(
     op: ReduceOp,
     write_back: bool,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    check_reduce::<T>(rt, routine, team, n, op)?;
+    let f = reduce_frame::<T>(routine, team, n, op)?;
+    let rt = f.rt();
     let sz = std::mem::size_of::<T>();
     let npes = team.n_pes();
     let alg = rt.algs().reduce_for(n * sz, npes, rt.span(team));
@@ -1183,9 +1180,7 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     n: usize,
     inclusive: bool,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Scan,
@@ -1198,7 +1193,9 @@ pub unsafe fn sum_scan<T: Elem + Default>(
             ),
             ("type", check::type_code(T::TYPE), Show::Type),
         ],
+        n.wrapping_mul(std::mem::size_of::<T>()),
     )?;
+    let rt = f.rt();
     if n == 0 {
         return Ok(());
     }
