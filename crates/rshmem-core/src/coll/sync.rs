@@ -9,15 +9,25 @@ use crate::team::frame::Frame;
 
 /// `shmem_barrier_all`: completes this PE's outstanding operations, then waits for all PEs.
 pub fn barrier_all() -> Result<()> {
+    barrier_all_counted(true)
+}
+
+/// [`barrier_all`] as a step of a face's own routine (the safe API's initialized
+/// allocation): not counted in the profile as a barrier of the program.
+pub fn barrier_all_uncounted() -> Result<()> {
+    barrier_all_counted(false)
+}
+
+fn barrier_all_counted(counted: bool) -> Result<()> {
     const R: &str = "shmem_barrier_all";
-    let f = Frame::begin_world(R, Kind::BarrierAll)?;
+    let f = Frame::begin_world(R, Kind::BarrierAll, counted)?;
     f.rt().try_barrier_all(R)
 }
 
 /// `shmem_sync_all`: waits for all PEs (does not complete outstanding operations).
 pub fn sync_all() -> Result<()> {
     const R: &str = "shmem_sync_all";
-    let f = Frame::begin_world(R, Kind::SyncAll)?;
+    let f = Frame::begin_world(R, Kind::SyncAll, true)?;
     f.rt().try_sync_in(R, &f.rt().teams().world)
 }
 

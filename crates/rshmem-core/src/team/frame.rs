@@ -34,15 +34,22 @@ impl Frame {
         args: &[Arg],
         bytes: usize,
     ) -> Result<Frame> {
-        Self::open(rt(routine)?, routine, team, kind, args, bytes, true)
+        let count = profile::coll(kind.family(), bytes);
+        Self::open(rt(routine)?, routine, team, kind, args, count, true)
     }
 
     /// [`Frame::begin`] for the world's barrier and sync, which wait for earlier
-    /// non-blocking collectives (in the call check) but take no turn.
+    /// non-blocking collectives (in the call check) but take no turn; `counted`: a call
+    /// of the program (not a step of a face's own routine).
     #[inline(always)]
-    pub(crate) fn begin_world(routine: &'static str, kind: Kind) -> Result<Frame> {
+    pub(crate) fn begin_world(routine: &'static str, kind: Kind, counted: bool) -> Result<Frame> {
+        let count = if counted {
+            profile::coll(kind.family(), 0)
+        } else {
+            None
+        };
         let rt = rt(routine)?;
-        Self::open(rt, routine, &rt.teams().world, kind, &[], 0, false)
+        Self::open(rt, routine, &rt.teams().world, kind, &[], count, false)
     }
 
     #[inline(always)]
@@ -52,10 +59,9 @@ impl Frame {
         team: &Team,
         kind: Kind,
         args: &[Arg],
-        bytes: usize,
+        count: Option<CollCount>,
         turn: bool,
     ) -> Result<Frame> {
-        let count = profile::coll(kind.family(), bytes);
         let turn = if turn { rt.turn(team) } else { None };
         rt.check_coll(routine, team, kind, args)?;
         Ok(Frame {
