@@ -536,3 +536,45 @@ fn caf_collectives_on_integer_16() {
 fn caf_static_initial_values_and_random_init_across_images() {
     all_ok("startup");
 }
+
+/// The (calls, bytes) of the `coll` row of the job's profile summary.
+fn job_coll_row(out: &JobOutput, np: usize) -> (u64, u64) {
+    let title = format!("rshmem profile: job ({np} PEs)\n");
+    let table = out.stderr.split(&title).nth(1).expect("the job's summary");
+    let line = table
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .find(|l| l.split_whitespace().next() == Some("coll"))
+        .expect("a coll row");
+    let cols: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(2)
+        .map(|c| c.parse().expect("a count"))
+        .collect();
+    (cols[0], cols[1])
+}
+
+#[test]
+#[cfg_attr(
+    not(have_gfortran),
+    ignore = "gfortran is not installed (scripts/install-deps.sh installs it)"
+)]
+fn caf_collectives_are_counted_in_the_profile() {
+    let exe = build("profile");
+    for np in [1, 3] {
+        let run = |k: &str| {
+            let out = cafrun_env(np, &exe, &[k], &[("SHMEM_PROFILE", "1")]);
+            out.assert_ok();
+            assert_eq!(ok_images(&out, "profile"), (1..=np).collect::<Vec<_>>());
+            job_coll_row(&out, np)
+        };
+        // What the runtime itself runs at start-up counts alike in both runs.
+        let (none, five) = (run("0"), run("5"));
+        let n = np as u64;
+        assert_eq!(five.0 - none.0, 5 * n, "five co_sum calls per image");
+        assert_eq!(five.1 - none.1, 5 * 12 * n, "of 12 bytes each");
+        assert!(none.0 >= n && none.1 >= 8 * n, "the co_broadcast: {none:?}");
+    }
+}

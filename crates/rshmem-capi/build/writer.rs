@@ -1,6 +1,6 @@
 //! The writer every family emits through: [`Gen`] turns a C prototype and a Rust body
 //! into the `pshmem_`/`shmem_` entry points, their `shmem_ctx_` and `shmemx_try_` forms
-//! and their declarations, and wraps collectives in their profiling count.
+//! and their declarations (the core counts every routine in the profile).
 
 use std::fmt::Write as _;
 
@@ -159,8 +159,6 @@ impl Gen {
             let sp = if cret.ends_with('*') { "" } else { " " };
             format!("{nr}{cret}{sp}{n}({params});")
         };
-        let body = profiled(name, &ps, body);
-        let body = body.as_str();
         // Every routine has its profiling twin (`pshmem_put`, `pstart_pes`, `p_my_pe`):
         // the body lives under the p-name and the plain name forwards to it.
         let real = format!("p{name}");
@@ -202,9 +200,7 @@ impl Gen {
             None => name.replacen("shmem_", "shmemx_try_", 1),
         };
         let status = cret == "int"
-            && (coll_family(name).is_some()
-                || name == "shmem_team_sync"
-                || name == "shmemx_request_wait");
+            && (is_collective(name) || name == "shmem_team_sync" || name == "shmemx_request_wait");
         let mut cparams: Vec<String> = ps.iter().map(|(t, n)| join_param(t, n)).collect();
         let mut rparams: Vec<String> = ps
             .iter()
@@ -287,47 +283,17 @@ fn split_param(p: &str) -> (String, String) {
     (p[..=cut].trim().to_string(), p[cut + 1..].to_string())
 }
 
-/// The profiling family of a collective entry point (the core counts the one-sided
-/// routines itself; collectives are counted at the faces), if it is one.
-fn coll_family(name: &str) -> Option<&'static str> {
-    if name.contains("barrier") || name.contains("sync") {
-        Some("Sync")
-    } else if ["broadcast", "collect", "alltoall", "_reduce", "_to_all"]
-        .iter()
-        .any(|k| name.contains(k))
-    {
-        Some("Coll")
-    } else {
-        None
-    }
-}
-
-/// `body` wrapped in a collective's profiling count when `name` is a collective: its
-/// bytes are the `nelems`/`nreduce` argument times the element size.
-fn profiled(name: &str, ps: &[(String, String)], body: &str) -> String {
-    let Some(fam) = coll_family(name) else {
-        return body.to_string();
-    };
-    // Counts are `size_t` (usize) in every collective.
-    let count = ps
-        .iter()
-        .find(|(t, n)| t == "size_t" && (n == "nelems" || n == "nreduce"))
-        .map(|(_, n)| n.as_str());
-    let dest = ps.iter().find(|(_, n)| n == "dest");
-    let bytes = match (count, dest) {
-        (Some(c), Some((t, _))) if t.starts_with("void") || t.starts_with("const void") => {
-            let base = name.trim_end_matches("_nbe");
-            let size = if base.ends_with("32") {
-                4
-            } else if base.ends_with("64") {
-                8
-            } else {
-                1
-            };
-            format!("{c}.wrapping_mul({size})")
-        }
-        (Some(c), Some(_)) => format!("{c}.wrapping_mul(glue::elem_size(dest))"),
-        _ => "0".to_string(),
-    };
-    format!("glue::coll_counted(rshmem_core::profile::Family::{fam}, {bytes}, || {body})")
+/// Whether `name` is a collective entry point (its `int` status is its try form's code).
+fn is_collective(name: &str) -> bool {
+    [
+        "barrier",
+        "sync",
+        "broadcast",
+        "collect",
+        "alltoall",
+        "_reduce",
+        "_to_all",
+    ]
+    .iter()
+    .any(|k| name.contains(k))
 }

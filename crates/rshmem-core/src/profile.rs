@@ -391,28 +391,41 @@ pub fn span(fam: Family, bytes: usize) -> Option<Span> {
     scope(fam, bytes, Ctx::default_ctx(), Pc::None)
 }
 
-/// Times a collective that started at `start` (taken with [`now`]) and counts it with
-/// `bytes`: for faces whose collective entry points are not wrapped by [`count`].
-pub fn coll(fam: Family, bytes: usize, start: Option<Instant>) {
-    if !on() {
-        return;
-    }
-    let f = fam as usize;
-    if let Some(b) = mine() {
-        bump(&b.calls[f], 1);
-        bump(&b.bytes[f], bytes as u64);
-        if let Some(t) = start {
+/// A collective in progress, counted as one call of its family with its bytes and timed
+/// when it ends (dropped, also on an error return). Collectives are always timed: one
+/// clock read is small beside them.
+#[must_use]
+#[derive(Debug)]
+pub(crate) struct CollCount {
+    fam: Family,
+    bytes: usize,
+    start: Instant,
+}
+
+impl Drop for CollCount {
+    fn drop(&mut self) {
+        let f = self.fam as usize;
+        if let Some(b) = mine() {
+            bump(&b.calls[f], 1);
+            bump(&b.bytes[f], self.bytes as u64);
             bump(&b.timed[f], 1);
-            bump(&b.nanos[f], t.elapsed().as_nanos() as u64);
+            bump(&b.nanos[f], self.start.elapsed().as_nanos() as u64);
         }
     }
 }
 
-/// The start time for [`coll`], when counting is on (collectives are always timed: one
-/// clock read is small beside them).
-#[inline]
-pub fn now() -> Option<Instant> {
-    on().then(Instant::now)
+/// Starts counting a collective of `fam` moving `bytes`; `None` (and nothing at its end)
+/// when counting is off.
+#[inline(always)]
+pub(crate) fn coll(fam: Family, bytes: usize) -> Option<CollCount> {
+    if !on() {
+        return None;
+    }
+    Some(CollCount {
+        fam,
+        bytes,
+        start: Instant::now(),
+    })
 }
 
 /// A quiet on `ctx` (or on every context: `None`) finished: nothing issued before it is

@@ -147,17 +147,15 @@ impl<'s> TeamRef<'s> {
         nelems: usize,
         root: usize,
     ) -> Result<()> {
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::broadcast(
-                "shmem_broadcast",
-                &self.team,
-                &dest.region,
-                &src.region,
-                nelems,
-                root,
-                None,
-            )
-        })
+        raw::broadcast(
+            "shmem_broadcast",
+            &self.team,
+            &dest.region,
+            &src.region,
+            nelems,
+            root,
+            None,
+        )
     }
 
     /// `shmem_collect`: concatenates every member's first `nelems` elements of `src`, in
@@ -185,16 +183,14 @@ impl<'s> TeamRef<'s> {
         src: &SymVec<'_, T>,
         nelems: usize,
     ) -> Result<()> {
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::collect(
-                "shmem_collect",
-                &self.team,
-                &dest.region,
-                &src.region,
-                nelems,
-                None,
-            )
-        })
+        raw::collect(
+            "shmem_collect",
+            &self.team,
+            &dest.region,
+            &src.region,
+            nelems,
+            None,
+        )
     }
 
     /// `shmem_fcollect`: concatenates every member's first `nelems` elements of `src`, in
@@ -216,17 +212,15 @@ impl<'s> TeamRef<'s> {
         src: &SymVec<'_, T>,
         nelems: usize,
     ) -> Result<()> {
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::fcollect_or_alltoall(
-                "shmem_fcollect",
-                &self.team,
-                &dest.region,
-                &src.region,
-                nelems,
-                false,
-                None,
-            )
-        })
+        raw::fcollect_or_alltoall(
+            "shmem_fcollect",
+            &self.team,
+            &dest.region,
+            &src.region,
+            nelems,
+            false,
+            None,
+        )
     }
 
     /// `shmem_alltoall`: block `j` (of `nelems` elements) of `src` on rank `i` goes to
@@ -250,17 +244,15 @@ impl<'s> TeamRef<'s> {
         src: &SymVec<'_, T>,
         nelems: usize,
     ) -> Result<()> {
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::fcollect_or_alltoall(
-                "shmem_alltoall",
-                &self.team,
-                &dest.region,
-                &src.region,
-                nelems,
-                true,
-                None,
-            )
-        })
+        raw::fcollect_or_alltoall(
+            "shmem_alltoall",
+            &self.team,
+            &dest.region,
+            &src.region,
+            nelems,
+            true,
+            None,
+        )
     }
 
     /// `shmem_alltoalls`: [`alltoall`](Self::alltoall) in which element `k` of the
@@ -286,18 +278,16 @@ impl<'s> TeamRef<'s> {
         src_stride: usize,
         nelems: usize,
     ) -> Result<()> {
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::alltoalls(
-                "shmem_alltoalls",
-                &self.team,
-                &dest.region,
-                &src.region,
-                dst_stride,
-                src_stride,
-                nelems,
-                None,
-            )
-        })
+        raw::alltoalls(
+            "shmem_alltoalls",
+            &self.team,
+            &dest.region,
+            &src.region,
+            dst_stride,
+            src_stride,
+            nelems,
+            None,
+        )
     }
 
     /// `shmem_TYPENAME_OP_reduce`: `dest[i]` on every member becomes `op` folded over
@@ -326,17 +316,15 @@ impl<'s> TeamRef<'s> {
         nelems: usize,
     ) -> Result<()> {
         let _ = op;
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::reduce(
-                <T as sealed::Reduce<Op>>::ROUTINE,
-                &self.team,
-                &dest.region,
-                &src.region,
-                nelems,
-                Op::OP,
-                None,
-            )
-        })
+        raw::reduce(
+            <T as sealed::Reduce<Op>>::ROUTINE,
+            &self.team,
+            &dest.region,
+            &src.region,
+            nelems,
+            Op::OP,
+            None,
+        )
     }
 
     /// [`reduce`](Self::reduce) in place: the first `nelems` elements of `buf` on every
@@ -380,16 +368,14 @@ impl<'s> TeamRef<'s> {
         src: &SymVec<'_, T>,
         nelems: usize,
     ) -> Result<()> {
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::sum_scan(
-                <T as sealed::Reduce<Sum>>::INSCAN,
-                &self.team,
-                &dest.region,
-                &src.region,
-                nelems,
-                true,
-            )
-        })
+        raw::sum_scan(
+            <T as sealed::Reduce<Sum>>::INSCAN,
+            &self.team,
+            &dest.region,
+            &src.region,
+            nelems,
+            true,
+        )
     }
 
     /// `shmem_TYPENAME_sum_exscan` (OpenSHMEM 1.6): `dest[i]` on rank `r` becomes the sum
@@ -411,28 +397,13 @@ impl<'s> TeamRef<'s> {
         src: &SymVec<'_, T>,
         nelems: usize,
     ) -> Result<()> {
-        coll_counted(nelems, size_of::<T>(), || {
-            raw::sum_scan(
-                <T as sealed::Reduce<Sum>>::EXSCAN,
-                &self.team,
-                &dest.region,
-                &src.region,
-                nelems,
-                false,
-            )
-        })
+        raw::sum_scan(
+            <T as sealed::Reduce<Sum>>::EXSCAN,
+            &self.team,
+            &dest.region,
+            &src.region,
+            nelems,
+            false,
+        )
     }
-}
-
-/// Counts a collective of `nelems` elements of `size` bytes in the profile (the core
-/// counts one-sided routines itself; collectives are counted at the faces).
-fn coll_counted<R>(nelems: usize, size: usize, f: impl FnOnce() -> R) -> R {
-    let t = rshmem_core::profile::now();
-    let r = f();
-    rshmem_core::profile::coll(
-        rshmem_core::profile::Family::Coll,
-        nelems.saturating_mul(size),
-        t,
-    );
-    r
 }

@@ -4,8 +4,6 @@
 
 use std::marker::PhantomData;
 
-use rshmem_core::profile::Family;
-
 use crate::coll::{sealed, Operator, Reducible};
 use crate::error::Result;
 use crate::nbe::{NbeScope, Request};
@@ -60,20 +58,14 @@ impl<'sc> CollRequest<'sc> {
 }
 
 impl<'sc, 'env> NbeScope<'sc, 'env> {
-    /// Issues a collective, counted in the profile as one call of `fam` moving `bytes`
-    /// (as the C face counts its `_nbe` collectives: the issue, not the wait).
+    /// Issues a collective (the core counts it in the profile when it runs).
     fn issue(
         &self,
-        fam: Family,
-        bytes: usize,
         f: impl FnOnce(&mut Option<rshmem_core::ReqHandle>) -> Result<()>,
     ) -> Result<CollRequest<'sc>> {
         let _ = self.drain;
-        let t = rshmem_core::profile::now();
         let mut r = CollRequest::new();
-        let issued = f(r.req.slot());
-        rshmem_core::profile::coll(fam, bytes, t);
-        issued?;
+        f(r.req.slot())?;
         Ok(r)
     }
 
@@ -101,7 +93,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         nelems: usize,
         root: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
+        self.issue(|r| {
             raw::broadcast(
                 "shmemx_broadcast_nbe",
                 &team.team,
@@ -144,7 +136,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
         let _ = op;
-        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
+        self.issue(|r| {
             raw::reduce(
                 <T as sealed::Reduce<Op>>::ROUTINE,
                 &team.team,
@@ -165,7 +157,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src: &'env SymVec<'_, T>,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
+        self.issue(|r| {
             raw::fcollect_or_alltoall(
                 "shmemx_fcollect_nbe",
                 &team.team,
@@ -186,7 +178,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src: &'env SymVec<'_, T>,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
+        self.issue(|r| {
             raw::collect(
                 "shmemx_collect_nbe",
                 &team.team,
@@ -206,7 +198,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src: &'env SymVec<'_, T>,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
+        self.issue(|r| {
             raw::fcollect_or_alltoall(
                 "shmemx_alltoall_nbe",
                 &team.team,
@@ -241,7 +233,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
         src_stride: usize,
         nelems: usize,
     ) -> Result<CollRequest<'sc>> {
-        self.issue(Family::Coll, nelems.saturating_mul(size_of::<T>()), |r| {
+        self.issue(|r| {
             raw::alltoalls(
                 "shmemx_alltoalls_nbe",
                 &team.team,
@@ -257,9 +249,7 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
 
     /// Non-blocking [`TeamRef::sync`].
     pub fn sync_nbe(&self, team: &TeamRef<'_>) -> Result<CollRequest<'sc>> {
-        self.issue(Family::Sync, 0, |r| {
-            raw::sync("shmemx_team_sync_nbe", &team.team, Some(r))
-        })
+        self.issue(|r| raw::sync("shmemx_team_sync_nbe", &team.team, Some(r)))
     }
 
     /// Non-blocking [`Shmem::barrier_all`](crate::Shmem::barrier_all): the quiet of the
@@ -273,8 +263,6 @@ impl<'sc, 'env> NbeScope<'sc, 'env> {
     /// ```
     pub fn barrier_all_nbe(&self) -> Result<CollRequest<'sc>> {
         let world = rshmem_core::team::world()?;
-        self.issue(Family::Sync, 0, |r| {
-            raw::barrier_nbe("shmemx_barrier_all_nbe", &world, r)
-        })
+        self.issue(|r| raw::barrier_nbe("shmemx_barrier_all_nbe", &world, r))
     }
 }

@@ -269,17 +269,13 @@ impl Shmem {
     /// `shmem_barrier_all`: completes this PE's outstanding operations
     /// ([`quiet`](Self::quiet)), then waits until every PE has called it. Collective.
     pub fn barrier_all(&self) {
-        let t = rshmem_core::profile::now();
         ok(rshmem_core::sync::barrier_all());
-        rshmem_core::profile::coll(rshmem_core::profile::Family::Sync, 0, t);
     }
 
     /// `shmem_sync_all`: waits until every PE has called it, without completing
     /// outstanding operations. Collective.
     pub fn sync_all(&self) {
-        let t = rshmem_core::profile::now();
         ok(rshmem_core::sync::sync_all());
-        rshmem_core::profile::coll(rshmem_core::profile::Family::Sync, 0, t);
     }
 
     /// `shmem_fence`: puts, atomics and signals to each PE issued on the default

@@ -143,10 +143,7 @@ impl<'s> TeamRef<'s> {
     /// # Errors
     /// Only if the runtime is unusable.
     pub fn sync(&self) -> Result<()> {
-        let t = rshmem_core::profile::now();
-        let r = core_team::sync(&self.team).map_err(Error::from);
-        rshmem_core::profile::coll(rshmem_core::profile::Family::Sync, 0, t);
-        r
+        core_team::sync(&self.team).map_err(Error::from)
     }
 
     /// `shmemx_team_survivors`: the members of this team that have not failed (died

@@ -44,7 +44,7 @@ pub(crate) use self::errors::{
 pub(crate) use self::fault_tolerance::{failed_pes, pe_failed, team_survivors};
 pub(crate) use self::long_double::LongDouble;
 pub(crate) use self::ordering::{fence, pe_quiet, quiet};
-pub(crate) use self::profiling::{coll_counted, elem_size, pcntr};
+pub(crate) use self::profiling::pcntr;
 pub(crate) use self::requests::{
     amo_nbe, merge_request, nbe, request_alloc, request_free, request_test, request_wait,
 };

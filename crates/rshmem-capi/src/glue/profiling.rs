@@ -1,5 +1,5 @@
-//! Profiling at the C face: Sandia OpenSHMEM's `shmemx_pcntr_*` queries and the counts
-//! of the collective entry points (the core counts the one-sided routines itself).
+//! Profiling at the C face: Sandia OpenSHMEM's `shmemx_pcntr_*` queries (the core
+//! counts every routine family itself).
 
 use super::contexts::{ctx, CtxH};
 use super::errors::ok;
@@ -31,24 +31,4 @@ pub(crate) unsafe fn pcntr<T>(
     let c = ctx(routine, h);
     // SAFETY: checked non-null; writable by the caller's contract.
     unsafe { out.write(pick(rshmem_core::profile::pcntr(c))) };
-}
-
-/// Runs a collective entry point's body, counted in the profile as `fam` with `bytes`.
-#[inline(always)]
-pub(crate) fn coll_counted<R>(
-    fam: rshmem_core::profile::Family,
-    bytes: usize,
-    f: impl FnOnce() -> R,
-) -> R {
-    let t = rshmem_core::profile::now();
-    let r = f();
-    rshmem_core::profile::coll(fam, bytes, t);
-    r
-}
-
-/// The size of what `p` points to (1 for `void`): a collective's element size for the
-/// profiling counts.
-#[inline]
-pub(crate) fn elem_size<T>(_p: *const T) -> usize {
-    core::mem::size_of::<T>()
 }

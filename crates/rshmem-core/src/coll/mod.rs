@@ -21,6 +21,7 @@ pub mod sync;
 mod team_sync;
 
 use crate::team::call_check::{self as check, Kind, Show};
+use crate::team::frame::Frame;
 
 use crate::algo::{DataAlg, Span};
 use crate::error::{Error, Result};
@@ -361,7 +362,7 @@ pub unsafe fn broadcast_keep_root(
     unsafe { broadcast_checked(routine, team, dest, src, nbytes, root, false) }
 }
 
-/// The broadcasts' entry: the turn, the `SHMEM_DEBUG` check, the algorithm.
+/// The broadcasts' entry: the frame, the algorithm.
 ///
 /// # Safety
 /// As [`broadcast`].
@@ -374,9 +375,7 @@ unsafe fn broadcast_checked(
     root: i64,
     root_dest: bool,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Broadcast,
@@ -384,7 +383,9 @@ unsafe fn broadcast_checked(
             ("PE_root", root as u64, Show::Num),
             ("size in bytes", nbytes as u64, Show::Num),
         ],
+        nbytes,
     )?;
+    let rt = f.rt();
     let alg = rt.algs().bcast_for(nbytes, team.n_pes(), rt.span(team));
     // SAFETY: forwarded contract.
     unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, root_dest) }
@@ -656,14 +657,14 @@ pub unsafe fn fcollect(
     src: *const u8,
     nbytes: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Fcollect,
         &[("size in bytes", nbytes as u64, Show::Num)],
+        nbytes,
     )?;
+    let rt = f.rt();
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
@@ -711,10 +712,9 @@ pub unsafe fn collect(
     nbytes: usize,
     dest_cap: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
     // Contributions may differ in size: only the routine is compared.
-    rt.check_coll(routine, team, Kind::Collect, &[])?;
+    let f = Frame::begin(routine, team, Kind::Collect, &[], nbytes)?;
+    let rt = f.rt();
     let n = team.n_pes();
     // A member contributing nothing may pass any pointer (NULL from C): its source is
     // never read, and peers find each source through the location its owner publishes.
@@ -789,14 +789,14 @@ pub unsafe fn alltoall(
     src: *const u8,
     nbytes: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Alltoall,
         &[("size in bytes", nbytes as u64, Show::Num)],
+        nbytes,
     )?;
+    let rt = f.rt();
     let n = team.n_pes();
     if nbytes == 0 {
         return Ok(());
@@ -858,9 +858,7 @@ pub unsafe fn alltoalls(
     nelems: usize,
     size: usize,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Alltoalls,
@@ -870,7 +868,9 @@ pub unsafe fn alltoalls(
             ("dst", dst as u64, Show::Num),
             ("sst", sst as u64, Show::Num),
         ],
+        nelems.wrapping_mul(size),
     )?;
+    let rt = f.rt();
     if dst < 1 || sst < 1 {
         return Err(Error::InvalidArgument {
             routine,
@@ -922,9 +922,8 @@ pub unsafe fn reduce<T: Elem>(
     n: usize,
     op: ReduceOp,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    check_reduce::<T>(rt, routine, team, n, op)?;
+    let f = reduce_frame::<T>(routine, team, n, op)?;
+    let rt = f.rt();
     let alg = rt
         .algs()
         .reduce_for(n * std::mem::size_of::<T>(), team.n_pes(), rt.span(team));
@@ -932,15 +931,14 @@ pub unsafe fn reduce<T: Elem>(
     unsafe { reduce_with(routine, team, dest, src, n, op, alg) }
 }
 
-/// The debug check that every member passes the same reduction (count, operator, type).
-fn check_reduce<T: Elem>(
-    rt: &Runtime,
+/// The frame of a reduction: the debug check compares the count, operator and type.
+fn reduce_frame<T: Elem>(
     routine: &'static str,
     team: &Team,
     n: usize,
     op: ReduceOp,
-) -> Result<()> {
-    rt.check_coll(
+) -> Result<Frame> {
+    Frame::begin(
         routine,
         team,
         Kind::Reduce,
@@ -949,8 +947,8 @@ fn check_reduce<T: Elem>(
             ("op", op as u64, Show::Op),
             ("type", check::type_code(T::TYPE), Show::Type),
         ],
-    )?;
-    Ok(())
+        n.wrapping_mul(std::mem::size_of::<T>()),
+    )
 }
 
 /// [`reduce`] with an explicit algorithm (for compositions such as the hierarchical one).
@@ -1086,9 +1084,8 @@ pub unsafe fn reduce_staged<T: Elem>(
     op: ReduceOp,
     write_back: bool,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    check_reduce::<T>(rt, routine, team, n, op)?;
+    let f = reduce_frame::<T>(routine, team, n, op)?;
+    let rt = f.rt();
     let sz = std::mem::size_of::<T>();
     let npes = team.n_pes();
     let alg = rt.algs().reduce_for(n * sz, npes, rt.span(team));
@@ -1190,9 +1187,7 @@ pub unsafe fn sum_scan<T: Elem + Default>(
     n: usize,
     inclusive: bool,
 ) -> Result<()> {
-    let rt = rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(
+    let f = Frame::begin(
         routine,
         team,
         Kind::Scan,
@@ -1205,7 +1200,9 @@ pub unsafe fn sum_scan<T: Elem + Default>(
             ),
             ("type", check::type_code(T::TYPE), Show::Type),
         ],
+        n.wrapping_mul(std::mem::size_of::<T>()),
     )?;
+    let rt = f.rt();
     if n == 0 {
         return Ok(());
     }

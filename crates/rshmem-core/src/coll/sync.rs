@@ -3,23 +3,32 @@
 
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::runtime::{rt, Runtime};
+use crate::runtime::Runtime;
 use crate::team::call_check::Kind;
+use crate::team::frame::Frame;
 
 /// `shmem_barrier_all`: completes this PE's outstanding operations, then waits for all PEs.
 pub fn barrier_all() -> Result<()> {
+    barrier_all_counted(true)
+}
+
+/// [`barrier_all`] as a step of a face's own routine (the safe API's initialized
+/// allocation): not counted in the profile as a barrier of the program.
+pub fn barrier_all_uncounted() -> Result<()> {
+    barrier_all_counted(false)
+}
+
+fn barrier_all_counted(counted: bool) -> Result<()> {
     const R: &str = "shmem_barrier_all";
-    let rt = rt(R)?;
-    rt.check_coll(R, &rt.teams().world, Kind::BarrierAll, &[])?;
-    rt.try_barrier_all(R)
+    let f = Frame::begin_world(R, Kind::BarrierAll, counted)?;
+    f.rt().try_barrier_all(R)
 }
 
 /// `shmem_sync_all`: waits for all PEs (does not complete outstanding operations).
 pub fn sync_all() -> Result<()> {
     const R: &str = "shmem_sync_all";
-    let rt = rt(R)?;
-    rt.check_coll(R, &rt.teams().world, Kind::SyncAll, &[])?;
-    rt.try_sync_in(R, &rt.teams().world)
+    let f = Frame::begin_world(R, Kind::SyncAll, true)?;
+    f.rt().try_sync_in(R, &f.rt().teams().world)
 }
 
 impl Runtime {

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) mod call_check;
 mod contexts;
+pub(crate) mod frame;
 pub(crate) mod group;
 pub(crate) mod peers;
 pub(crate) mod registry;
@@ -574,11 +575,8 @@ pub fn sync(team: &Team) -> Result<()> {
 /// [`sync`] on behalf of `routine` (the deprecated active-set `shmem_barrier` and
 /// `shmem_sync`), which errors name.
 pub fn sync_in(routine: &'static str, team: &Team) -> Result<()> {
-    let rt = crate::runtime::rt(routine)?;
-    let _turn = rt.turn(team);
-    rt.check_coll(routine, team, Kind::TeamSync, &[])?;
-    rt.try_sync_in(routine, team)?;
-    Ok(())
+    let f = frame::Frame::begin(routine, team, Kind::TeamSync, &[], 0)?;
+    f.rt().try_sync_in(routine, team)
 }
 
 /// `shmem_team_destroy` (collective over `team`).

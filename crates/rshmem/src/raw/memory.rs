@@ -48,7 +48,7 @@ pub(crate) fn alloc<T: Remote>(
             // SAFETY: as above; all-zero bytes are a valid `T` (`Remote`).
             None => unsafe { r.ptr.as_ptr().cast::<u8>().write_bytes(0, size) },
         }
-        rshmem_core::sync::barrier_all()?;
+        rshmem_core::sync::barrier_all_uncounted()?;
     }
     Ok(r)
 }
@@ -106,7 +106,7 @@ pub(crate) fn resize<T: Remote>(
     if len > old_len && size > 0 {
         // SAFETY: elements `old_len..len` are fresh; no PE writes them before the barrier.
         (old_len..len).for_each(|i| unsafe { r.at(i).write(fill) });
-        rshmem_core::sync::barrier_all()?;
+        rshmem_core::sync::barrier_all_uncounted()?;
     }
     Ok(())
 }
