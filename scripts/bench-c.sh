@@ -5,17 +5,19 @@
 #   scripts/bench-c.sh [--quick] [--no-oshmem] [--keep]
 #
 # 1. cargo build --release -p rshmem-capi -p oshrun -p rshmem-bench (honours CARGO_TARGET_DIR);
-# 2. installs rshmem into a temporary prefix, compiles the benchmark with its oshcc and runs
-#    it with its oshrun -np 2;
-# 3. unless --no-oshmem: finds Open MPI's oshcc/oshrun (OMPI_OSHCC / OMPI_OSHRUN, else
+# 2. unless --no-oshmem: finds Open MPI's oshcc/oshrun (OMPI_OSHCC / OMPI_OSHRUN, else
 #    /usr/bin), installing openmpi-bin and libopenmpi-dev with apt-get when missing and run
-#    as root; compiles the same source and runs it (extra oshrun flags: OMPI_OSHRUN_ARGS);
+#    as root (extra oshrun flags: OMPI_OSHRUN_ARGS);
+# 3. runs `rshmem-bench report --only cbench`: installs rshmem into a temporary prefix,
+#    compiles the benchmark with its oshcc and with Open MPI's, and runs each with its own
+#    oshrun -np 2;
 # 4. runs rshmem-bench pe --quick on 2 PEs;
 # 5. prints a side-by-side table; every JSON line goes to DIR/results.jsonl.
 # --quick: fewer C batches (31 instead of 101). --keep: keep the temporary directory.
 set -eu
-here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
-root=$(dirname -- "$here")
+me=bench-c.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 quick=
 oshmem=yes
 keep=no
@@ -24,61 +26,29 @@ for a in "$@"; do
         --quick) quick=--quick ;;
         --no-oshmem) oshmem=no ;;
         --keep) keep=yes ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-        *) echo "bench-c.sh: unknown argument $a" >&2; exit 2 ;;
+        -h|--help) sed -n '2,/^set -eu$/p' "$0" | sed '$d'; exit 0 ;;
+        *) usage_error "unknown argument $a" ;;
     esac
 done
-target=${CARGO_TARGET_DIR:-$root/target}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-c.XXXXXX")
 if [ "$keep" = no ]; then trap 'rm -rf "$tmp"' EXIT; fi
 results=$tmp/results.jsonl
-: > "$results"
 
-echo "== building rshmem (release) into $target" >&2
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p rshmem-capi -p oshrun -p rshmem-bench)
-sh "$root/crates/rshmem-capi/scripts/install.sh" --prefix "$tmp/rshmem" --build-dir "$target/release" >&2
-osh_rs=$tmp/rshmem/bin
-
-echo "== C benchmark on rshmem" >&2
-"$osh_rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/shmem_bench.rshmem" "$root/bench/c/shmem_bench.c"
-"$osh_rs/oshrun" -np 2 "$tmp/shmem_bench.rshmem" $quick > "$tmp/c-rshmem.out"
-grep -v '^{' "$tmp/c-rshmem.out" || true
-grep '^{' "$tmp/c-rshmem.out" >> "$results"
-
-if [ "$oshmem" = yes ]; then
-    ompi_cc=${OMPI_OSHCC:-/usr/bin/oshcc}
-    ompi_run=${OMPI_OSHRUN:-/usr/bin/oshrun}
-    if { [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; } && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-        echo "== installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1 ||
-            { apt-get update -q > /dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1; } ||
-            echo "bench-c.sh: apt-get install failed (see $tmp/apt.log)" >&2
+build_release rshmem-capi oshrun rshmem-bench
+say "C benchmark on rshmem"
+# shellcheck disable=SC2086
+report "$oshmem" "$tmp/report" --only cbench $quick
+for log in "$tmp"/report/logs/*-cbench.out; do
+    grep -v '^{' "$log" || true
+    if [ ! -s "$log" ]; then
+        warn "$(basename "$log" .out) printed nothing; its stderr:"
+        cat "${log%.out}.err" >&2
     fi
-    if [ -x "$ompi_cc" ] && [ -x "$ompi_run" ]; then
-        echo "== C benchmark on Open MPI's OSHMEM ($("$ompi_run" --version 2>/dev/null | head -n 1))" >&2
-        # --mca osc ^rdma: Open MPI 4.1.4 (Debian 12) otherwise segfaults in shmem_finalize
-        # (ompi_osc_base_finalize -> free -> opal_mem_hooks_release_hook into an unloaded hook).
-        set -- --mca osc ^rdma
-        if [ "$(id -u)" = 0 ]; then set -- "$@" --allow-run-as-root; fi
-        if [ "$(nproc 2>/dev/null || echo 2)" -lt 2 ]; then set -- "$@" --oversubscribe; fi
-        "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/shmem_bench.oshmem" "$root/bench/c/shmem_bench.c"
-        echo "   $ompi_run -np 2 $* ${OMPI_OSHRUN_ARGS:-} shmem_bench $quick" >&2
-        # shellcheck disable=SC2086
-        if ! "$ompi_run" -np 2 "$@" ${OMPI_OSHRUN_ARGS:-} "$tmp/shmem_bench.oshmem" $quick \
-            > "$tmp/c-oshmem.out" 2> "$tmp/c-oshmem.err"; then
-            echo "bench-c.sh: Open MPI's oshrun failed; its stderr:" >&2
-            cat "$tmp/c-oshmem.err" >&2
-        fi
-        grep -v '^{' "$tmp/c-oshmem.out" || true
-        grep '^{' "$tmp/c-oshmem.out" >> "$results" || true
-    else
-        echo "bench-c.sh: Open MPI's oshcc/oshrun not found ($ompi_cc, $ompi_run); skipping OSHMEM" >&2
-    fi
-fi
+done
+grep '"exp":"cbench"' "$tmp/report/results.jsonl" > "$results" || true
 
-echo "== Rust API: rshmem-bench pe --quick" >&2
-"$osh_rs/oshrun" -np 2 "$target/release/rshmem-bench" pe --quick > "$tmp/rust.out"
+say "Rust API: rshmem-bench pe --quick"
+"$target/release/oshrun" -np 2 "$target/release/rshmem-bench" pe --quick > "$tmp/rust.out"
 grep '^{' "$tmp/rust.out" | sed 's/}$/,"impl":"rust"}/' >> "$results"
 
 python3 - "$results" <<'EOF'

@@ -21,8 +21,9 @@
 # --quick: fewer batches and iterations (a few minutes on 2 cores). --repeat N: run
 # everything N times (interleaving the runtimes); the tables show the median run.
 set -eu
-here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
-root=$(dirname -- "$here")
+me=bench-caf.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 quick=
 images="2 4"
 json=
@@ -38,11 +39,10 @@ while [ $# -gt 0 ]; do
         --no-build) build=no; shift ;;
         --repeat) repeat=$2; shift 2 ;;
         --repeat=*) repeat=${1#--repeat=}; shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
-        *) echo "bench-caf.sh: unknown argument $1" >&2; exit 2 ;;
+        -h|--help) sed -n '2,/^set -eu$/p' "$0" | sed '$d'; exit 0 ;;
+        *) usage_error "unknown argument $1" ;;
     esac
 done
-target=${CARGO_TARGET_DIR:-$root/target}
 dir=$target/bench-caf
 work=$dir/work
 mkdir -p "$work"
@@ -51,28 +51,21 @@ raw=$work/raw.jsonl
 : > "$raw"
 progs="caf_rma caf_sync caf_himeno"
 if [ -n "$quick" ]; then limit=180; else limit=600; fi
-cores=$(nproc 2>/dev/null || echo 2)
 
-if [ "$build" = yes ]; then
-    echo "== building rshmem (release) into $target" >&2
-    (cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p rshmem-capi -p rshmem-caf -p oshrun)
-fi
-sh "$root/crates/rshmem-capi/scripts/install.sh" --prefix "$dir/rshmem" --build-dir "$target/release" > "$work/install.log" 2>&1 ||
-    { cat "$work/install.log" >&2; exit 1; }
+if [ "$build" = yes ]; then build_release rshmem-capi rshmem-caf oshrun; fi
+install_rshmem "$dir/rshmem" "$work/install.log" || exit 1
 rs=$dir/rshmem/bin
-[ -x "$rs/caf" ] || { echo "bench-caf.sh: $rs/caf was not installed (is rshmem-caf built?)" >&2; exit 1; }
+[ -x "$rs/caf" ] || { warn "$rs/caf was not installed (is rshmem-caf built?)"; exit 1; }
 
-oc_caf=${OPENCOARRAYS_CAF:-/usr/bin/caf}
-oc_run=${OPENCOARRAYS_CAFRUN:-/usr/bin/cafrun}
 oc=no
-if [ -x "$oc_caf" ] && [ -x "$oc_run" ] && "$oc_caf" --version 2>/dev/null | grep -qi opencoarrays; then
+if find_opencoarrays; then
     oc=yes
 else
-    echo "bench-caf.sh: OpenCoarrays is not installed ($oc_caf, $oc_run; Debian: apt-get install libcoarrays-openmpi-dev): rshmem's column only" >&2
+    warn "OpenCoarrays is not installed ($oc_caf, $oc_run; Debian: apt-get install libcoarrays-openmpi-dev): rshmem's column only"
 fi
 
 src=$root/bench/fortran
-echo "== compiling bench/fortran with rshmem's caf (and OpenCoarrays' caf: $oc)" >&2
+say "compiling bench/fortran with rshmem's caf (and OpenCoarrays' caf: $oc)"
 for p in $progs; do
     mkdir -p "$work/rshmem" "$work/oc"
     "$rs/caf" -O2 -J "$work/rshmem" -o "$work/rshmem/$p" "$src/cafbench_util.f90" "$src/$p.f90"

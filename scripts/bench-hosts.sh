@@ -23,7 +23,9 @@
 # fewer samples, a few minutes on 2 cores. Figures move with load: compare columns of one
 # run, and look at the load average printed with the tables.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+me=bench-hosts.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 quick="" oshmem=yes keep=no out=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -31,11 +33,10 @@ while [ $# -gt 0 ]; do
     --no-oshmem) oshmem=no ;;
     --keep) keep=yes ;;
     --out) out=$2; shift ;;
-    *) echo "bench-hosts.sh: unknown argument $1" >&2; exit 2 ;;
+    *) usage_error "unknown argument $1" ;;
     esac
     shift
 done
-target=${CARGO_TARGET_DIR:-$root/target}
 limit=${BENCH_TIMEOUT:-600}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-hosts.XXXXXX")
 if [ "$keep" = no ]; then trap 'rm -rf "$tmp"' EXIT; fi
@@ -43,17 +44,11 @@ results=${out:-${TMPDIR:-/tmp}/bench-hosts-results.jsonl}
 : > "$results"
 sim=$root/scripts/simhosts.sh
 
-echo "== building rshmem (release) into $target" >&2
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p rshmem-capi -p oshrun -p rshmem-bench)
-sh "$root/crates/rshmem-capi/scripts/install.sh" --prefix "$tmp/rshmem" --build-dir "$target/release" >&2
+build_release rshmem-capi oshrun rshmem-bench
+install_rshmem "$tmp/rshmem"
 rs=$tmp/rshmem/bin
 "$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/bench.rshmem" "$root/bench/c/shmem_bench.c"
 "$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/coll.rshmem" "$root/bench/c/shmem_coll.c"
-
-# collect CONFIG FILE: appends FILE's JSON lines to the results, tagged with CONFIG.
-collect() {
-    grep '^{' "$2" | sed "s/}\$/,\"config\":\"$1\"}/" >> "$results" || true
-}
 
 # run NAME CMD...: runs CMD, output to $tmp/NAME.{out,err}; on failure says so.
 run() {
@@ -74,7 +69,7 @@ run() {
 
 flat=(--env SHMEM_BARRIER_ALGORITHM=dissemination --env SHMEM_BCAST_ALGORITHM=shm
       --env SHMEM_REDUCE_ALGORITHM=recursive_doubling)
-load0=$(cut -d' ' -f1-3 /proc/loadavg)
+load0=$(loadavg)
 echo "== rshmem, C, 2 hosts x 1 PE" >&2
 run c-rs "$sim" run --hosts 2 --ppn 1 --timeout "$limit" -- "$tmp/bench.rshmem" $quick &&
     collect rshmem "$tmp/c-rs.out"
@@ -91,16 +86,10 @@ run threads "$sim" run --hosts 2 --ppn 2 --timeout "$limit" -- \
     collect rshmem "$tmp/threads.out"
 
 if [ "$oshmem" = yes ]; then
-    if { ! command -v mpirun.openmpi > /dev/null || [ ! -x /usr/bin/oshcc ]; } && [ "$(id -u)" = 0 ]; then
-        echo "== installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1 ||
-            { apt-get update -q > /dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1; } ||
-            echo "bench-hosts.sh: apt-get install failed (see $tmp/apt.log)" >&2
-    fi
-    if command -v mpirun.openmpi > /dev/null && [ -x /usr/bin/oshcc ]; then
-        /usr/bin/oshcc -O2 -std=c11 -Wall -o "$tmp/bench.oshmem" "$root/bench/c/shmem_bench.c"
-        /usr/bin/oshcc -O2 -std=c11 -Wall -o "$tmp/coll.oshmem" "$root/bench/c/shmem_coll.c"
+    # The simulated hosts run OSHMEM under mpirun.openmpi (the same Open MPI as oshcc's).
+    if find_oshmem "$tmp" && command -v mpirun.openmpi > /dev/null; then
+        "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/bench.oshmem" "$root/bench/c/shmem_bench.c"
+        "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/coll.oshmem" "$root/bench/c/shmem_coll.c"
         # As in bench-ucx.sh: spml and pml ucx over TCP; osc ^rdma avoids a finalize crash
         # of Open MPI 4.1.4.
         export SIMHOSTS_MPIRUN_ARGS="--mca spml ucx --mca pml ucx --mca opal_common_ucx_tls any --mca opal_common_ucx_devices any --mca osc ^rdma --oversubscribe"
@@ -113,12 +102,12 @@ if [ "$oshmem" = yes ]; then
                 -- "$tmp/coll.oshmem" $quick && collect oshmem "$tmp/coll-osh-$ppn.out"
         done
     else
-        echo "bench-hosts.sh: Open MPI's oshcc/mpirun not found; no OSHMEM column" >&2
+        warn "Open MPI's oshcc/mpirun not found; no OSHMEM column"
     fi
 fi
 
 echo
-echo "load average (1, 5, 15 min) before the runs: $load0; after: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
+echo "load average (1, 5, 15 min) before the runs: $load0; after: $(loadavg) ($cores cores)"
 python3 - "$results" "$tmp/threads.out" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -10,6 +10,9 @@
 # Builds what it needs in release mode. Launchers that are missing are left out of the
 # table. Runs as root pass --allow-run-as-root to Open MPI.
 set -euo pipefail
+me=bench-launch.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 reps=5 pes="1 2 4 8 16"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -18,10 +21,9 @@ while [ $# -gt 0 ]; do
     *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
-root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-cargo build -q --release -p oshrun -p rshmem --example hello
-hello=$root/target/release/examples/hello
+CARGO_TARGET_DIR=$target cargo build -q --release -p oshrun -p rshmem --example hello
+hello=$target/release/examples/hello
 work=$(mktemp -d)
 slurm=""
 cleanup() {
@@ -33,7 +35,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ompi=(mpirun.openmpi --oversubscribe)
 
 # name|command prefix (the PE count follows it)
-launchers=("oshrun|$root/target/release/oshrun -np")
+launchers=("oshrun|$target/release/oshrun -np")
 command -v mpiexec.hydra >/dev/null && launchers+=("mpiexec.hydra|mpiexec.hydra -launcher fork -n")
 command -v mpirun.openmpi >/dev/null && launchers+=("mpirun (PMIx)|${ompi[*]} -np")
 if slurm=$(scripts/slurm1.sh start --cpus 16 2>/dev/null); then

@@ -12,9 +12,12 @@
 #    collectives (computing, and with the cores left idle).
 # --load N runs N busy processes (yes > /dev/null) beside every job: the loaded machine
 # of issue 13 section 1b. PE counts above the cores oversubscribe (OSHMEM: --oversubscribe).
+# The runs are `rshmem-bench report --only ccoll,seed004 --pes ...`'s (the same programs
+# and figures as docs/results.md); this script adds the load and the tables below.
 set -eu
-here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
-root=$(dirname -- "$here")
+me=bench-seed004.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 quick=
 pes="2 4 8"
 load=0
@@ -27,12 +30,11 @@ while [ $# -gt 0 ]; do
         --load) shift; load=$1 ;;
         --no-oshmem) oshmem=no ;;
         --keep) keep=yes ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
-        *) echo "bench-seed004.sh: unknown argument $1" >&2; exit 2 ;;
+        -h|--help) sed -n '2,/^set -eu$/p' "$0" | sed '$d'; exit 0 ;;
+        *) usage_error "unknown argument $1" ;;
     esac
     shift
 done
-target=${CARGO_TARGET_DIR:-$root/target}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-seed004.XXXXXX")
 loaders=
 cleanup() {
@@ -40,31 +42,8 @@ cleanup() {
     if [ "$keep" = no ]; then rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
-results=$tmp/results.jsonl
-: > "$results"
 
-echo "== building rshmem (release) into $target" >&2
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p rshmem-capi -p oshrun)
-sh "$root/crates/rshmem-capi/scripts/install.sh" --prefix "$tmp/rshmem" --build-dir "$target/release" >&2
-rs=$tmp/rshmem/bin
-"$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/coll.rshmem" "$root/bench/c/shmem_coll.c"
-"$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/seed004" "$root/bench/c/shmem_seed004.c"
-
-ompi_cc=${OMPI_OSHCC:-/usr/bin/oshcc}
-ompi_run=${OMPI_OSHRUN:-/usr/bin/oshrun}
-if [ "$oshmem" = yes ] && { [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; }; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-        echo "== installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev \
-            > "$tmp/apt.log" 2>&1 || echo "bench-seed004.sh: apt-get failed ($tmp/apt.log)" >&2
-    fi
-fi
-if [ "$oshmem" = yes ] && [ -x "$ompi_cc" ] && [ -x "$ompi_run" ]; then
-    "$ompi_cc" -O2 -std=c11 -Wall -o "$tmp/coll.oshmem" "$root/bench/c/shmem_coll.c"
-else
-    [ "$oshmem" = no ] || echo "bench-seed004.sh: Open MPI's OSHMEM not found; rshmem only" >&2
-    oshmem=no
-fi
+build_release rshmem-capi oshrun rshmem-bench
 
 i=0
 while [ "$i" -lt "$load" ]; do
@@ -72,35 +51,17 @@ while [ "$i" -lt "$load" ]; do
     loaders="$loaders $!"
     i=$((i + 1))
 done
-[ "$load" = 0 ] || echo "== $load busy processes running beside every job" >&2
+[ "$load" = 0 ] || say "$load busy processes running beside every job"
 
-for n in $pes; do
-    echo "== $n PEs: sweep on rshmem" >&2
-    "$rs/oshrun" -np "$n" "$tmp/coll.rshmem" $quick --sweep > "$tmp/sweep.$n.out"
-    grep '^{' "$tmp/sweep.$n.out" >> "$results"
-    echo "== $n PEs: seed004 on rshmem" >&2
-    "$rs/oshrun" -np "$n" "$tmp/seed004" $quick > "$tmp/seed004.$n.out"
-    grep -v '^{' "$tmp/seed004.$n.out" >&2 || true
-    grep '^{' "$tmp/seed004.$n.out" >> "$results"
-    if [ "$oshmem" = yes ]; then
-        echo "== $n PEs: sweep on OSHMEM" >&2
-        set -- --mca osc ^rdma
-        if [ "$(id -u)" = 0 ]; then set -- "$@" --allow-run-as-root; fi
-        if [ "$n" -gt "$(nproc 2> /dev/null || echo 2)" ]; then set -- "$@" --oversubscribe; fi
-        if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-            "$ompi_run" -np "$n" "$@" "$tmp/coll.oshmem" $quick --sweep \
-            > "$tmp/sweep.osh.$n.out" 2> "$tmp/sweep.osh.$n.err"; then
-            grep '^{' "$tmp/sweep.osh.$n.out" >> "$results" || true
-        else
-            echo "bench-seed004.sh: OSHMEM run failed at $n PEs:" >&2
-            tail -5 "$tmp/sweep.osh.$n.err" >&2
-        fi
-    fi
-done
+# shellcheck disable=SC2086
+report "$oshmem" "$tmp/report" --only ccoll,seed004 --pes "$(echo $pes | tr ' ' ',')" $quick
+grep -hv '^{' "$tmp"/report/logs/*-seed004.out >&2 || true
+results=$tmp/report/results.jsonl
 
 python3 - "$results" "$load" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+rows = [r for r in rows if r.get("exp") in ("ccoll", "seed004")]
 load = sys.argv[2]
 v = {}
 for r in rows:

@@ -81,8 +81,9 @@
 # thread sleeps 10 ms between polls). The own programs run with P = tcp: rshmem-ofi,
 # sos-ofi and the Rust programs under SHMEM_TRANSPORT=ofi FI_PROVIDER=tcp.
 set -eu
-here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
-root=$(dirname -- "$here")
+me=bench-ucx.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 quick=
 oshmem=yes
 rust=yes
@@ -127,46 +128,37 @@ while [ $# -gt 0 ]; do
         --providers) providers=$2; shift ;;
         --providers=*) providers=${1#--providers=} ;;
         -h|--help) sed -n '2,/^set -eu$/p' "$0" | sed '$d'; exit 0 ;;
-        *) echo "bench-ucx.sh: unknown argument $1" >&2; exit 2 ;;
+        *) usage_error "unknown argument $1" ;;
     esac
     shift
 done
 case $network in
     ucx|ofi) ;;
-    *) echo "bench-ucx.sh: --network must be ucx or ofi, not '$network'" >&2; exit 2 ;;
+    *) usage_error "--network must be ucx or ofi, not '$network'" ;;
 esac
-# An empty DIR would make $sos/bin/oshcc /bin/oshcc: Open MPI's.
-if [ "$network" = ofi ] && [ "$oshmem" = yes ] && { [ -z "$sos" ] || [ ! -x "$sos/bin/oshcc" ]; }; then
-    echo "bench-ucx.sh: --network ofi needs Sandia OpenSHMEM: --sos DIR or SOS_DIR=DIR, an install prefix" >&2
+if [ "$network" = ofi ] && [ "$oshmem" = yes ] && ! find_sos "$sos"; then
+    warn "--network ofi needs Sandia OpenSHMEM: --sos DIR or SOS_DIR=DIR, an install prefix"
     echo "  holding bin/oshcc (${sos:-none given}); or --no-oshmem to run rshmem alone" >&2
     exit 2
 fi
 if [ "$use_osu" = yes ]; then
-    # Accept the OMB tree or its c/ directory.
-    if [ -n "$osu" ] && [ -f "$osu/openshmem/osu_oshm_put.c" ]; then osu=$(dirname -- "$osu"); fi
-    if [ -z "$osu" ] || [ ! -f "$osu/c/openshmem/osu_oshm_put.c" ] || [ ! -f "$osu/c/util/osu_util.c" ]; then
-        echo "bench-ucx.sh: the OSU micro-benchmarks' sources are needed: --osu DIR or OSU_SRC=DIR, a tree" >&2
-        echo "  holding c/openshmem and c/util of OMB 6.x (${osu:-none given}${osu:+: no c/openshmem/osu_oshm_put.c or c/util/osu_util.c there});" >&2
+    if ! find_osu "$osu"; then
         echo "  or --no-osu to run only the project's own programs" >&2
         exit 2
     fi
-    osu=$(CDPATH='' cd -- "$osu" && pwd)
     [ "$own" = yes ] || rust=no
 elif [ "$own" = no ]; then
-    echo "bench-ucx.sh: --osu-only and --no-osu leave nothing to run" >&2
-    exit 2
+    usage_error "--osu-only and --no-osu leave nothing to run"
 fi
 if [ -z "$rounds" ]; then
     if [ -n "$quick" ]; then rounds=2; else rounds=3; fi
 fi
 case $rounds in
-    ''|*[!0-9]*|0) echo "bench-ucx.sh: --rounds needs a positive integer, not '$rounds'" >&2; exit 2 ;;
+    ''|*[!0-9]*|0) usage_error "--rounds needs a positive integer, not '$rounds'" ;;
 esac
 if [ -n "$baseline" ] && [ ! -r "$baseline" ]; then
-    echo "bench-ucx.sh: --baseline $baseline: no such file" >&2
-    exit 2
+    usage_error "--baseline $baseline: no such file"
 fi
-target=${CARGO_TARGET_DIR:-$root/target}
 limit=${BENCH_TIMEOUT:-600}
 if [ -n "$quick" ]; then osu_limit=${OSU_TIMEOUT:-120}; else osu_limit=${OSU_TIMEOUT:-300}; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-ucx.XXXXXX")
@@ -190,28 +182,15 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 results=${out:-${TMPDIR:-/tmp}/bench-ucx-results.jsonl}
 : > "$results"
-cores=$(nproc 2>/dev/null || echo 2)
 started=$(date +%s)
 
-echo "== building rshmem (release) into $target" >&2
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p rshmem-capi -p oshrun -p rshmem-bench)
-sh "$root/crates/rshmem-capi/scripts/install.sh" --prefix "$tmp/rshmem" --build-dir "$target/release" >&2
+build_release rshmem-capi oshrun rshmem-bench
+install_rshmem "$tmp/rshmem"
 rs=$tmp/rshmem/bin
 
-ompi_cc=${OMPI_OSHCC:-/usr/bin/oshcc}
-ompi_run=${OMPI_OSHRUN:-/usr/bin/oshrun}
-if [ "$oshmem" = yes ] && [ "$network" = ucx ]; then
-    if { [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; } && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-        echo "== installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1 ||
-            { apt-get update -q > /dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev > "$tmp/apt.log" 2>&1; } ||
-            echo "bench-ucx.sh: apt-get install failed (see $tmp/apt.log)" >&2
-    fi
-    if [ ! -x "$ompi_cc" ] || [ ! -x "$ompi_run" ]; then
-        echo "bench-ucx.sh: Open MPI's oshcc/oshrun not found ($ompi_cc, $ompi_run); skipping OSHMEM" >&2
-        oshmem=no
-    fi
+if [ "$oshmem" = yes ] && [ "$network" = ucx ] && ! find_oshmem "$tmp"; then
+    warn "Open MPI's oshcc/oshrun not found ($ompi_cc, $ompi_run); skipping OSHMEM"
+    oshmem=no
 fi
 # spml ucx for OSHMEM's RMA and AMOs; pml ucx for the MPI layer under its collectives
 # (scoll mpi), which refuses TCP-only or shared-memory-only UCX unless
@@ -219,11 +198,6 @@ fi
 # segfaults in shmem_finalize.
 ompi_ucx="--mca spml ucx --mca pml ucx --mca opal_common_ucx_tls any --mca opal_common_ucx_devices any --mca osc ^rdma"
 if [ "$(id -u)" = 0 ]; then ompi_ucx="$ompi_ucx --allow-run-as-root"; fi
-
-# collect CONFIG FILE: appends FILE's JSON lines to the results, tagged with CONFIG.
-collect() {
-    grep '^{' "$2" | sed "s/}\$/,\"config\":\"$1\"}/" >> "$results" || true
-}
 
 # run NAME CMD...: runs CMD (bounded), stdout to $tmp/NAME.out, stderr to $tmp/NAME.err;
 # shows the table lines; on failure says so and returns 1.
@@ -244,7 +218,7 @@ run() {
 own_programs() {
 "$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/bench.rshmem" "$root/bench/c/shmem_bench.c"
 "$rs/oshcc" -O2 -std=c11 -Wall -o "$tmp/coll.rshmem" "$root/bench/c/shmem_coll.c"
-load0=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+load0=$(loadavg)
 # rshmem: C programs under both transports.
 for cfg in shm "$network"; do
     case $cfg in
@@ -314,7 +288,7 @@ elif [ "$oshmem" = yes ]; then
 fi
 
 echo
-echo "load average (1, 5, 15 min) before the runs: $load0; after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?') ($cores cores)"
+echo "load average (1, 5, 15 min) before the runs: $load0; after: $(loadavg) ($cores cores)"
 if [ "$network" = ofi ]; then peer=SOS peer_cfg=sos-ofi; else peer=OSHMEM peer_cfg=oshmem-ucx; fi
 BENCH_NET=$network BENCH_PEER=$peer BENCH_PEER_CFG=$peer_cfg python3 - "$results" <<'EOF'
 import json, os, sys
@@ -543,7 +517,7 @@ osu_args() {
 
 # load_record WHEN: the load average as a JSON line.
 load_record() {
-    echo "{\"suite\":\"osu\",\"event\":\"load\",\"when\":\"$1\",\"loadavg\":\"$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')\",\"time\":$(date +%s)}" >> "$results"
+    echo "{\"suite\":\"osu\",\"event\":\"load\",\"when\":\"$1\",\"loadavg\":\"$(loadavg)\",\"time\":$(date +%s)}" >> "$results"
 }
 
 osu_benchmarks() {
@@ -628,7 +602,7 @@ osu_benchmarks() {
     o_t0=$(date +%s)
     round=1
     while [ "$round" -le "$rounds" ]; do
-        echo "== OSU round $round of $rounds ($(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) load)" >&2
+        echo "== OSU round $round of $rounds ($(loadavg) load)" >&2
         for np in 2 4; do
             if [ "$np" -gt "$cores" ]; then over=--oversubscribe; else over=; fi
             for p in $osu_programs; do

@@ -49,6 +49,9 @@
 # Honours CARGO_TARGET_DIR. The figures are only as quiet as the machine: compare the
 # load averages printed before and after.
 set -euo pipefail
+me=bench.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 
 quick=()
 runs=20
@@ -59,20 +62,16 @@ while [ $# -gt 0 ]; do
         --runs) runs="$2"; shift ;;
         --threads) threads="$2"; shift ;;
         -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
-        *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+        *) usage_error "unknown argument $1" ;;
     esac
     shift
 done
 case "$threads" in
-    ''|*[!0-9]*|0) echo "bench.sh: --threads wants a positive integer, not '$threads'" >&2; exit 2 ;;
+    ''|*[!0-9]*|0) usage_error "--threads wants a positive integer, not '$threads'" ;;
 esac
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-target="${CARGO_TARGET_DIR:-$root/target}"
-case "$target" in /*) ;; *) target="$root/$target" ;; esac
-
-cargo build --release -p oshrun -p rshmem-bench >&2
+build_release oshrun rshmem-bench
 bin="$target/release"
 oshrun="$bin/oshrun"
 bench="$bin/rshmem-bench"
@@ -81,8 +80,8 @@ out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 
 {
-    echo "rshmem benchmarks: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-    echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "rshmem benchmarks: $(uname -srm), $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+    echo "load average before: $(loadavg)"
     "$oshrun" --timeout 900 -np 2 "$bench" pe "${quick[@]}"
     "$oshrun" --timeout 900 -np 4 "$bench" barrier "${quick[@]}"
     "$oshrun" --timeout 900 -np 2 "$bench" coll "${quick[@]}"
@@ -98,7 +97,7 @@ trap 'rm -f "$out"' EXIT
     "$oshrun" --timeout 900 -np 2 "$bench" threshold "${quick[@]}"
     "$oshrun" --timeout 900 -np 2 "$bench" wait --sweep "${quick[@]}"
     "$bench" launch --oshrun "$oshrun" --runs "$runs"
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "load average after: $(loadavg)"
 } | tee "$out"
 
 "$bench" summary <"$out"

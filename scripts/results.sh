@@ -13,9 +13,9 @@
 # --from draws an earlier run's records instead of measuring; --keep keeps the whole report
 # (PNGs, index.html, results.jsonl, logs) in DIR.
 set -eu
-here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
-root=$(dirname -- "$here")
-target=${CARGO_TARGET_DIR:-$root/target}
+me=results.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)/lib.sh"
 args=
 keep=
 while [ $# -gt 0 ]; do
@@ -24,19 +24,20 @@ while [ $# -gt 0 ]; do
         --from) shift; args="$args --from $1" ;;
         --keep) shift; keep=$1 ;;
         -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-        *) echo "results.sh: unknown argument $1" >&2; exit 2 ;;
+        *) usage_error "unknown argument $1" ;;
     esac
     shift
 done
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release -q -p oshrun -p rshmem-bench -p rshmem-capi -p rshmem-caf)
+build_release oshrun rshmem-bench rshmem-capi rshmem-caf
 out=${keep:-$(mktemp -d "${TMPDIR:-/tmp}/rshmem-results.XXXXXX")}
 [ -n "$keep" ] || trap 'rm -rf "$out"' EXIT
 start=$(date +%s)
 # shellcheck disable=SC2086
 "$target/release/rshmem-bench" report $args --out "$out"
 secs=$(( $(date +%s) - start ))
-rm -rf "$root/docs/results"
+# Only the figures: docs/results/ also holds the OSU pages (osu-ucx.md, osu-ofi.md).
 mkdir -p "$root/docs/results"
+rm -f "$root"/docs/results/*.svg
 cp "$out"/*.svg "$root/docs/results/"
 {
     echo "# Results"
@@ -48,4 +49,4 @@ cp "$out"/*.svg "$root/docs/results/"
     echo
     sed 's#](\([A-Za-z0-9_]*\.svg\))#](results/\1)#' "$out/figures.md"
 } > "$root/docs/results.md"
-echo "results.sh: docs/results.md and $(ls "$root/docs/results" | wc -l) SVGs in docs/results/ ($secs s)" >&2
+warn "docs/results.md and $(find "$root/docs/results" -name '*.svg' | wc -l) SVGs in docs/results/ ($secs s)"

@@ -107,3 +107,44 @@ fn setup_unknown_variable_gets_a_suggestion() {
         );
     }
 }
+
+/// Issue 29: `SHMEM_INFO` lists every variable the library and oshrun read, those read
+/// before the table (the bootstrap's, oshrun's) and the one oshrun sets for its PEs
+/// included, each with the value in force.
+#[test]
+fn setup_info_lists_every_variable_read() {
+    let out = run_ok(
+        1,
+        "core_setup",
+        &["setup", "single"],
+        &[("SHMEM_INFO", "1"), ("SMA_PMIX_LIBRARY", "libpmix.so.2")],
+    );
+    for var in [
+        "SHMEM_BOOTSTRAP",
+        "SHMEM_PMIX_LIBRARY",
+        "RSHMEM_BOOT_WARN_SECS",
+        "SHMEM_BIND_TO",
+        "SHMEM_FAULT_TOLERANT",
+        "SHMEM_INFO",
+    ] {
+        assert!(
+            out.stderr.lines().any(|l| l.trim_start().starts_with(var)),
+            "{var} is not listed:\n{}",
+            out.stderr
+        );
+    }
+    // oshrun tells its PEs the job's CPUs; the listing shows the value it set.
+    let cpus = out
+        .stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("OSHRUN_JOB_CPUS"))
+        .unwrap_or_else(|| panic!("OSHRUN_JOB_CPUS is not listed:\n{}", out.stderr));
+    assert!(cpus.contains("(set)"), "{cpus}");
+    // The deprecated spelling the bootstrap now reads through the table is shown set.
+    let pmix = out
+        .stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("SHMEM_PMIX_LIBRARY"))
+        .unwrap();
+    assert!(pmix.contains("(set)"), "{pmix}");
+}

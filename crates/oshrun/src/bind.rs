@@ -10,18 +10,13 @@ use std::io;
 pub use rshmem_util::config::BindTo;
 pub use rshmem_util::cpus::{cpu_list, parse_cpu_list};
 
-/// The environment variables that set the binding when the command line does not, first
-/// match wins (the PEs' table spells them the same way).
-const ENV_VARS: [&str; 2] = ["SHMEM_BIND_TO", "SMA_BIND_TO"];
-
-/// The binding the environment asks for (`auto` when unset).
+/// The binding the environment asks for when the command line does not (the table's
+/// `BIND_TO` row: `SHMEM_BIND_TO`, then `SMA_BIND_TO`; `auto` when unset).
 pub fn from_env() -> Result<BindTo, String> {
-    for var in ENV_VARS {
-        if let Ok(v) = std::env::var(var) {
-            return v.parse().map_err(|e| format!("{var}: {e}"));
-        }
+    match rshmem_util::config::env_value("BIND_TO") {
+        Some((var, v)) => v.parse().map_err(|e| format!("{var}: {e}")),
+        None => Ok(BindTo::Auto),
     }
-    Ok(BindTo::Auto)
 }
 
 /// What each PE is bound to.

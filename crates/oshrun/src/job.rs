@@ -75,24 +75,22 @@ pub struct JobSpec {
 /// Whether `SHMEM_FAULT_TOLERANT` (or `SMA_FAULT_TOLERANT`) asks for fault-tolerant
 /// mode, with the spellings the PEs accept (1/yes/true/on).
 pub fn fault_tolerant_from_env() -> bool {
-    flag_from_env(&["SHMEM_FAULT_TOLERANT", "SMA_FAULT_TOLERANT"])
+    flag_from_env("FAULT_TOLERANT")
 }
 
 /// Whether `SHMEM_INFO` (or `SMA_INFO`) asks for the configuration to be printed.
 pub fn info_from_env() -> bool {
-    flag_from_env(&["SHMEM_INFO", "SMA_INFO"])
+    flag_from_env("INFO")
 }
 
-/// Whether the first of `vars` that is set says yes, as the PEs read flags.
-fn flag_from_env(vars: &[&str]) -> bool {
-    vars.iter()
-        .find_map(|v| std::env::var(v).ok())
-        .is_some_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "1" | "y" | "yes" | "true" | "on"
-            )
-        })
+/// Whether the table's flag `row` says yes, as the PEs read flags.
+fn flag_from_env(row: &str) -> bool {
+    rshmem_util::config::env_value(row).is_some_and(|(_, v)| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "y" | "yes" | "true" | "on"
+        )
+    })
 }
 
 /// A job-unique name: `rshmem-<oshrun pid>-<nanoseconds since the epoch, hex>`.

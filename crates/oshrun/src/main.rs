@@ -1,4 +1,5 @@
 //! The `oshrun` binary: parses the command line and runs the job.
+#![deny(unsafe_code)]
 
 use oshrun::bind;
 use oshrun::cli::Args;

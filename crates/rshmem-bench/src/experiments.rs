@@ -47,6 +47,11 @@ pub(crate) struct Opts {
     /// Seconds before a job is killed.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
+    /// PE counts of the C collectives and active-set experiments (ccoll, cbarrier,
+    /// seed004, ofi_coll, ofi_barrier), comma-separated; default 2,4 with --quick, else
+    /// 2,4,8.
+    #[arg(long, value_delimiter = ',')]
+    pes: Vec<usize>,
 }
 
 /// The experiments' tags (`"exp"` of their records), for `--only`.
@@ -538,7 +543,11 @@ fn plan(
     };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let coll_pes: &[usize] = if o.quick { &[2, 3, 4] } else { &[2, 3, 4, 8] };
-    let c_pes: &[usize] = if o.quick { &[2, 4] } else { &[2, 4, 8] };
+    let c_pes: &[usize] = match (&o.pes[..], o.quick) {
+        ([], true) => &[2, 4],
+        ([], false) => &[2, 4, 8],
+        (pes, _) => pes,
+    };
     let threads: &[usize] = if o.quick { &[1, 2] } else { &[1, 2, 4] };
 
     // OSU-style: the Rust suite (limits) and the C programs on both implementations.
@@ -559,6 +568,10 @@ fn plan(
         }
         if np > cores {
             c.arg("--oversubscribe");
+        }
+        // More oshrun flags, as the scripts take them.
+        if let Some(extra) = std::env::var_os("OMPI_OSHRUN_ARGS") {
+            c.args(extra.to_string_lossy().split_whitespace());
         }
         c.arg(build.join(format!("{prog}.oshmem")))
             .args(extra)

@@ -20,12 +20,13 @@ use crate::{BootError, Bootstrap};
 /// [`LIBRARY_VAR`] names another.
 const LIBRARY: &str = "libpmix.so.2";
 
-/// Environment variable naming the PMIx library to load instead of [`LIBRARY`].
-const LIBRARY_VAR: &str = "SHMEM_PMIX_LIBRARY";
+/// The row of `rshmem_util`'s environment table (`SHMEM_PMIX_LIBRARY`) naming the PMIx
+/// library to load instead of [`LIBRARY`].
+const LIBRARY_VAR: &str = "PMIX_LIBRARY";
 
 fn library() -> String {
-    std::env::var(LIBRARY_VAR)
-        .ok()
+    rshmem_util::config::env_value(LIBRARY_VAR)
+        .map(|(_, v)| v.trim().to_owned())
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| LIBRARY.to_owned())
 }

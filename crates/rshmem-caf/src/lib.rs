@@ -14,22 +14,40 @@
 //! Build with `gfortran -fcoarray=lib prog.f90 -lcaf_rshmem` (or the installed `caf`
 //! wrapper) and run with `cafrun -n N ./prog` (`oshrun`).
 
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
 mod abi;
+#[allow(unsafe_code)]
 mod byref;
+#[allow(unsafe_code)]
 mod coll;
+#[allow(unsafe_code)]
 mod convert;
+#[allow(unsafe_code)]
 mod desc;
+#[allow(unsafe_code)]
 mod fast;
+#[allow(unsafe_code)]
 mod image;
+#[allow(unsafe_code)]
 mod image_control;
+#[allow(unsafe_code)]
 mod image_status;
 mod locks;
+#[allow(unsafe_code)]
 mod random;
+#[allow(unsafe_code)]
 mod stat_errmsg;
+#[allow(unsafe_code)]
 mod team;
+#[allow(unsafe_code)]
 mod token;
+#[allow(unsafe_code)]
 mod tolerant_sync;
+#[allow(unsafe_code)]
 mod vector;
+#[allow(unsafe_code)]
 mod xfer;
 
 use std::ffi::{c_int, c_void};
@@ -56,6 +74,7 @@ pub(crate) type Desc = *mut c_void;
 ///
 /// # Safety
 /// `d` is a valid descriptor.
+#[allow(unsafe_code)]
 pub(crate) unsafe fn view(d: DescPtr, kind: c_int) -> View {
     // SAFETY: contract.
     unsafe {
@@ -73,6 +92,7 @@ pub(crate) unsafe fn view(d: DescPtr, kind: c_int) -> View {
 /// # Safety
 /// As [`report_stat`].
 #[inline(always)]
+#[allow(unsafe_code)]
 pub(crate) unsafe fn fast_stat(routine: &str, r: rshmem_core::Result<()>, stat: *mut c_int) {
     if r.is_err() || !stat.is_null() {
         // SAFETY: forwarded contract.
@@ -84,6 +104,7 @@ pub(crate) unsafe fn fast_stat(routine: &str, r: rshmem_core::Result<()>, stat: 
 ///
 /// # Safety
 /// `stat` is null or writable.
+#[allow(unsafe_code)]
 pub(crate) unsafe fn report_stat(routine: &str, r: CafResult, stat: *mut c_int) {
     // SAFETY: forwarded contract.
     unsafe { report(routine, r, stat, std::ptr::null_mut(), 0) }

@@ -8,52 +8,60 @@
 //! [`glue`]. Only a handful of symbols are written by hand below: those C passes in ways a
 //! Rust `extern "C"` signature cannot express (`long double` by value, variadics) and the
 //! predefined team and context handles.
-#![allow(unsafe_code)]
+#![deny(unsafe_code)]
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+#[allow(unsafe_code)]
 mod active;
+#[allow(unsafe_code)]
 mod glue;
 
 mod entry {
     // The generated functions are `pub` for `#[no_mangle]` export, not for Rust users.
-    #![allow(unused_imports, unreachable_pub, non_snake_case)]
+    #![allow(unused_imports, unreachable_pub, non_snake_case, unsafe_code)]
     use crate::glue;
     include!(concat!(env!("OUT_DIR"), "/entry.rs"));
 }
 
-/// `SHMEM_TEAM_WORLD` as a link-time handle (`extern shmem_team_t`).
-#[no_mangle]
-pub static SHMEM_TEAM_WORLD: usize = glue::H_WORLD;
-/// `SHMEM_TEAM_SHARED`.
-#[no_mangle]
-pub static SHMEM_TEAM_SHARED: usize = glue::H_SHARED;
-/// `SHMEMX_TEAM_NODE`, Sandia OpenSHMEM's name of `SHMEM_TEAM_SHARED` (the same handle).
-#[no_mangle]
-pub static SHMEMX_TEAM_NODE: usize = glue::H_SHARED;
-/// `SHMEMX_TEAM_HOST`.
-#[no_mangle]
-pub static SHMEMX_TEAM_HOST: usize = glue::H_HOST;
-/// `SHMEMX_TEAM_LEADERS`.
-#[no_mangle]
-pub static SHMEMX_TEAM_LEADERS: usize = glue::H_LEADERS;
-/// `SHMEM_CTX_DEFAULT` (`extern shmem_ctx_t`): a sentinel the entry points map to the
-/// core's default context.
-#[no_mangle]
-pub static SHMEM_CTX_DEFAULT: usize = glue::H_CTX_DEFAULT;
+// `#[no_mangle]` is unsafe code to the lint: these symbols must not collide with others.
+#[allow(unsafe_code, unreachable_pub)]
+mod handles {
+    use crate::glue;
 
-/// `void shmem_pcontrol(const int level, ...)`: the profiling level of this PE, at any
-/// time: 0 stops the counters (`SHMEM_PROFILE`, `shmemx_pcntr_*`), 1 counts with
-/// sampled time, 2 and above count and time every call. The variadic arguments are
-/// never read, which the SysV calling convention allows a non-variadic callee.
-#[no_mangle]
-pub extern "C" fn pshmem_pcontrol(level: core::ffi::c_int) {
-    rshmem_core::profile::set_level(level);
-}
+    /// `SHMEM_TEAM_WORLD` as a link-time handle (`extern shmem_team_t`).
+    #[no_mangle]
+    pub static SHMEM_TEAM_WORLD: usize = glue::H_WORLD;
+    /// `SHMEM_TEAM_SHARED`.
+    #[no_mangle]
+    pub static SHMEM_TEAM_SHARED: usize = glue::H_SHARED;
+    /// `SHMEMX_TEAM_NODE`, Sandia OpenSHMEM's name of `SHMEM_TEAM_SHARED` (the same handle).
+    #[no_mangle]
+    pub static SHMEMX_TEAM_NODE: usize = glue::H_SHARED;
+    /// `SHMEMX_TEAM_HOST`.
+    #[no_mangle]
+    pub static SHMEMX_TEAM_HOST: usize = glue::H_HOST;
+    /// `SHMEMX_TEAM_LEADERS`.
+    #[no_mangle]
+    pub static SHMEMX_TEAM_LEADERS: usize = glue::H_LEADERS;
+    /// `SHMEM_CTX_DEFAULT` (`extern shmem_ctx_t`): a sentinel the entry points map to the
+    /// core's default context.
+    #[no_mangle]
+    pub static SHMEM_CTX_DEFAULT: usize = glue::H_CTX_DEFAULT;
 
-/// `shmem_pcontrol` (forwards to [`pshmem_pcontrol`]).
-#[no_mangle]
-pub extern "C" fn shmem_pcontrol(level: core::ffi::c_int) {
-    pshmem_pcontrol(level)
+    /// `void shmem_pcontrol(const int level, ...)`: the profiling level of this PE, at any
+    /// time: 0 stops the counters (`SHMEM_PROFILE`, `shmemx_pcntr_*`), 1 counts with
+    /// sampled time, 2 and above count and time every call. The variadic arguments are
+    /// never read, which the SysV calling convention allows a non-variadic callee.
+    #[no_mangle]
+    pub extern "C" fn pshmem_pcontrol(level: core::ffi::c_int) {
+        rshmem_core::profile::set_level(level);
+    }
+
+    /// `shmem_pcontrol` (forwards to [`pshmem_pcontrol`]).
+    #[no_mangle]
+    pub extern "C" fn shmem_pcontrol(level: core::ffi::c_int) {
+        pshmem_pcontrol(level)
+    }
 }
 
 /// `long double` by value: on x86-64 it is passed in memory on the stack and returned
@@ -61,7 +69,7 @@ pub extern "C" fn shmem_pcontrol(level: core::ffi::c_int) {
 /// (default-context and `shmem_ctx_` forms) are naked trampolines around Rust functions
 /// taking pointers.
 #[cfg(target_arch = "x86_64")]
-#[allow(unreachable_pub)]
+#[allow(unreachable_pub, unsafe_code)]
 mod longdouble {
     use core::ffi::c_int;
 

@@ -76,11 +76,17 @@
 //! round trip milliseconds long unless that is set to 0).
 
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
+#[allow(unsafe_code)]
 mod bindings;
+#[allow(unsafe_code)]
 mod domain;
+#[allow(unsafe_code)]
 mod endpoint;
+#[allow(unsafe_code)]
 mod library;
+#[allow(unsafe_code)]
 mod progress;
 
 pub use domain::{Addr, Ofi, OpenOptions, Region, RemoteKey, API_VERSION, DEFAULT_LIBRARY};
@@ -303,4 +309,5 @@ impl AtomicKind {
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)]
 mod tests;

@@ -59,19 +59,26 @@
 //! `ucs_status_string`, which lives in another library (`libucs`).
 
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
-#[allow(clippy::all)]
+#[allow(clippy::all, unsafe_code)]
 mod bindings;
 
 use bindings as sys;
 
+#[allow(unsafe_code)]
 mod atomics;
+#[allow(unsafe_code)]
 mod context;
+#[allow(unsafe_code)]
 mod endpoint;
 mod progress;
+#[allow(unsafe_code)]
 mod region;
+#[allow(unsafe_code)]
 mod request;
 mod status;
+#[allow(unsafe_code)]
 mod worker;
 
 pub use atomics::{AmoBuffer, AtomicOp, FetchOp};
@@ -84,4 +91,5 @@ pub use status::{Result, Status, UcxError};
 pub use worker::{AmHandler, Local, Multi, ThreadMode, Worker};
 
 #[cfg(test)]
+#[allow(unsafe_code)]
 mod tests;

@@ -457,18 +457,40 @@ pub fn show_size(v: usize) -> String {
     format!("{v}B")
 }
 
-/// Prefix of the rows that are the project's own names, read as written (no `SHMEM_` or
-/// `SMA_` spelling).
-const OWN: &str = "RSHMEM_";
+/// Prefixes of the rows that are the project's own names, read as written (no `SHMEM_` or
+/// `SMA_` spelling): the library's and the launcher's (`OSHRUN_*`, set by oshrun for its PEs).
+const OWN: [&str; 2] = ["RSHMEM_", "OSHRUN_"];
+
+/// Whether row `name` is one of the project's own names.
+fn is_own(name: &str) -> bool {
+    OWN.iter().any(|p| name.starts_with(p))
+}
 
 /// The names a row is read under, first match wins: `SHMEM_<NAME>`, then the deprecated
-/// `SMA_<NAME>`; a row named `RSHMEM_...` under that name alone.
+/// `SMA_<NAME>`; a row of the project's own (`RSHMEM_...`, `OSHRUN_...`) under that name alone.
 fn spellings(name: &str) -> Vec<String> {
-    if name.starts_with(OWN) {
+    if is_own(name) {
         vec![name.to_string()]
     } else {
         vec![format!("SHMEM_{name}"), format!("SMA_{name}")]
     }
+}
+
+/// The variable set for row `row` of the table and its value, under the row's spellings
+/// (as [`Config::from_env`] reads it), for the readers that run before the table is read
+/// or without it: the bootstrap, oshrun, the wait policy. Reading through here keeps every
+/// variable the library reads a row that `SHMEM_INFO` lists.
+///
+/// # Panics
+/// When `row` is not a row of the table.
+pub fn env_value(row: &str) -> Option<(String, String)> {
+    assert!(
+        ROWS.iter().any(|r| r.name == row),
+        "{row} is not a row of the environment table"
+    );
+    spellings(row)
+        .into_iter()
+        .find_map(|var| std::env::var(&var).ok().map(|v| (var, v)))
 }
 
 /// The name a row is shown under.
@@ -602,6 +624,8 @@ env_table! {
         "The UCX library loaded at init when a PE is reached through UCX (a file name the dynamic loader finds, or a path).";
     ofi_library "OFI_LIBRARY": PathText(String) = "libfabric.so.1", "transport",
         "The libfabric library loaded at init when a PE is reached through libfabric (a file name the dynamic loader finds, or a path).";
+    job_cpus "OSHRUN_JOB_CPUS": Count(usize) = "0", "waiting",
+        "How many CPUs this host's PEs of the job share, which decides whether the host is oversubscribed (the WAIT_SPIN and WAIT_YIELD defaults): oshrun sets it to the CPUs it may use, since a PE it bound sees only its own core; 0 = what this process may use (affinity and CPU quota).";
     wait_spin "WAIT_SPIN": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
         "How long a wait (wait_until, barrier, quiet, lock, request) spins before it yields the core; auto = 5us, or 0 when the machine has more PEs of the job than cores (simulated hosts included) (`rshmem-bench wait` measures the choice).";
     wait_yield "WAIT_YIELD": WaitTime(Option<std::time::Duration>) = "auto", "waiting",
@@ -647,15 +671,13 @@ impl Config {
                 None if own => var,
                 None => continue,
             };
-            let known = ROWS
-                .iter()
-                .any(|r| r.name == name && r.name.starts_with(OWN) == own);
+            let known = ROWS.iter().any(|r| r.name == name && is_own(r.name) == own);
             if known || EXTERNAL.contains(&var) {
                 continue;
             }
             let best = ROWS
                 .iter()
-                .filter(|r| r.name.starts_with(OWN) == own)
+                .filter(|r| is_own(r.name) == own)
                 .map(|r| (edit_distance(name, r.name), r.name))
                 .min()
                 .map(|(_, n)| n)
@@ -845,5 +867,22 @@ mod tests {
         );
         // The marker a PE leaves for the programs it starts is no misspelt setting.
         assert!(Config::unknown_vars(["RSHMEM_BOOT_PE"].into_iter()).is_empty());
+    }
+
+    #[test]
+    fn launcher_rows_are_read_as_written() {
+        assert_eq!(spellings("OSHRUN_JOB_CPUS"), ["OSHRUN_JOB_CPUS"]);
+        assert_eq!(spellings("BIND_TO"), ["SHMEM_BIND_TO", "SMA_BIND_TO"]);
+        let c = Config::from_lookup(|k| (k == "OSHRUN_JOB_CPUS").then(|| "6".into())).unwrap();
+        assert_eq!(
+            (c.job_cpus, c.provided.as_slice()),
+            (6, &["OSHRUN_JOB_CPUS"][..])
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "not a row")]
+    fn env_value_reads_only_rows() {
+        env_value("NO_SUCH_ROW");
     }
 }

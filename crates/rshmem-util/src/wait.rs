@@ -176,9 +176,8 @@ pub const JOB_CPUS_VAR: &str = "OSHRUN_JOB_CPUS";
 /// How many CPUs this machine's PEs of the job share: [`JOB_CPUS_VAR`] under oshrun,
 /// else what this process may use (its affinity and CPU quota).
 pub fn job_cpus() -> usize {
-    std::env::var(JOB_CPUS_VAR)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
+    crate::config::env_value(JOB_CPUS_VAR)
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
