@@ -3,6 +3,7 @@
 //! `finalize`, reached through one global pointer.
 
 pub(crate) mod heap;
+pub(crate) mod lock_mode;
 pub mod memory;
 pub mod setup;
 pub(crate) mod sys;
@@ -429,6 +430,8 @@ pub struct Runtime {
     pub(crate) live: crate::ft::Liveness,
     /// Whether more PEs of the job run on this machine than it has cores.
     pub(crate) oversubscribed: bool,
+    /// Whether the locks steal, agreed by every PE at init (`ops::lock`).
+    pub(crate) lock_modes: lock_mode::LockModes,
     /// Keeps every PE's segment mapped; dropped last.
     _resv: sys::Reservation,
 }
@@ -653,6 +656,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         )?;
     }
     boot.put("host", &host)?;
+    lock_mode::offer(boot.as_ref(), &cfg)?;
     // The executable's globals and statics, moved onto a shared file (C programs).
     // The move below copies, then remaps: a write another thread made in between would be
     // lost without a trace. So with other threads running (a Python interpreter's, an
@@ -705,6 +709,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
     let keys = (0..npes)
         .map(|pe| boot.get(pe, "host"))
         .collect::<std::result::Result<Vec<_>, rshmem_boot::BootError>>()?;
+    let lock_modes = lock_mode::agree(boot.as_ref(), &keys)?;
     let hosts: Vec<String> = keys
         .iter()
         .enumerate()
@@ -909,6 +914,7 @@ pub fn init(requested: ThreadLevel) -> std::result::Result<ThreadLevel, InitErro
         me,
         npes,
         oversubscribed,
+        lock_modes,
         thread_level: requested.min(ThreadLevel::Multiple),
         my_base: base as usize + me * stride,
         heap_off: layout.size,
