@@ -32,3 +32,19 @@ fn sync_locks_mutual_exclusion_and_test_lock() {
         run_ok(np, "core_sync", &["lock"], &[]);
     }
 }
+
+#[test]
+fn sync_locks_exclude_in_both_protocols() {
+    // FIFO hand-off and stealing (the default beyond the cores: 3 and 4 PEs here on a
+    // 2-core machine), each forced, with a non-atomic counter under the lock.
+    for proto in ["fifo", "steal"] {
+        for np in [2, 4] {
+            run_ok(
+                np,
+                "core_sync",
+                &["lock"],
+                &[("SHMEM_LOCK_PROTOCOL", proto)],
+            );
+        }
+    }
+}

@@ -7,8 +7,8 @@ use rshmem_core::{memory, ThreadLevel};
 
 use crate::stat_errmsg::{fatal, CafError, CafResult};
 
-/// MCS queue nodes per image: one per lock this image holds or waits for at a time.
-pub(crate) const QNODES: usize = 1024;
+/// Queue nodes per image: one per lock this image holds or waits for at a time.
+pub(crate) const QNODES: usize = rshmem_core::lock::POOL_NODES;
 
 /// What every image allocates at start-up, at the same symmetric addresses everywhere.
 #[derive(Debug)]
@@ -21,7 +21,8 @@ pub(crate) struct State {
     /// counts the SYNC IMAGES notifications image `j+1` sent to this image (only image
     /// `j+1` writes it).
     pub sync_counts: usize,
-    /// [`QNODES`] MCS queue nodes of 16 bytes: `locked` word, then `next` word.
+    /// [`QNODES`] queue nodes of 8 bytes, lent to the core's locks
+    /// ([`rshmem_core::lock::LockAt`]).
     pub qnodes: usize,
     /// The collectives' first scratch buffer ([`SCRATCH`] bytes).
     pub scratch: usize,
@@ -42,9 +43,6 @@ pub(crate) struct State {
     /// Symmetric word that image 1 fills at start-up with one random value for the whole
     /// job (RANDOM_INIT's seeds shared by every image, [`crate::random`]).
     pub job_seed: usize,
-    /// Whether a running image may take a free lock ahead of the queued ones
-    /// ([`crate::image_control::lock`]); the same on every image (agreed at start-up).
-    pub lock_steal: bool,
 }
 
 /// Bytes of the collectives' scratch buffer made at start-up: collectives this small never
@@ -80,7 +78,7 @@ pub(crate) fn init() {
         let n = rshmem_core::setup::n_pes()?;
         let sync_counts =
             memory::calloc("_gfortran_caf_init", n, crate::image_control::COUNT_STRIDE)? as usize;
-        let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 16)? as usize;
+        let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 8)? as usize;
         let all_words =
             memory::calloc("_gfortran_caf_init", n, crate::tolerant_sync::STRIDE)? as usize;
         crate::byref::init(n)?;
@@ -89,7 +87,6 @@ pub(crate) fn init() {
         if me == 0 {
             crate::random::share_job_seed(job_seed, n)?;
         }
-        let lock_steal = crate::image_control::agree_lock_mode(scratch)?;
         Ok(State {
             me,
             n,
@@ -103,7 +100,6 @@ pub(crate) fn init() {
             gone_count: AtomicUsize::new(0),
             locks: crate::locks::LockBook::new(QNODES),
             job_seed,
-            lock_steal,
         })
     })();
     match r {

@@ -4,13 +4,11 @@
 use std::sync::atomic::Ordering;
 
 use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
-use rshmem_util::config::CafLock;
-use rshmem_util::Waiter;
 
 use crate::image::{pe_of, state, State, QNODES};
 use crate::stat_errmsg::{
-    unsupported, CafError, CafResult, STAT_DUP_SYNC_IMAGES, STAT_ERROR, STAT_LOCKED,
-    STAT_LOCKED_OTHER_IMAGE, STAT_NOT_LOCKED, STAT_STOPPED_IMAGE,
+    unsupported, CafError, CafResult, STAT_DUP_SYNC_IMAGES, STAT_ERROR, STAT_FAILED_IMAGE,
+    STAT_LOCKED, STAT_LOCKED_OTHER_IMAGE, STAT_NOT_LOCKED, STAT_STOPPED_IMAGE,
 };
 use crate::token::{Token, WORD};
 
@@ -34,14 +32,6 @@ fn post(routine: &'static str, addr: usize, v: u64, pe: usize) -> CafResult {
         )?
     };
     Ok(())
-}
-
-/// An acquire load of this image's symmetric word at `addr` (peers write it with atomics;
-/// a load of one's own word needs no round trip, as the core's waits do).
-fn own_word(addr: usize) -> u64 {
-    // SAFETY: an 8-aligned word of this image's queue nodes, in symmetric memory that
-    // lives to the end of the program.
-    unsafe { &*(addr as *const std::sync::atomic::AtomicU64) }.load(Ordering::Acquire)
 }
 
 /// The PE of a lock, event or atomic's `image_index` (0: this image).
@@ -178,72 +168,9 @@ fn stopped_partner(pe: usize) -> CafResult {
     Ok(())
 }
 
-/// Address of queue node `slot`'s `locked` word (its `next` word follows).
-fn qnode(s: &State, slot: usize) -> usize {
-    s.qnodes + slot * 16
-}
-
-/// A lock word's value naming (image, queue node): never 0, which means "unlocked".
-fn encode(pe: usize, slot: usize) -> u64 {
-    ((pe as u64 + 1) << 32) | slot as u64
-}
-
-fn decode(v: u64) -> (usize, usize) {
-    ((v >> 32) as usize - 1, (v & 0xffff_ffff) as usize)
-}
-
-/// `steal` mode's lock word: the holder's image number in the high half (0: free), the
-/// queue's tail in the low half ([`steal_tail`]).
-const TAIL: u64 = 0xffff_ffff;
-/// Bits of a queue node's index in a `steal` tail ([`QNODES`] is `1 << SLOT_BITS`).
-const SLOT_BITS: u32 = 10;
-const _: () = assert!(QNODES == 1 << SLOT_BITS);
-/// Images up to which `steal` mode fits a tail into the low half.
-const STEAL_MAX_IMAGES: usize = (1 << (32 - SLOT_BITS)) - 1;
-
-/// A `steal` tail naming (image, queue node): never 0, which means "no queue".
-fn steal_tail(pe: usize, slot: usize) -> u64 {
-    ((pe as u64 + 1) << SLOT_BITS) | slot as u64
-}
-
-fn steal_decode(t: u64) -> (usize, usize) {
-    (
-        (t >> SLOT_BITS) as usize - 1,
-        (t & ((1 << SLOT_BITS) - 1)) as usize,
-    )
-}
-
-/// Chooses the lock protocol at start-up, the same on every image (collective; `scratch`
-/// is the symmetric start-up buffer, not in use yet). `fifo`: the seed's MCS lock, handed
-/// from each holder to the next image in the queue. `steal`: the queue is kept, but a
-/// running image may take a free lock ahead of it, and the queue's head takes the lock
-/// when it finds it free. `auto`: `steal` when some host runs more images than it has
-/// cores (a FIFO hand-off then waits for a queued image to be scheduled, about one
-/// context switch per LOCK), `fifo` otherwise.
-pub(crate) fn agree_lock_mode(scratch: usize) -> rshmem_core::Result<bool> {
-    const R: &str = "_gfortran_caf_init";
-    let rt = rshmem_core::runtime::try_runtime()
-        .ok_or(rshmem_core::Error::NotInitialized { routine: R })?;
-    // `RSHMEM_CAF_LOCK`, a row of the environment table (checked at init).
-    let want: i64 = match rt.config().caf_lock {
-        _ if rt.world().n_pes() > STEAL_MAX_IMAGES => 0,
-        CafLock::Auto => rt.oversubscribed().into(),
-        CafLock::Fifo => 0,
-        CafLock::Steal => 1,
-    };
-    let p = scratch as *mut i64;
-    // SAFETY: the start-up scratch buffer is symmetric, holds 4096 bytes and is not in use
-    // yet; every image makes this call at start-up.
-    unsafe {
-        p.write(want);
-        rshmem_core::coll::reduce::<i64>(R, rt.world(), p, p, 1, rshmem_core::coll::ReduceOp::Max)?;
-        Ok(p.read() != 0)
-    }
-}
-
-/// `lock(l[image])` (`acquired` non-null: `acquired_lock=`): joins the lock's MCS queue
-/// (one swap at the lock's image, then a local wait for the predecessor's hand-off), or
-/// in `steal` mode ([`agree_lock_mode`]) takes the lock at once when it is free.
+/// `lock(l[image])` (`acquired` non-null: `acquired_lock=`): the core's queue lock on
+/// the lock variable at its image ([`rshmem_core::lock::lock_at`]), with one of this
+/// image's queue nodes.
 pub(crate) fn lock(
     routine: &'static str,
     t: &Token,
@@ -266,195 +193,58 @@ pub(crate) fn lock(
             format!("this image holds or waits for {QNODES} locks already"),
         )
     })?;
-    let l = LockAt { addr, pe, slot };
-    let got = if s.lock_steal {
-        lock_steal(routine, s, l, acquired)
-    } else {
-        lock_fifo(routine, s, l, acquired)
-    };
-    match got {
-        Ok(true) => s.locks.hold(slot),
-        Ok(false) => s.locks.give_back(slot),
+    let l = lock_at(s, addr, pe, slot);
+    match rshmem_core::lock::lock_at(routine, &l, acquired.is_some()) {
+        Ok(got) => {
+            if let Some(acq) = acquired {
+                *acq = got as i32;
+            }
+            if got {
+                s.locks.hold(slot);
+            } else {
+                s.locks.give_back(slot);
+            }
+            Ok(())
+        }
         Err(e) => {
             s.locks.give_back(slot);
-            return Err(e);
+            Err(holder_gone(e))
         }
     }
-    Ok(())
 }
 
-/// A lock variable (its word's symmetric address at `pe`) and the queue node this image
-/// uses for it.
-#[derive(Clone, Copy)]
-struct LockAt {
-    addr: usize,
-    pe: usize,
-    slot: usize,
-}
-
-/// Readies queue node `q` (ours, in no queue yet) for publication: posted writes (one
-/// atomicity domain with the peers'), complete before the atomic that publishes it (one
-/// flush through UCX, a fence on shared memory).
-fn ready_node(routine: &'static str, s: &State, q: usize) -> CafResult {
-    post(routine, q, 1, s.me)?;
-    post(routine, q + 8, 0, s.me)?;
-    rshmem_core::order::quiet()?;
-    Ok(())
-}
-
-/// The seed's MCS lock: the lock word holds the queue's tail; the holder hands the lock
-/// to its successor at UNLOCK.
-fn lock_fifo(
-    routine: &'static str,
-    s: &State,
-    l: LockAt,
-    acquired: Option<&mut i32>,
-) -> CafResult<bool> {
-    let q = qnode(s, l.slot);
-    let me = encode(s.me, l.slot);
-    ready_node(routine, s, q)?;
-    if let Some(acq) = acquired {
-        let cas = AmoOp::CompareSwap { cond: 0, value: me };
-        let old = atomic::<u64>(routine, l.addr, cas, l.pe)?;
-        *acq = (old == 0) as i32;
-        return Ok(old == 0);
+/// The core's name for lock variable `word` at `pe`, taken with queue node `slot`.
+fn lock_at(s: &State, word: usize, pe: usize, slot: usize) -> rshmem_core::lock::LockAt {
+    rshmem_core::lock::LockAt {
+        word,
+        pe,
+        nodes: s.qnodes,
+        slot,
     }
-    let pred = atomic::<u64>(routine, l.addr, AmoOp::Swap(me), l.pe)?;
-    if pred != 0 {
-        let (ppe, pslot) = decode(pred);
-        follow(routine, s, q, me, ppe, pslot)?;
-    }
-    Ok(true)
 }
 
-/// Links our queue node `q` (named `me`) behind queue node `pslot` of image `ppe` and
-/// waits until that predecessor hands over.
-fn follow(
-    routine: &'static str,
-    s: &State,
-    q: usize,
-    me: u64,
-    ppe: usize,
-    pslot: usize,
-) -> CafResult {
-    atomic::<u64>(routine, qnode(s, pslot) + 8, AmoOp::Set(me), ppe)?;
-    // SAFETY: our own queue node's word, in symmetric memory.
-    unsafe { p2p::wait_until_from(routine, q as *const u64, Cmp::Eq, 0, ppe)? };
-    Ok(())
-}
-
-/// `steal` mode: the lock word names its holder and the tail of a queue of waiters
-/// ([`TAIL`]). A free lock goes to whoever writes its name first; the queue's head polls
-/// the word and takes the lock when free, then makes its successor the head. Waiters
-/// behind the head wait on their own node, as in the MCS lock.
-fn lock_steal(
-    routine: &'static str,
-    s: &State,
-    l: LockAt,
-    acquired: Option<&mut i32>,
-) -> CafResult<bool> {
-    let LockAt { addr, pe, slot } = l;
-    let cas = |cond: u64, value: u64| {
-        atomic::<u64>(routine, addr, AmoOp::CompareSwap { cond, value }, pe)
+/// STAT_STOPPED_IMAGE or STAT_FAILED_IMAGE when the image a LOCK waited for stopped or
+/// failed holding the lock (recorded for later statements).
+fn holder_gone(e: rshmem_core::Error) -> CafError {
+    let (pe, code) = match e {
+        rshmem_core::Error::LockHolderFinalized { pe, .. } => (pe, STAT_STOPPED_IMAGE),
+        rshmem_core::Error::PeFailed { pe, .. } => (pe, STAT_FAILED_IMAGE),
+        _ => return e.into(),
     };
-    let mine = (s.me as u64 + 1) << 32;
-    // Free (with or without a queue): take it.
-    let mut v = cas(0, mine)?;
-    if v == 0 {
-        return Ok(set_acquired(acquired, true));
-    }
-    while v & !TAIL == 0 {
-        let old = cas(v, mine | v)?;
-        if old == v {
-            return Ok(set_acquired(acquired, true));
-        }
-        v = old;
-    }
-    if acquired.is_some() {
-        return Ok(set_acquired(acquired, false));
-    }
-    // Held: join the queue, keeping the holder.
-    let q = qnode(s, slot);
-    let me = steal_tail(s.me, slot);
-    ready_node(routine, s, q)?;
-    loop {
-        let old = if v & !TAIL == 0 {
-            let old = cas(v, mine | v)?;
-            if old == v {
-                return Ok(true); // taken before our node was published
-            }
-            old
-        } else {
-            let old = cas(v, (v & !TAIL) | me)?;
-            if old == v {
-                break;
-            }
-            old
-        };
-        v = old;
-    }
-    let pred = v & TAIL;
-    if pred != 0 {
-        let (ppe, pslot) = steal_decode(pred);
-        follow(routine, s, q, me, ppe, pslot)?;
-    }
-    // The queue's head: take the lock when it is free (clearing the tail if it is us).
-    let mut waiter = Waiter::new();
-    let mut v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
-    loop {
-        if v & !TAIL == 0 {
-            let old = cas(v, mine | if v == me { 0 } else { v })?;
-            if old == v {
-                break;
-            }
-            v = old;
-            continue;
-        }
-        if waiter.overdue() {
-            // A holder that stopped or failed never unlocks.
-            let holder = (v >> 32) as usize - 1;
-            let code = crate::tolerant_sync::probe(holder)?;
-            if code != 0 {
-                crate::tolerant_sync::mark_gone(holder, code);
-                return Err(CafError::new(
-                    code,
-                    format!(
-                        "image {} holds the lock and has stopped or failed",
-                        holder + 1
-                    ),
-                ));
-            }
-        }
-        waiter.snooze();
-        v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
-    }
-    if v != me {
-        // Images queued behind us: the next one, linking to us now, becomes the head.
-        // SAFETY: our own queue node's `next` word, in symmetric memory.
-        unsafe { p2p::wait_until(routine, (q + 8) as *const u64, Cmp::Ne, 0)? };
-        let (npe, nslot) = steal_decode(own_word(q + 8));
-        atomic::<u64>(routine, qnode(s, nslot), AmoOp::Set(0), npe)?;
-    }
-    Ok(true)
+    crate::tolerant_sync::mark_gone(pe, code);
+    CafError::new(
+        code,
+        format!("image {} holds the lock and has stopped or failed", pe + 1),
+    )
 }
 
-/// Stores ACQUIRED_LOCK='s answer where asked; returns `got`.
-fn set_acquired(acquired: Option<&mut i32>, got: bool) -> bool {
-    if let Some(acq) = acquired {
-        *acq = got as i32;
-    }
-    got
-}
-
-/// `unlock(l[image])`: hands the lock to the next image in the queue, or frees it.
+/// `unlock(l[image])`: releases a lock this image holds.
 pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32) -> CafResult {
     let s = state(routine);
     let pe = target(s, image)?;
     let addr = t.base + index * WORD;
     let Some(slot) = s.locks.find_held(addr, pe).map(|i| s.locks.unhold(i)) else {
-        let v = atomic::<u64>(routine, addr, AmoOp::Fetch, pe)?;
-        let locked = if s.lock_steal { v & !TAIL != 0 } else { v != 0 };
-        return Err(if !locked {
+        return Err(if !rshmem_core::lock::locked_at(routine, addr, pe)? {
             CafError::new(STAT_NOT_LOCKED, "the lock variable is not locked")
         } else {
             CafError::new(
@@ -463,38 +253,9 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
             )
         });
     };
-    // Release: what this image wrote under the lock is visible to the next holder.
-    rshmem_core::order::quiet()?;
-    if s.lock_steal {
-        atomic::<u64>(routine, addr, AmoOp::And(TAIL), pe)?;
-        s.locks.give_back(slot);
-        return Ok(());
-    }
-    let q = qnode(s, slot);
-    let mut next = own_word(q + 8);
-    if next == 0 {
-        let old = atomic::<u64>(
-            routine,
-            addr,
-            AmoOp::CompareSwap {
-                cond: encode(s.me, slot),
-                value: 0,
-            },
-            pe,
-        )?;
-        if old != encode(s.me, slot) {
-            // A successor swapped itself in and is about to link to us.
-            // SAFETY: our own queue node's `next` word, in symmetric memory.
-            unsafe { p2p::wait_until(routine, (q + 8) as *const u64, Cmp::Ne, 0)? };
-            next = own_word(q + 8);
-        }
-    }
-    if next != 0 {
-        let (npe, nslot) = decode(next);
-        atomic::<u64>(routine, qnode(s, nslot), AmoOp::Set(0), npe)?;
-    }
+    let r = rshmem_core::lock::unlock_at(routine, &lock_at(s, addr, pe, slot));
     s.locks.give_back(slot);
-    Ok(())
+    Ok(r?)
 }
 
 /// `event post(ev[image])`.

@@ -1,7 +1,7 @@
-//! This image's lock bookkeeping without a lock: which MCS queue nodes are free and which
-//! locks this image holds (to answer `STAT_LOCKED` and to find a held lock's node at
-//! UNLOCK). Fixed arrays of atomics made at start-up: LOCK and UNLOCK take no mutex and
-//! allocate nothing.
+//! This image's lock bookkeeping without a lock: which queue nodes (lent to the core's
+//! `lock_at`) are free and which locks this image holds (to answer `STAT_LOCKED` and to
+//! find a held lock's node at UNLOCK). Fixed arrays of atomics made at start-up: LOCK and
+//! UNLOCK take no mutex and allocate nothing.
 //!
 //! The runtime is started with `ThreadLevel::Single` (one thread of the image makes the
 //! CAF calls, as gfortran's coarray code assumes), so the arrays have one writer and

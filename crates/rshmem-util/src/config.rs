@@ -102,10 +102,11 @@ impl Kind for ProfileLevel {
     }
 }
 
-/// The coarray lock protocol (`RSHMEM_CAF_LOCK`).
+/// A lock protocol (`SHMEM_LOCK_PROTOCOL` for `shmem_set_lock`, `RSHMEM_CAF_LOCK` for
+/// Coarray Fortran's LOCK).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CafLock {
-    /// `steal` when some host runs more images than it has cores, `fifo` otherwise.
+pub enum LockProtocol {
+    /// `steal` when some host runs more PEs than it has cores, `fifo` otherwise.
     Auto,
     /// The MCS queue, handed from each holder to the next.
     Fifo,
@@ -113,22 +114,22 @@ pub enum CafLock {
     Steal,
 }
 
-struct CafLockKind;
-impl Kind for CafLockKind {
-    type Value = CafLock;
-    fn parse(s: &str) -> Result<CafLock, String> {
+struct LockKind;
+impl Kind for LockKind {
+    type Value = LockProtocol;
+    fn parse(s: &str) -> Result<LockProtocol, String> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "" | "auto" => Ok(CafLock::Auto),
-            "fifo" => Ok(CafLock::Fifo),
-            "steal" => Ok(CafLock::Steal),
+            "" | "auto" => Ok(LockProtocol::Auto),
+            "fifo" => Ok(LockProtocol::Fifo),
+            "steal" => Ok(LockProtocol::Steal),
             _ => Err("unknown lock protocol (available: auto, fifo, steal)".into()),
         }
     }
-    fn show(v: &CafLock) -> String {
+    fn show(v: &LockProtocol) -> String {
         match v {
-            CafLock::Auto => "auto",
-            CafLock::Fifo => "fifo",
-            CafLock::Steal => "steal",
+            LockProtocol::Auto => "auto",
+            LockProtocol::Fifo => "fifo",
+            LockProtocol::Steal => "steal",
         }
         .into()
     }
@@ -644,7 +645,9 @@ env_table! {
         "Coarray Fortran: the symmetric heap of allocatable and pointer components (K/M/G/T suffixes); auto = an eighth of SHMEM_SYMMETRIC_SIZE.";
     caf_team_heap "RSHMEM_CAF_TEAM_HEAP": AutoSize(Option<usize>) = "auto", "coarrays",
         "Coarray Fortran: the arena FORM TEAM reserves for the initial team's children (K/M/G/T suffixes; a child team's is at most half its parent's free space); auto = SHMEM_SYMMETRIC_SIZE / 16.";
-    caf_lock "RSHMEM_CAF_LOCK": CafLockKind(CafLock) = "auto", "coarrays",
+    lock_protocol "LOCK_PROTOCOL": LockKind(LockProtocol) = "auto", "waiting",
+        "shmem_set_lock's protocol, the same on every PE: fifo (an MCS queue handed from holder to holder), steal (a running PE may take a free lock ahead of the queue), auto (steal when a host runs more PEs than it has cores, fifo otherwise).";
+    caf_lock "RSHMEM_CAF_LOCK": LockKind(LockProtocol) = "auto", "coarrays",
         "Coarray Fortran LOCK protocol, the same on every image: fifo (an MCS queue handed from holder to holder), steal (a running image may take a free lock ahead of the queue), auto (steal when a host runs more images than it has cores, fifo otherwise).";
 }
 

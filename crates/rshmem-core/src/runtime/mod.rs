@@ -5,6 +5,7 @@
 //! their own state (`runtime::published`).
 
 pub(crate) mod heap;
+pub(crate) mod lock_mode;
 pub mod members;
 pub(crate) mod published;
 pub mod setup;
@@ -357,6 +358,8 @@ pub struct Runtime {
     pub(crate) live: crate::ft::Liveness,
     /// Whether more PEs of the job run on this machine than it has cores.
     pub(crate) oversubscribed: bool,
+    /// Whether the locks steal, agreed by every PE at init (`ops::lock`).
+    pub(crate) lock_modes: lock_mode::LockModes,
     /// Keeps every PE's segment mapped; dropped last.
     pub(crate) _resv: sys::Reservation,
 }

@@ -22,6 +22,7 @@ use crate::ctx::{Contexts, Ctx};
 use crate::engine::Engine;
 use crate::error::InitError;
 use crate::heap::Heap;
+use crate::runtime::lock_mode::{self, LockModes};
 use crate::runtime::{
     self, sys, try_runtime, GlobalsOff, Layout, Runtime, ThreadLevel, SLOT_ALIGN, SPEC_VERSION,
     VENDOR_STRING,
@@ -175,6 +176,7 @@ fn publish_segment(job: &Job) -> InitResult<(OwnSegment, SegmentFiles)> {
         &format!("{}:{}:{slot_len}", std::process::id(), file.as_raw_fd()),
     )?;
     boot.put("host", &sys::host_key())?;
+    lock_mode::offer(boot, cfg)?;
     // The executable's globals and statics, moved onto a shared file (C programs).
     // The move below copies, then remaps: a write another thread made in between would be
     // lost without a trace. So with other threads running (a Python interpreter's, an
@@ -229,6 +231,8 @@ struct Found {
     host_of: Vec<usize>,
     routes: Vec<Route>,
     world_hier: bool,
+    /// Whether the locks steal (every PE's wish, agreed).
+    lock_modes: LockModes,
 }
 
 /// Phase 3: every PE's host, its shared-memory group and the route to it.
@@ -241,6 +245,7 @@ fn locate(job: &Job) -> InitResult<Found> {
     let keys = (0..npes)
         .map(|pe| boot.get(pe, "host"))
         .collect::<std::result::Result<Vec<_>, rshmem_boot::BootError>>()?;
+    let lock_modes = lock_mode::agree(boot, &keys)?;
     let hosts: Vec<String> = keys
         .iter()
         .enumerate()
@@ -265,6 +270,7 @@ fn locate(job: &Job) -> InitResult<Found> {
         host_of,
         routes,
         world_hier,
+        lock_modes,
     })
 }
 
@@ -551,6 +557,7 @@ fn assemble(
         me,
         npes,
         oversubscribed,
+        lock_modes: found.lock_modes,
         thread_level,
         my_base: base as usize + me * seg.stride,
         heap_off: seg.layout.size,
