@@ -56,7 +56,7 @@ pub(crate) use transport::engine;
 
 pub use ctx::{Ctx, CtxHandle};
 pub use engine::{pause_for_tests, Completion};
-pub use error::{Error, InitError, Result};
+pub use error::{Departure, Error, InitError, Result};
 pub use heap::{Exhausted, Heap, MIN_ALIGN};
 pub use request::{ReqHandle, RequestParams};
 pub use runtime::{fatal, finalize, init, initialized, ThreadLevel};

@@ -20,6 +20,7 @@ mod net;
 pub mod nonblocking;
 pub mod sync;
 mod team_sync;
+pub mod tolerant_sync;
 
 use check::{Kind, Show};
 

@@ -119,6 +119,27 @@ pub unsafe fn ctx_put(
     }
 }
 
+/// A blocking put that is complete at `pe` when it returns (visible to its loads), as
+/// Coarray Fortran's coindexed assignment is: [`ctx_put`], then
+/// [`ctx_complete_puts`](crate::order::ctx_complete_puts), which costs nothing more when
+/// `pe` is reached by load and store.
+///
+/// # Safety
+/// As [`ctx_put`].
+#[inline]
+pub unsafe fn ctx_put_complete(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { ctx_put(ctx, routine, dest, src, nbytes, pe)? };
+    crate::order::ctx_complete_puts(ctx, routine, pe)
+}
+
 /// `shmem_ctx_getmem`: copies `nbytes` from symmetric `src` on `pe` to local `dest`.
 ///
 /// # Safety
