@@ -192,30 +192,26 @@ fn put_mode(p: &Pes) {
     let right = (p.me + 1) % p.n;
     for r in 1..=ROUNDS {
         let v = [r, r * 2, r * 3, r * 4];
+        // Odd rounds: a put, then the completion of the puts to the target.
+        let put = if r % 2 == 0 {
+            rma::ctx_put_complete
+        } else {
+            rma::ctx_put
+        };
         // SAFETY: `v` is live; `data` symmetric, 32 bytes.
         unsafe {
-            if r % 2 == 0 {
-                rma::ctx_put_complete(
-                    Ctx::default_ctx(),
-                    R,
-                    data.cast(),
-                    v.as_ptr().cast(),
-                    32,
-                    right as i64,
-                )
-                .unwrap();
-            } else {
-                rma::ctx_put(
-                    Ctx::default_ctx(),
-                    R,
-                    data.cast(),
-                    v.as_ptr().cast(),
-                    32,
-                    right as i64,
-                )
-                .unwrap();
-                order::ctx_complete_puts(Ctx::default_ctx(), R, right as i64).unwrap();
-            }
+            put(
+                Ctx::default_ctx(),
+                R,
+                data.cast(),
+                v.as_ptr().cast(),
+                32,
+                right as i64,
+            )
+        }
+        .unwrap();
+        if r % 2 == 1 {
+            order::ctx_complete_puts(Ctx::default_ctx(), R, right as i64).unwrap();
         }
         // A fetching atomic: the flag says the data is there.
         amo_op(flag, AmoOp::Set(r), right);
