@@ -14,6 +14,8 @@ use crate::transport::SymAddr;
 #[derive(Clone, Copy)]
 enum Mode {
     Blocking,
+    /// Blocking, and complete at the target on return.
+    Complete,
     /// At the context's quiet.
     Nbi,
 }
@@ -32,8 +34,8 @@ unsafe fn contiguous(
     pe: i64,
 ) -> Result<()> {
     let (fam, pc) = match (dir, mode) {
-        (Dir::Put, Mode::Blocking) => (Family::Put, Pc::Write),
-        (Dir::Get, Mode::Blocking) => (Family::Get, Pc::Read),
+        (Dir::Put, Mode::Blocking | Mode::Complete) => (Family::Put, Pc::Write),
+        (Dir::Get, Mode::Blocking | Mode::Complete) => (Family::Get, Pc::Read),
         (Dir::Put, Mode::Nbi) => (Family::PutNbi, Pc::Write),
         (Dir::Get, Mode::Nbi) => (Family::GetNbi, Pc::Read),
     };
@@ -75,6 +77,16 @@ unsafe fn transfer(
             Mode::Blocking => rt
                 .fabric
                 .xfer(routine, ctx.state(), dir, pe, remote, local, nbytes),
+            Mode::Complete => {
+                rt.fabric
+                    .xfer(routine, ctx.state(), dir, pe, remote, local, nbytes)?;
+                // A copy into a mapped segment is complete; the network's needs a quiet.
+                if rt.fabric.maps(pe) {
+                    Ok(())
+                } else {
+                    ctx.quiet(rt)
+                }
+            }
             Mode::Nbi => rt.fabric.xfer_nbi(
                 routine,
                 ctx.state(),
@@ -120,13 +132,13 @@ pub unsafe fn ctx_put(
 }
 
 /// A blocking put that is complete at `pe` when it returns (visible to its loads), as
-/// Coarray Fortran's coindexed assignment is: [`ctx_put`], then
-/// [`ctx_complete_puts`](crate::order::ctx_complete_puts), which costs nothing more when
-/// `pe` is reached by load and store.
+/// Coarray Fortran's coindexed assignment is: [`ctx_put`], then what
+/// [`ctx_complete_puts`](crate::order::ctx_complete_puts) does, which costs nothing more
+/// when `pe` is reached by load and store.
 ///
 /// # Safety
 /// As [`ctx_put`].
-#[inline]
+#[inline(always)]
 pub unsafe fn ctx_put_complete(
     ctx: &Ctx,
     routine: &'static str,
@@ -136,8 +148,18 @@ pub unsafe fn ctx_put_complete(
     pe: i64,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    unsafe { ctx_put(ctx, routine, dest, src, nbytes, pe)? };
-    crate::order::ctx_complete_puts(ctx, routine, pe)
+    unsafe {
+        contiguous(
+            ctx,
+            routine,
+            Dir::Put,
+            Mode::Complete,
+            dest,
+            src as *mut u8,
+            nbytes,
+            pe,
+        )
+    }
 }
 
 /// `shmem_ctx_getmem`: copies `nbytes` from symmetric `src` on `pe` to local `dest`.
