@@ -2,7 +2,7 @@
 //! same type, kind and length, in the initial team, no vector subscript. That is what a
 //! scalar or `a(i:j)[k] = b(i:j)` compiles to, and at 8 bytes the general path (building
 //! two 250-byte shapes, normalizing, checking conversions) cost more than the copy. Here
-//! the descriptors are read in place and the transfer is one `rma::ctx_put`/`ctx_get`:
+//! the descriptors are read in place and the transfer is one `rma::ctx_put_complete`/`ctx_get`:
 //! no allocation, no lock, no system call. Anything else returns `false` and takes the
 //! general path, which decides everything (errors included) as before.
 
@@ -101,13 +101,11 @@ pub(crate) unsafe fn send(
 ) -> Option<rshmem_core::Result<()>> {
     // SAFETY: forwarded contract.
     let (pe, bytes) = unsafe { applies(s, image, dest, src, dst_kind, src_kind, may_require_tmp)? };
-    if !crate::xfer::all_load_store(routine, remote) {
-        return None; // A network put ends with a quiet: the general path.
-    }
     // SAFETY: `src` is dense for `bytes` (checked); the remote section lies in the
     // registered coarray (the compiler computed it; the core checks it is symmetric).
+    // Complete at the target on return, as the statement's semantics ask.
     Some(unsafe {
-        rma::ctx_put(
+        rma::ctx_put_complete(
             Ctx::default_ctx(),
             routine,
             remote as *mut u8,

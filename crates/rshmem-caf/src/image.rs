@@ -1,8 +1,9 @@
 //! The image: start-up, the runtime's own symmetric words, termination.
 
-use std::sync::atomic::{AtomicI64, AtomicU8, AtomicUsize};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use rshmem_core::coll::tolerant_sync::ArrivalWords;
+use rshmem_core::ops::pair_sync::PairCounters;
 use rshmem_core::{memory, ThreadLevel};
 
 use crate::stat_errmsg::{fatal, CafError, CafResult};
@@ -17,27 +18,17 @@ pub(crate) struct State {
     pub me: usize,
     /// Number of images.
     pub n: usize,
-    /// `n` 64-bit counters, [`crate::image_control::COUNT_STRIDE`] bytes apart: counter `j`
-    /// counts the SYNC IMAGES notifications image `j+1` sent to this image (only image
-    /// `j+1` writes it).
-    pub sync_counts: usize,
+    /// SYNC IMAGES's notification counters, one per image (the core's pairwise
+    /// synchronization).
+    pub pairs: PairCounters,
     /// [`QNODES`] queue nodes of 8 bytes, lent to the core's locks
     /// ([`rshmem_core::lock::LockAt`]).
     pub qnodes: usize,
     /// The collectives' first scratch buffer ([`SCRATCH`] bytes).
     pub scratch: usize,
-    /// Notifications of each image that SYNC IMAGES has consumed so far (only this
-    /// image's thread touches them: atomics so SYNC IMAGES takes no lock).
-    pub sync_seen: Box<[AtomicI64]>,
-    /// Notifications this image has sent each image by SYNC IMAGES so far.
-    pub sync_sent: Box<[AtomicI64]>,
-    /// SYNC ALL's arrival words of the initial team ([`crate::tolerant_sync`]).
-    pub all_words: crate::tolerant_sync::SyncWords,
-    /// Per image: 0 running, else seen stopped (1) or failed (2) by a statement; for good
-    /// ([`crate::tolerant_sync::mark_gone`]).
-    pub gone: Box<[AtomicU8]>,
-    /// How many entries of `gone` are set: 0 lets every statement skip looking.
-    pub gone_count: AtomicUsize,
+    /// SYNC ALL's arrival words of the initial team (the core's barrier that goes on
+    /// without stopped and failed images).
+    pub all_words: ArrivalWords,
     /// Free queue nodes and the locks this image holds (no lock on LOCK/UNLOCK).
     pub locks: crate::locks::LockBook,
     /// Symmetric word that image 1 fills at start-up with one random value for the whole
@@ -76,11 +67,9 @@ pub(crate) fn init() {
     let r = (|| -> rshmem_core::Result<State> {
         let me = rshmem_core::setup::my_pe()?;
         let n = rshmem_core::setup::n_pes()?;
-        let sync_counts =
-            memory::calloc("_gfortran_caf_init", n, crate::image_control::COUNT_STRIDE)? as usize;
+        let counters = memory::calloc("_gfortran_caf_init", n, PairCounters::STRIDE)? as usize;
         let qnodes = memory::calloc("_gfortran_caf_init", QNODES, 8)? as usize;
-        let all_words =
-            memory::calloc("_gfortran_caf_init", n, crate::tolerant_sync::STRIDE)? as usize;
+        let all_words = memory::calloc("_gfortran_caf_init", n, ArrivalWords::STRIDE)? as usize;
         crate::byref::init(n)?;
         let scratch = memory::malloc("_gfortran_caf_init", SCRATCH)? as usize;
         let job_seed = memory::calloc("_gfortran_caf_init", 1, 8)? as usize;
@@ -90,14 +79,10 @@ pub(crate) fn init() {
         Ok(State {
             me,
             n,
-            sync_counts,
+            pairs: PairCounters::new(counters, n),
             qnodes,
             scratch,
-            sync_seen: (0..n).map(|_| AtomicI64::new(0)).collect(),
-            sync_sent: (0..n).map(|_| AtomicI64::new(0)).collect(),
-            all_words: crate::tolerant_sync::SyncWords::new(all_words),
-            gone: (0..n).map(|_| AtomicU8::new(0)).collect(),
-            gone_count: AtomicUsize::new(0),
+            all_words: ArrivalWords::new(all_words),
             locks: crate::locks::LockBook::new(QNODES),
             job_seed,
         })

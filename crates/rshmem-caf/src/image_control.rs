@@ -1,9 +1,8 @@
 //! Image control and atomics: SYNC ALL / IMAGES / MEMORY, locks (MCS queue locks at the
 //! image that holds the lock variable), CRITICAL, events, atomic subroutines.
 
-use std::sync::atomic::Ordering;
-
-use rshmem_core::{amo, p2p, AmoOp, Cmp, Ctx, Word};
+use rshmem_core::ops::events;
+use rshmem_core::{amo, AmoOp, Ctx, Word};
 
 use crate::image::{pe_of, state, State, QNODES};
 use crate::stat_errmsg::{
@@ -17,21 +16,6 @@ fn atomic<W: Word>(routine: &'static str, addr: usize, op: AmoOp<W>, pe: usize) 
     // SAFETY: `addr` is a symmetric address inside a registered coarray or the runtime's
     // own words; the core checks it is symmetric and aligned.
     Ok(unsafe { amo::ctx_atomic(Ctx::default_ctx(), routine, addr as *const W, op, pe as i64)? })
-}
-
-/// A posted atomic write of `v` to the word at symmetric address `addr` of `pe`.
-fn post(routine: &'static str, addr: usize, v: u64, pe: usize) -> CafResult {
-    // SAFETY: as for `atomic`.
-    unsafe {
-        amo::ctx_atomic_post(
-            Ctx::default_ctx(),
-            routine,
-            addr as *const u64,
-            AmoOp::Set(v),
-            pe as i64,
-        )?
-    };
-    Ok(())
 }
 
 /// The PE of a lock, event or atomic's `image_index` (0: this image).
@@ -55,117 +39,53 @@ pub(crate) fn sync_memory() -> CafResult {
     Ok(())
 }
 
-/// Bytes between two partners' SYNC IMAGES counters on one image: a cache line each, so
-/// the images that notify one image do not contend for one line.
-pub(crate) const COUNT_STRIDE: usize = 64;
-
-/// `sync images(list)` (`images` `None`: `sync images(*)`): each image keeps, at each
-/// partner, a counter of the notifications it sent there, which only it writes; so a
-/// notification is one posted write of the new count (no round trip), and consecutive
-/// statements never mix. Allocates nothing for lists of up to [`SMALL_LIST`] images.
+/// `sync images(list)` (`images` `None`: `sync images(*)`): the core's pairwise
+/// synchronization with the listed images (their numbers checked first), or with every
+/// image of the current team.
 pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafResult {
     let s = state(routine);
-    if let Some(l) = images {
-        check_distinct(l)?;
+    // The partners' world PEs, translated once; on the stack for the usual short lists.
+    let mut small = [0usize; SMALL_LIST];
+    let mut large = Vec::new();
+    let n = match (images, crate::team::current()) {
+        (Some(l), _) => l.len(),
+        (None, Some(t)) => t.team.n_pes(),
+        (None, None) => s.n,
+    };
+    let partners: &mut [usize] = if n <= SMALL_LIST {
+        &mut small[..n]
+    } else {
+        large.resize(n, 0);
+        &mut large
+    };
+    for (i, slot) in partners.iter_mut().enumerate() {
+        *slot = match (images, crate::team::current()) {
+            (Some(l), _) => pe_of(s, l[i])?,
+            (None, Some(t)) => t.team.members().pe(i),
+            (None, None) => i,
+        };
     }
-    // Release: this image's earlier puts are complete before the partners go on; it also
-    // orders this statement's notifications after the previous statement's.
-    rshmem_core::order::quiet()?;
-    let mine = s.sync_counts + s.me * COUNT_STRIDE;
-    for_each_partner(s, images, |p| {
-        let count = s.sync_sent[p].fetch_add(1, Ordering::Relaxed) + 1;
-        post(routine, mine, count as u64, p).map_err(|e| stopped_partner(p).err().unwrap_or(e))
-    })?;
-    // Through the network the posted counts leave now (one flush for all of them).
-    if !crate::xfer::all_load_store(routine, s.sync_counts) {
-        rshmem_core::order::quiet()?;
-    }
-    for_each_partner(s, images, |p| {
-        let want = s.sync_seen[p].fetch_add(1, Ordering::Relaxed) + 1;
-        // SAFETY: our own symmetric counter word of image `p+1`.
-        unsafe {
-            p2p::wait_until_from(
-                routine,
-                (s.sync_counts + p * COUNT_STRIDE) as *const i64,
-                Cmp::Ge,
-                want,
-                p,
-            )
+    s.pairs.sync_with(routine, partners).map_err(|e| match e {
+        rshmem_core::Error::RepeatedPe { pe, .. } => CafError::new(
+            STAT_DUP_SYNC_IMAGES,
+            format!("image {} appears twice in the image list", image_of(pe)),
+        ),
+        rshmem_core::Error::PeGone { pe, .. } => {
+            CafError::new(STAT_STOPPED_IMAGE, format!("image {} has stopped", pe + 1))
         }
-        .map_err(|e| stopped_partner(p).err().unwrap_or(e.into()))
+        e => e.into(),
     })
 }
 
-/// Image lists up to this long are checked for repeats without allocating.
+/// Image lists up to this long are translated without allocating.
 const SMALL_LIST: usize = 64;
 
-/// `Err(STAT_DUP_SYNC_IMAGES)` when an image appears twice in a SYNC IMAGES list.
-fn check_distinct(l: &[i32]) -> CafResult {
-    let dup = if l.len() <= SMALL_LIST {
-        (1..l.len()).find_map(|k| l[..k].contains(&l[k]).then_some(l[k]))
-    } else {
-        let mut sorted = l.to_vec();
-        sorted.sort_unstable();
-        sorted
-            .windows(2)
-            .find_map(|w| (w[0] == w[1]).then_some(w[0]))
-    };
-    match dup {
-        Some(i) => Err(CafError::new(
-            STAT_DUP_SYNC_IMAGES,
-            format!("image {i} appears twice in the image list"),
-        )),
-        None => Ok(()),
+/// The image number of world PE `pe` in the current team.
+fn image_of(pe: usize) -> usize {
+    match crate::team::current() {
+        Some(t) => t.team.members().rank_of(pe).unwrap_or(pe) + 1,
+        None => pe + 1,
     }
-}
-
-/// Calls `f` with the world PE of each partner of a SYNC IMAGES other than this image:
-/// the listed images, or every image of the current team (`None`), in order.
-fn for_each_partner(
-    s: &State,
-    images: Option<&[i32]>,
-    mut f: impl FnMut(usize) -> CafResult,
-) -> CafResult {
-    match images {
-        Some(l) => {
-            for &i in l {
-                let pe = pe_of(s, i)?;
-                if pe != s.me {
-                    f(pe)?;
-                }
-            }
-        }
-        None => match crate::team::current() {
-            Some(t) => {
-                for r in 0..t.team.n_pes() {
-                    let pe = t.team.members().pe(r);
-                    if pe != s.me {
-                        f(pe)?;
-                    }
-                }
-            }
-            None => {
-                for pe in (0..s.n).filter(|&p| p != s.me) {
-                    f(pe)?;
-                }
-            }
-        },
-    }
-    Ok(())
-}
-
-/// `Err(STAT_STOPPED_IMAGE)` when image `pe + 1` has stopped (entered finalize, or left
-/// the job through UCX). Asked only after an add or a wait failed: through UCX the state
-/// read is a round trip, which every SYNC IMAGES would pay.
-fn stopped_partner(pe: usize) -> CafResult {
-    if rshmem_core::ft::pe_finalized(pe)? {
-        crate::tolerant_sync::mark_gone(pe, STAT_STOPPED_IMAGE);
-        return Err(CafError::new(
-            STAT_STOPPED_IMAGE,
-            format!("image {} has stopped", pe + 1),
-        ));
-    }
-    Ok(())
 }
 
 /// `lock(l[image])` (`acquired` non-null: `acquired_lock=`): the core's queue lock on
@@ -231,7 +151,7 @@ fn holder_gone(e: rshmem_core::Error) -> CafError {
         rshmem_core::Error::PeFailed { pe, .. } => (pe, STAT_FAILED_IMAGE),
         _ => return e.into(),
     };
-    crate::tolerant_sync::mark_gone(pe, code);
+    crate::image_status::mark_gone("_gfortran_caf_lock", pe, code);
     CafError::new(
         code,
         format!("image {} holds the lock and has stopped or failed", pe + 1),
@@ -260,21 +180,16 @@ pub(crate) fn unlock(routine: &'static str, t: &Token, index: usize, image: i32)
 
 /// `event post(ev[image])`.
 pub(crate) fn event_post(routine: &'static str, t: &Token, index: usize, image: i32) -> CafResult {
-    let s = state(routine);
-    let pe = target(s, image)?;
-    rshmem_core::order::quiet()?;
-    atomic::<i64>(routine, t.base + index * WORD, AmoOp::Add(1), pe)?;
+    let pe = target(state(routine), image)?;
+    // SAFETY: the event's word in a registered coarray; the core checks it is symmetric.
+    unsafe { events::post(routine, (t.base + index * WORD) as *const i64, pe)? };
     Ok(())
 }
 
 /// `event wait(ev, until_count=)`: waits for the local count, then consumes it.
 pub(crate) fn event_wait(routine: &'static str, t: &Token, index: usize, until: i32) -> CafResult {
-    let s = state(routine);
-    let until = i64::from(until.max(1));
-    let addr = t.base + index * WORD;
     // SAFETY: the event's word of this image, in symmetric memory.
-    unsafe { p2p::wait_until(routine, addr as *const i64, Cmp::Ge, until)? };
-    atomic::<i64>(routine, addr, AmoOp::Add(-until), s.me)?;
+    unsafe { events::wait(routine, (t.base + index * WORD) as *const i64, until.into())? };
     Ok(())
 }
 
@@ -285,9 +200,9 @@ pub(crate) fn event_query(
     index: usize,
     image: i32,
 ) -> CafResult<i64> {
-    let s = state(routine);
-    let pe = target(s, image)?;
-    atomic::<i64>(routine, t.base + index * WORD, AmoOp::Fetch, pe)
+    let pe = target(state(routine), image)?;
+    // SAFETY: as for `event_post`.
+    Ok(unsafe { events::query(routine, (t.base + index * WORD) as *const i64, pe)? })
 }
 
 /// `GFC_CAF_ATOMIC_*` and the definition/reference/compare-and-swap of atomic subroutines.

@@ -1,34 +1,41 @@
 //! Image status: IMAGE_STATUS, FAILED_IMAGES, STOPPED_IMAGES, NUM_IMAGES(FAILED=) and
-//! FAIL IMAGE, over the core's view of its peers: a *stopped* image is a PE that entered
-//! finalize (normal termination: its state word says so, and stays readable after its
-//! process is gone), a *failed* one a PE whose process is gone without finalizing
-//! (`rshmem_core::ft`, probed with its pid). Image numbers are those of the current team.
+//! FAIL IMAGE, over the core's view of its peers (`rshmem_core::ft::departure`): a
+//! *stopped* image is a PE that entered finalize (normal termination: its state word says
+//! so, and stays readable after its process is gone), a *failed* one a PE whose process is
+//! gone without finalizing (probed with its pid). What a query finds the core records, so
+//! that the next SYNC ALL or collective reports it at once. Image numbers are those of the
+//! current team.
 
 use std::ffi::{c_int, c_void};
 
-use rshmem_core::ft;
+use rshmem_core::{ft, Departure};
 
 use crate::desc::{DescPtr, Dim, Header, BT_INTEGER};
-use crate::stat_errmsg::{fatal, CafError, CafResult, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
+use crate::stat_errmsg::{
+    fatal, status_code, CafError, CafResult, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE,
+};
 use crate::team;
 
-/// IMAGE_STATUS of world PE `pe`: 0, `STAT_STOPPED_IMAGE` or `STAT_FAILED_IMAGE`.
+/// IMAGE_STATUS of world PE `pe`: 0, `STAT_STOPPED_IMAGE` or `STAT_FAILED_IMAGE`
+/// (recorded by the core when not 0).
 fn status_of(routine: &'static str, pe: usize) -> i32 {
-    let r = (|| -> rshmem_core::Result<i32> {
-        Ok(if ft::pe_finalized(pe)? {
-            STAT_STOPPED_IMAGE
-        } else if ft::pe_failed(pe)? {
-            STAT_FAILED_IMAGE
-        } else {
-            0
-        })
-    })();
-    let code = r.unwrap_or_else(|e| fatal(routine, &e.to_string()));
-    if code != 0 {
-        // What a query found, the next SYNC ALL or collective reports at once.
-        crate::tolerant_sync::mark_gone(pe, code);
-    }
-    code
+    probe(routine, pe).unwrap_or_else(|e| fatal(routine, &e.msg))
+}
+
+/// [`status_of`], with the error of a runtime that is not running.
+pub(crate) fn probe(routine: &'static str, pe: usize) -> CafResult<i32> {
+    Ok(status_code(ft::departure(routine, pe)?))
+}
+
+/// Records that world PE `pe` stopped or failed (`code`: `STAT_STOPPED_IMAGE` or
+/// `STAT_FAILED_IMAGE`); the first record counts.
+pub(crate) fn mark_gone(routine: &'static str, pe: usize, code: i32) {
+    let how = if code == STAT_FAILED_IMAGE {
+        Departure::Failed
+    } else {
+        Departure::Finalized
+    };
+    let _ = ft::note_departed(routine, pe, how);
 }
 
 /// STAT= of an image selector (gfortran 12 passes it for coindexed reads only): an error

@@ -44,8 +44,6 @@ mod team;
 #[allow(unsafe_code)]
 mod token;
 #[allow(unsafe_code)]
-mod tolerant_sync;
-#[allow(unsafe_code)]
 mod vector;
 #[allow(unsafe_code)]
 mod xfer;

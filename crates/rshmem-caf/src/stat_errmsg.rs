@@ -2,6 +2,8 @@
 
 use std::ffi::c_char;
 
+use rshmem_core::Departure;
+
 /// `STAT_LOCKED` (iso_fortran_env, gfortran 12).
 pub(crate) const STAT_LOCKED: i32 = 1;
 /// `STAT_LOCKED_OTHER_IMAGE`.
@@ -42,10 +44,26 @@ impl From<rshmem_core::Error> for CafError {
         let code = match e {
             rshmem_core::Error::PeerFinalized { .. }
             | rshmem_core::Error::WaitAfterFinalize { .. } => STAT_STOPPED_IMAGE,
-            rshmem_core::Error::PeFailed { .. } => STAT_FAILED_IMAGE,
+            rshmem_core::Error::PeFailed { .. }
+            | rshmem_core::Error::PeGone {
+                how: Departure::Failed,
+                ..
+            } => STAT_FAILED_IMAGE,
+            rshmem_core::Error::PeGone { .. } => STAT_STOPPED_IMAGE,
+            rshmem_core::Error::RepeatedPe { .. } => STAT_DUP_SYNC_IMAGES,
             _ => STAT_ERROR,
         };
         CafError::new(code, e.to_string())
+    }
+}
+
+/// IMAGE_STATUS's value for a departure: 0 (running), `STAT_STOPPED_IMAGE` or
+/// `STAT_FAILED_IMAGE`.
+pub(crate) fn status_code(d: Option<Departure>) -> i32 {
+    match d {
+        None => 0,
+        Some(Departure::Finalized) => STAT_STOPPED_IMAGE,
+        Some(Departure::Failed) => STAT_FAILED_IMAGE,
     }
 }
 

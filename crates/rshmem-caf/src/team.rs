@@ -28,8 +28,9 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use rshmem_core::coll::tolerant_sync::{check_departed, tolerant_sync_all, ArrivalWords};
 use rshmem_core::team::{Team, TeamConfig};
-use rshmem_core::{memory, Heap};
+use rshmem_core::{memory, Departure, Heap};
 
 use crate::stat_errmsg::{fatal, unsupported, CafError, CafResult, STAT_ERROR};
 
@@ -57,7 +58,7 @@ pub(crate) struct CafTeam {
     /// The collectives' scratch buffer in the arena (address, bytes).
     scratch: Mutex<(usize, usize)>,
     /// SYNC ALL's arrival words, the first block of the arena.
-    words: crate::tolerant_sync::SyncWords,
+    words: ArrivalWords,
     /// The team value gfortran holds for it.
     handle: usize,
     /// Live teams formed from this one (addresses of their `CafTeam`s), in formation order.
@@ -146,17 +147,10 @@ impl CafTeam {
     }
 
     /// Completes this image's transfers, then waits for every image of the team still
-    /// running (an error names a stopped or failed one: [`crate::tolerant_sync`]).
+    /// running (an error names a stopped or failed one: the core's `tolerant_sync`).
     fn sync(&self, routine: &'static str) -> CafResult {
-        let m = self.team.members();
-        crate::tolerant_sync::sync_all(
-            routine,
-            &self.words,
-            self.team.n_pes(),
-            self.team.my_pe(),
-            |r| m.pe(r),
-            self.number,
-        )
+        tolerant_sync_all(routine, &self.words, &self.team)
+            .map_err(|e| gone_error("SYNC ALL", self.number, e))
     }
 
     /// The collectives' symmetric scratch buffer of this team, at least `bytes` long
@@ -222,22 +216,40 @@ pub(crate) fn members(routine: &'static str) -> Vec<usize> {
 /// is already known to be gone: what a collective reports instead of starting (it would
 /// otherwise complete, or hang, without the member). One load when no image is.
 pub(crate) fn known_gone(what: &'static str) -> CafResult {
-    match current() {
-        Some(t) => {
-            let m = t.team.members();
-            crate::tolerant_sync::known_gone(
-                what,
-                t.team.n_pes(),
-                t.team.my_pe(),
-                |r| m.pe(r),
-                t.number,
-            )
-        }
-        None => {
-            let s = crate::image::state(what);
-            crate::tolerant_sync::known_gone(what, s.n, s.me, |r| r, -1)
-        }
-    }
+    let (team, number) = match current() {
+        Some(t) => (&*t.team, t.number),
+        None => (core_team(what)?, -1),
+    };
+    check_departed(what, team).map_err(|e| gone_error(what, number, e))
+}
+
+/// The STAT= and ERRMSG= of `what` (a statement or routine) from the core's error `e`,
+/// raised on team number `number` (-1: the initial team): a stopped or failed member is
+/// named by its image number in the team.
+fn gone_error(what: &str, number: i32, e: rshmem_core::Error) -> CafError {
+    let rshmem_core::Error::PeGone {
+        rank, how, missing, ..
+    } = e
+    else {
+        return e.into();
+    };
+    let others = match missing {
+        0 | 1 => String::new(),
+        c => format!(" ({c} images are missing)"),
+    };
+    let team = if number < 0 {
+        "the initial team".to_string()
+    } else {
+        format!("team {number}")
+    };
+    let how = match how {
+        Departure::Finalized => "stopped",
+        Departure::Failed => "failed",
+    };
+    CafError::new(
+        CafError::from(e).code,
+        format!("{what}: image {} of {team} has {how}{others}", rank + 1),
+    )
 }
 
 /// SYNC ALL: completes this image's transfers and waits for every image of the current
@@ -247,7 +259,8 @@ pub(crate) fn sync_all(routine: &'static str) -> CafResult {
         Some(t) => t.sync(routine),
         None => {
             let s = crate::image::state(routine);
-            crate::tolerant_sync::sync_all(routine, &s.all_words, s.n, s.me, |r| r, -1)
+            tolerant_sync_all(routine, &s.all_words, core_team(routine)?)
+                .map_err(|e| gone_error("SYNC ALL", -1, e))
         }
     }
 }
@@ -458,7 +471,7 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
         // SYNC ALL's words first: zeroed (the arena may hold an earlier team's data), and
         // nobody writes them before every member has (the core team's sync).
         let mut heap = Heap::new(size);
-        let wbytes = core.n_pes() * crate::tolerant_sync::STRIDE;
+        let wbytes = ArrivalWords::bytes(core.n_pes());
         let words = base
             + heap.alloc(wbytes, 64).map_err(|_| {
                 CafError::new(
@@ -483,7 +496,7 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
                 heap: Mutex::new(heap),
             }),
             scratch: Mutex::new((0, 0)),
-            words: crate::tolerant_sync::SyncWords::new(words),
+            words: ArrivalWords::new(words),
             handle,
             children: Mutex::new(Vec::new()),
         }));

@@ -10,8 +10,6 @@
 //! else a temporary packed with conversion (which also makes overlapping source and
 //! destination on the same image safe).
 
-use std::sync::OnceLock;
-
 use rshmem_core::{rma, Ctx};
 
 use crate::convert::{check, convert, same_repr};
@@ -272,25 +270,12 @@ pub(crate) unsafe fn put_from(
             remote_xfer(routine, true, pe, remote, dshape, dty.len, p)?;
         }
     }
-    // Blocking semantics: the value is at the target when the statement ends. Through
-    // shared memory a blocking put is a finished copy when it returns (CAF-ABI.md §4.3:
-    // the image control statements still quiet, for their release ordering); only a
-    // put through the network needs the quiet here.
-    if !all_load_store(routine, remote) {
-        rshmem_core::order::quiet()?;
-    }
+    // Blocking semantics: the value is at the target when the statement ends. The core
+    // completes the puts to that image at the cost of its route: nothing through shared
+    // memory, where a blocking put is a finished copy (CAF-ABI.md §4.3: the image control
+    // statements still quiet, for their release ordering), a quiet through the network.
+    rshmem_core::order::ctx_complete_puts(Ctx::default_ctx(), routine, pe as i64)?;
     Ok(())
-}
-
-/// Whether this image reaches every image's memory by load and store (one host, shared
-/// memory), so that a blocking put is complete when it returns. Found once, from the
-/// first put's symmetric address (the same answer for every symmetric address).
-pub(crate) fn all_load_store(routine: &'static str, remote: usize) -> bool {
-    static ALL: OnceLock<bool> = OnceLock::new();
-    *ALL.get_or_init(|| {
-        let n = crate::image::state(routine).n;
-        (0..n).all(|pe| rshmem_core::setup::ptr(remote, pe as i64).is_ok_and(|p| !p.is_null()))
-    })
 }
 
 /// Reads the remote section `sshape` (type `sty`) at `remote` on `pe` into local `dst`,

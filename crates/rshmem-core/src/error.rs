@@ -219,6 +219,32 @@ pub enum Error {
         /// This PE.
         waiter: usize,
     },
+    /// A list of PEs that must be distinct names one twice.
+    #[error("{routine}: argument {arg}: PE {pe} appears twice")]
+    RepeatedPe {
+        /// The routine.
+        routine: &'static str,
+        /// Name of the argument.
+        arg: &'static str,
+        /// The PE named twice (world number).
+        pe: usize,
+    },
+    /// A synchronization that goes on without departed PEs (Coarray Fortran's image
+    /// control: [`crate::coll::tolerant_sync`], [`crate::ops::pair_sync`]) found a member of its
+    /// team finalized or failed instead of taking part.
+    #[error("{routine}: PE {pe} (rank {rank} of the team) has {how}{}", Missing(*missing))]
+    PeGone {
+        /// The routine synchronizing.
+        routine: &'static str,
+        /// The first departed member found (world number); finalized ones come first.
+        pe: usize,
+        /// Its rank in the team synchronized.
+        rank: usize,
+        /// How it departed.
+        how: Departure,
+        /// How many members were found departed (at least 1).
+        missing: usize,
+    },
     /// The network transport (UCX or libfabric) failed: the peer died, or the fabric broke.
     #[error("{routine}: {what}{}{}", Peer(*pe), Status(status))]
     Transport {
@@ -231,6 +257,37 @@ pub enum Error {
         /// The network library's status (empty when it reported nothing).
         status: &'static str,
     },
+}
+
+/// How a PE left the job before the others: the image status Coarray Fortran reports as
+/// stopped (normal termination) or failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Departure {
+    /// It entered `shmem_finalize` (normal termination); its memory stays readable on
+    /// shared memory.
+    Finalized,
+    /// Its process is gone without finalizing (`crate::ft`).
+    Failed,
+}
+
+impl std::fmt::Display for Departure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Departure::Finalized => "finalized",
+            Departure::Failed => "failed",
+        })
+    }
+}
+
+/// " (n members are missing)" when a synchronization found more than one departed.
+struct Missing(usize);
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            0 | 1 => Ok(()),
+            n => write!(f, " ({n} members are missing)"),
+        }
+    }
 }
 
 /// Why nobody can end a user wait: the PEs that finalized, and those that wait too.

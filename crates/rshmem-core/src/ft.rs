@@ -12,9 +12,9 @@
 //! UCX counts as failed once its connection failed without its having been seen to
 //! finalize. Fault-tolerant mode refuses UCX routes at init.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
-use crate::error::Result;
+use crate::error::{Departure, Result};
 use crate::runtime::{rt, Runtime};
 
 /// This PE's view of the other PEs' failures.
@@ -26,6 +26,11 @@ pub(crate) struct Liveness {
     failed: Box<[AtomicBool]>,
     /// Failures this PE acknowledged (`failed_pes`): user waits no longer fail over them.
     acked: Box<[AtomicBool]>,
+    /// Per PE: 0, or how a synchronization or status query saw it depart
+    /// ([`Runtime::note_departed`]); for good.
+    departed: Box<[AtomicU8]>,
+    /// How many entries of `departed` are set: 0 lets every statement skip looking.
+    departed_count: AtomicUsize,
 }
 
 impl Liveness {
@@ -35,6 +40,8 @@ impl Liveness {
             pids: pids.into_boxed_slice(),
             failed: (0..n).map(|_| AtomicBool::new(false)).collect(),
             acked: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            departed: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            departed_count: AtomicUsize::new(0),
         }
     }
 }
@@ -105,6 +112,83 @@ impl Runtime {
         }
         v
     }
+}
+
+/// The mark of a departure in [`Liveness::departed`] (0: none recorded).
+fn mark_of(how: Departure) -> u8 {
+    match how {
+        Departure::Finalized => 1,
+        Departure::Failed => 2,
+    }
+}
+
+impl Runtime {
+    /// How `pe` has departed, probed now: finalized (its state word, readable after its
+    /// process is gone) before failed (a system call). Not for hot paths.
+    #[cold]
+    pub(crate) fn probe_departure(&self, pe: usize) -> Option<Departure> {
+        if self.is_finalizing(pe) {
+            Some(Departure::Finalized)
+        } else if self.probe_failed(pe) {
+            Some(Departure::Failed)
+        } else {
+            None
+        }
+    }
+
+    /// Records that `pe` departed (the first record counts). Only the synchronizations
+    /// that go on without departed PEs read the records; the core's own waits probe.
+    pub(crate) fn note_departed(&self, pe: usize, how: Departure) {
+        let l = &self.live;
+        if l.departed[pe]
+            .compare_exchange(0, mark_of(how), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            l.departed_count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The departure recorded for `pe`, if any (one load).
+    #[inline]
+    pub(crate) fn recorded_departure(&self, pe: usize) -> Option<Departure> {
+        match self.live.departed[pe].load(Ordering::Relaxed) {
+            0 => None,
+            1 => Some(Departure::Finalized),
+            _ => Some(Departure::Failed),
+        }
+    }
+
+    /// Whether any departure is recorded (one load: the common answer is no).
+    #[inline]
+    pub(crate) fn any_departed(&self) -> bool {
+        self.live.departed_count.load(Ordering::Relaxed) != 0
+    }
+}
+
+/// How `pe` (world number) has departed, probed now and recorded for the synchronizations
+/// that go on without it: finalized (normal termination) before failed. `None` for a
+/// running PE, this PE and out-of-range PEs. Reads the peer's state word and may make a
+/// system call: not for hot paths.
+pub fn departure(routine: &'static str, pe: usize) -> Result<Option<Departure>> {
+    let rt = rt(routine)?;
+    if pe >= rt.npes || pe == rt.me {
+        return Ok(None);
+    }
+    let how = rt.probe_departure(pe);
+    if let Some(how) = how {
+        rt.note_departed(pe, how);
+    }
+    Ok(how)
+}
+
+/// Records that `pe` (world number) departed as `how`, found by a caller's own probe (the
+/// first record counts). Out-of-range PEs are ignored.
+pub fn note_departed(routine: &'static str, pe: usize, how: Departure) -> Result<()> {
+    let rt = rt(routine)?;
+    if pe < rt.npes {
+        rt.note_departed(pe, how);
+    }
+    Ok(())
 }
 
 /// `shmemx_failed_pes`: the PEs that have failed (died without `shmem_finalize`), in

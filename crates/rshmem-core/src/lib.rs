@@ -62,7 +62,7 @@ pub use world::memory;
 
 pub use ctx::{Ctx, CtxHandle};
 pub use engine::{pause_for_tests, Completion};
-pub use error::{Error, InitError, Result};
+pub use error::{Departure, Error, InitError, Result};
 pub use heap::{Exhausted, Heap, MIN_ALIGN};
 pub use request::{ReqHandle, RequestParams};
 pub use runtime::{fatal, initialized, ThreadLevel};

@@ -19,6 +19,7 @@ mod net;
 pub mod nonblocking;
 pub mod sync;
 mod team_sync;
+pub mod tolerant_sync;
 
 use crate::team::call_check::{self as check, Kind, Show};
 use crate::team::frame::Frame;

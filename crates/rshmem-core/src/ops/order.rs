@@ -1,4 +1,5 @@
-//! Memory ordering: `shmem_fence` and `shmem_quiet` on the default context.
+//! Memory ordering: `shmem_fence` and `shmem_quiet` on the default context, and the
+//! completion of the puts to one PE at the cost its route needs.
 
 use crate::ctx::Ctx;
 use crate::error::Result;
@@ -38,4 +39,19 @@ pub fn quiet() -> Result<()> {
     let _p = profile::span(Family::Quiet, 0);
     rt("shmem_quiet")?.quiet_all();
     Ok(())
+}
+
+/// Makes the blocking puts issued on `ctx` to `pe` (a PE of the context's team) complete
+/// at `pe`, visible to its loads, at the cost of the route to it: nothing when this PE
+/// reaches `pe` by load and store (a blocking put there is a finished copy), a quiet of
+/// the context through the network (which completes per context, not per target).
+#[inline]
+pub fn ctx_complete_puts(ctx: &Ctx, routine: &'static str, pe: i64) -> Result<()> {
+    let rt = rt(routine)?;
+    let pe = ctx.pe(rt, routine, pe)?;
+    if rt.fabric.maps(pe) {
+        return Ok(());
+    }
+    let _p = profile::span(Family::Quiet, 0);
+    ctx.quiet(rt)
 }

@@ -14,6 +14,8 @@ use crate::transport::{SymAddr, Xfer};
 #[derive(Clone, Copy)]
 enum Mode {
     Blocking,
+    /// Blocking, and complete at the target on return.
+    Complete,
     /// At the context's quiet.
     Nbi,
 }
@@ -84,8 +86,8 @@ impl Access {
 #[inline(always)]
 unsafe fn contiguous(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
     let (fam, pc) = match (a.dir, mode) {
-        (Dir::Put, Mode::Blocking) => (Family::Put, Pc::Write),
-        (Dir::Get, Mode::Blocking) => (Family::Get, Pc::Read),
+        (Dir::Put, Mode::Blocking | Mode::Complete) => (Family::Put, Pc::Write),
+        (Dir::Get, Mode::Blocking | Mode::Complete) => (Family::Get, Pc::Read),
         (Dir::Put, Mode::Nbi) => (Family::PutNbi, Pc::Write),
         (Dir::Get, Mode::Nbi) => (Family::GetNbi, Pc::Read),
     };
@@ -113,6 +115,15 @@ unsafe fn transfer(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
     unsafe {
         match mode {
             Mode::Blocking => rt.fabric.xfer(x),
+            Mode::Complete => {
+                rt.fabric.xfer(x)?;
+                // A copy into a mapped segment is complete; the network's needs a quiet.
+                if rt.fabric.maps(pe) {
+                    Ok(())
+                } else {
+                    ctx.quiet(rt)
+                }
+            }
             Mode::Nbi => rt.fabric.xfer_nbi(x, || ctx.completion(), None),
         }
     }
@@ -138,6 +149,32 @@ pub unsafe fn ctx_put(
             ctx,
             Access::put(routine, dest, src, nbytes, pe),
             Mode::Blocking,
+        )
+    }
+}
+
+/// A blocking put that is complete at `pe` when it returns (visible to its loads), as
+/// Coarray Fortran's coindexed assignment is: [`ctx_put`], then what
+/// [`ctx_complete_puts`](crate::order::ctx_complete_puts) does, which costs nothing more
+/// when `pe` is reached by load and store.
+///
+/// # Safety
+/// As [`ctx_put`].
+#[inline(always)]
+pub unsafe fn ctx_put_complete(
+    ctx: &Ctx,
+    routine: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+    pe: i64,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        contiguous(
+            ctx,
+            Access::put(routine, dest, src, nbytes, pe),
+            Mode::Complete,
         )
     }
 }
