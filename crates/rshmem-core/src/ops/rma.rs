@@ -110,21 +110,32 @@ unsafe fn transfer(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
     let rt = rt(routine)?;
     let pe = ctx.pe(rt, routine, a.pe)?;
     let remote = rt.sym(routine, a.sym_arg(false), a.sym as usize, a.nbytes)?;
-    let x = a.checked(ctx, pe, remote);
     // SAFETY: forwarded caller contract on `local`.
     unsafe {
         match mode {
-            Mode::Blocking => rt.fabric.xfer(x),
-            Mode::Complete => {
-                rt.fabric.xfer(x)?;
-                // A copy into a mapped segment is complete; the network's needs a quiet.
-                if rt.fabric.maps(pe) {
-                    Ok(())
-                } else {
-                    ctx.quiet(rt)
+            Mode::Blocking | Mode::Complete => {
+                // A copy into a mapped segment is complete on return; before the Xfer is
+                // built (see `copy_mapped`).
+                if rt.fabric.copy_mapped(a.dir, pe, remote, a.local, a.nbytes) {
+                    return Ok(());
+                }
+                rt.fabric.xfer(a.checked(ctx, pe, remote))?;
+                match mode {
+                    Mode::Complete => ctx.quiet(rt),
+                    _ => Ok(()),
                 }
             }
-            Mode::Nbi => rt.fabric.xfer_nbi(x, || ctx.completion(), None),
+            Mode::Nbi => {
+                let counter = || ctx.completion();
+                if rt
+                    .fabric
+                    .submit_mapped(a.dir, pe, remote, a.local, a.nbytes, counter)
+                {
+                    return Ok(());
+                }
+                rt.fabric
+                    .xfer_nbi(a.checked(ctx, pe, remote), counter, None)
+            }
         }
     }
 }
