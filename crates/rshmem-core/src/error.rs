@@ -259,6 +259,58 @@ pub enum Error {
     },
 }
 
+/// The routine of an error built below the layer that knows it: the transport does not
+/// carry routine names, so its errors leave the name for the caller to give with
+/// [`Error::at`] / [`At::at`].
+pub(crate) const UNNAMED: &str = "";
+
+impl Error {
+    /// `self`, reported under `routine` if the layer that built it could not name it.
+    #[cold]
+    pub(crate) fn at(mut self, routine: &'static str) -> Self {
+        let r = self.routine_mut();
+        if r.is_empty() {
+            *r = routine;
+        }
+        self
+    }
+
+    fn routine_mut(&mut self) -> &mut &'static str {
+        match self {
+            Error::NotInitialized { routine, .. }
+            | Error::PeOutOfRange { routine, .. }
+            | Error::NotSymmetric { routine, .. }
+            | Error::Misaligned { routine, .. }
+            | Error::HeapExhausted { routine, .. }
+            | Error::NotAllocated { routine, .. }
+            | Error::CollectiveMismatch { routine, .. }
+            | Error::CollectiveMismatchNamed { routine, .. }
+            | Error::CollectiveOrder { routine, .. }
+            | Error::InvalidArgument { routine, .. }
+            | Error::PeerFinalized { routine, .. }
+            | Error::PeFailed { routine, .. }
+            | Error::WaitAfterFinalize { routine, .. }
+            | Error::LockHolderFinalized { routine, .. }
+            | Error::RepeatedPe { routine, .. }
+            | Error::PeGone { routine, .. }
+            | Error::Transport { routine, .. } => routine,
+        }
+    }
+}
+
+/// Names the routine of a lower layer's error, where the routine is known.
+pub(crate) trait At {
+    /// The result, its error (if any) reported under `routine`.
+    fn at(self, routine: &'static str) -> Self;
+}
+
+impl<T> At for Result<T> {
+    #[inline(always)]
+    fn at(self, routine: &'static str) -> Self {
+        self.map_err(|e| e.at(routine))
+    }
+}
+
 /// How a PE left the job before the others: the image status Coarray Fortran reports as
 /// stopped (normal termination) or failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -384,4 +436,25 @@ pub enum InitError {
     /// PE) or with shared globals.
     #[error("shmem_init: OpenSHMEM was already finalized in this process; it cannot be initialized again under a launcher or with symmetric global variables (finalize only once, at the end)")]
     Reinit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lower_layers_error_takes_the_callers_routine_once() {
+        let e = Error::Transport {
+            routine: UNNAMED,
+            pe: Some(3),
+            what: "a UCX transfer failed",
+            status: "",
+        };
+        let named: Result<()> = Err(e);
+        let named = named.at("shmem_putmem").at("shmem_barrier_all");
+        assert_eq!(
+            named.unwrap_err().to_string(),
+            "shmem_putmem: a UCX transfer failed (PE 3)"
+        );
+    }
 }

@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::ctx::Ctx;
+use crate::error::At;
 use crate::runtime::{Internal, Runtime};
 
 /// Routine families counted.
@@ -593,13 +594,16 @@ pub(crate) fn print_gathered(rt: &Runtime) {
     let mut off = Vec::new();
     for pe in 0..rt.npes {
         let mut w = [0u64; WORDS];
-        if let Err(e) = rt.fabric.get_words(
-            R,
-            crate::ctx::Ctx::default_ctx().state(),
-            pe,
-            Runtime::internal_addr(base),
-            &mut w,
-        ) {
+        if let Err(e) = rt
+            .fabric
+            .get_words(
+                crate::ctx::Ctx::default_ctx().state(),
+                pe,
+                Runtime::internal_addr(base),
+                &mut w,
+            )
+            .at(R)
+        {
             eprintln!("rshmem: PE {}: profile: {e}", rt.me);
             return;
         }

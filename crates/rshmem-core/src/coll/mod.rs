@@ -28,7 +28,7 @@ pub use broadcast::{broadcast, broadcast_keep_root, broadcast_with};
 pub use collect::{alltoall, alltoalls, collect, fcollect};
 pub use reduce::{reduce, reduce_staged, reduce_with, sum_scan};
 
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Result};
 use crate::runtime::Runtime;
 use crate::team::Team;
 use crate::transport::SymAddr;
@@ -263,15 +263,16 @@ impl Runtime {
         let ctx = crate::ctx::runtime_ctx();
         // SAFETY: forwarded contract.
         unsafe {
-            self.fabric.xfer(Xfer {
-                routine,
-                ctx,
-                dir,
-                pe,
-                remote: buf.at(off),
-                local: local as *mut u8,
-                len,
-            })
+            self.fabric
+                .xfer(Xfer {
+                    ctx,
+                    dir,
+                    pe,
+                    remote: buf.at(off),
+                    local: local as *mut u8,
+                    len,
+                })
+                .at(routine)
         }
     }
 
@@ -297,20 +298,21 @@ impl Runtime {
             let mut scratch = cell.borrow_mut();
             // SAFETY: forwarded contract.
             unsafe {
-                self.fabric.view(
-                    routine,
-                    ctx,
-                    pe,
-                    buf.at(off),
-                    len * std::mem::size_of::<T>(),
-                    &mut scratch,
-                    |bytes| {
-                        // SAFETY: `bytes` is a peer's element buffer or 8-byte aligned
-                        // scratch; element types need no more alignment and have no
-                        // invalid bit patterns.
-                        f(std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), len))
-                    },
-                )
+                self.fabric
+                    .view(
+                        ctx,
+                        pe,
+                        buf.at(off),
+                        len * std::mem::size_of::<T>(),
+                        &mut scratch,
+                        |bytes| {
+                            // SAFETY: `bytes` is a peer's element buffer or 8-byte aligned
+                            // scratch; element types need no more alignment and have no
+                            // invalid bit patterns.
+                            f(std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), len))
+                        },
+                    )
+                    .at(routine)
             }
         })
     }

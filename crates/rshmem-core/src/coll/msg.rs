@@ -22,7 +22,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::error::Result;
+use crate::error::{At, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::team::{Scratch, Team};
 use crate::transport::{Dir, SymAddr, Xfer};
@@ -102,18 +102,19 @@ impl Runtime {
         // SAFETY: the buffer is a runtime area of the receiver's segment, MAX_MSG bytes,
         // not read until the arrival counter is raised (after the data, by put_raise).
         unsafe {
-            self.fabric.put_raise(
-                Xfer {
-                    routine,
-                    ctx: crate::ctx::runtime_ctx(),
-                    dir: Dir::Put,
-                    pe,
-                    remote: c.buf[(n % 2) as usize],
-                    local: data.as_ptr() as *mut u8,
-                    len: data.len(),
-                },
-                c.arrivals,
-            )?
+            self.fabric
+                .put_raise(
+                    Xfer {
+                        ctx: crate::ctx::runtime_ctx(),
+                        dir: Dir::Put,
+                        pe,
+                        remote: c.buf[(n % 2) as usize],
+                        local: data.as_ptr() as *mut u8,
+                        len: data.len(),
+                    },
+                    c.arrivals,
+                )
+                .at(routine)?
         };
         c.count.store(n + 1, Relaxed);
         Ok(())
@@ -171,18 +172,19 @@ impl Runtime {
         let c = self.channel(team, ch, self.me, pe);
         // SAFETY: the caller's contract; the arrival count is raised after the data.
         unsafe {
-            self.fabric.put_raise(
-                Xfer {
-                    routine,
-                    ctx: crate::ctx::runtime_ctx(),
-                    dir: Dir::Put,
-                    pe,
-                    remote: dst,
-                    local: src as *mut u8,
-                    len,
-                },
-                c.arrivals,
-            )?
+            self.fabric
+                .put_raise(
+                    Xfer {
+                        ctx: crate::ctx::runtime_ctx(),
+                        dir: Dir::Put,
+                        pe,
+                        remote: dst,
+                        local: src as *mut u8,
+                        len,
+                    },
+                    c.arrivals,
+                )
+                .at(routine)?
         };
         c.count.fetch_add(1, Relaxed);
         Ok(())
@@ -211,6 +213,7 @@ impl Runtime {
     #[inline]
     fn ack(&self, routine: &'static str, pe: usize, acks: SymAddr) -> Result<()> {
         self.fabric
-            .raise_later(routine, crate::ctx::runtime_ctx(), pe, acks, 1)
+            .raise_later(crate::ctx::runtime_ctx(), pe, acks, 1)
+            .at(routine)
     }
 }

@@ -27,7 +27,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::msg::MAX_MSG;
 use super::{allreduce, Buf, Elem, ReduceOp};
-use crate::error::Result;
+use crate::error::{At, Result};
 use crate::runtime::Runtime;
 use crate::team::peers::Quorum;
 use crate::team::{Flag, Team};
@@ -353,22 +353,23 @@ pub(super) unsafe fn reduce<T: Elem>(
                 // is left alone until the quiet below. (It also completes the previous
                 // piece's puts from the accumulator.)
                 unsafe {
-                    rt.fabric.xfer_nbi(
-                        Xfer {
-                            routine,
-                            ctx,
-                            dir: Dir::Get,
-                            pe: team.members().pe(r),
-                            remote: s.at(at * sz),
-                            local: slot(r).cast(),
-                            len: len * sz,
-                        },
-                        || (&ctx.comp, ctx.lane),
-                        None,
-                    )?
+                    rt.fabric
+                        .xfer_nbi(
+                            Xfer {
+                                ctx,
+                                dir: Dir::Get,
+                                pe: team.members().pe(r),
+                                remote: s.at(at * sz),
+                                local: slot(r).cast(),
+                                len: len * sz,
+                            },
+                            || (&ctx.comp, ctx.lane),
+                            None,
+                        )
+                        .at(routine)?
                 };
             }
-            rt.fabric.quiet(routine, ctx)?;
+            rt.fabric.quiet(ctx).at(routine)?;
             // SAFETY: the accumulator and the fetched slots hold `len` elements each, and
             // do not overlap; our own part is our source (checked).
             let acc = unsafe { std::slice::from_raw_parts_mut(slot(npes), len) };
@@ -391,19 +392,20 @@ pub(super) unsafe fn reduce<T: Elem>(
                 // its owner arrived (the sync above); the accumulator stays untouched
                 // until the next quiet.
                 unsafe {
-                    rt.fabric.xfer_nbi(
-                        Xfer {
-                            routine,
-                            ctx,
-                            dir: Dir::Put,
-                            pe: team.members().pe(r),
-                            remote: d.at(at * sz),
-                            local: acc.as_mut_ptr().cast(),
-                            len: len * sz,
-                        },
-                        || (&ctx.comp, ctx.lane),
-                        None,
-                    )?
+                    rt.fabric
+                        .xfer_nbi(
+                            Xfer {
+                                ctx,
+                                dir: Dir::Put,
+                                pe: team.members().pe(r),
+                                remote: d.at(at * sz),
+                                local: acc.as_mut_ptr().cast(),
+                                len: len * sz,
+                            },
+                            || (&ctx.comp, ctx.lane),
+                            None,
+                        )
+                        .at(routine)?
                 };
             }
             // SAFETY: our destination holds `n` elements (checked); in place, chunk `me`
@@ -426,7 +428,7 @@ pub(super) unsafe fn reduce<T: Elem>(
     rt.await_signals(routine, team, DONE, others, want, 1, Quorum::All)?;
     team.direct_done.store(want, Relaxed);
     // The accumulator is reused by the next call: our puts from it must be complete.
-    rt.fabric.quiet(routine, ctx)
+    rt.fabric.quiet(ctx).at(routine)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::algo::SyncAlg;
-use crate::error::Result;
+use crate::error::{At, Result};
 use crate::runtime::Runtime;
 use crate::team::{Flag, Team};
 
@@ -30,7 +30,7 @@ impl Runtime {
         if self.fabric.has_ucx() {
             // Collectives put through UCX before they sync: the data must have landed
             // before any member leaves (on shared memory stores are visible at once).
-            self.fabric.quiet(routine, crate::ctx::runtime_ctx())?;
+            self.fabric.quiet(crate::ctx::runtime_ctx()).at(routine)?;
         }
         match self.algs().sync_for(self.span(team)) {
             SyncAlg::Dissemination => self.sync_dissemination(routine, team),

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::engine::Completion;
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Result};
 use crate::profile::CtxCounters;
 use crate::runtime::members::Members;
 use crate::runtime::{rt, Runtime};
@@ -157,7 +157,7 @@ impl Ctx {
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
     #[inline]
     pub(crate) fn quiet(&self, rt: &Runtime) -> Result<()> {
-        rt.fabric.quiet("shmem_ctx_quiet", &self.state)?;
+        rt.fabric.quiet(&self.state).at("shmem_ctx_quiet")?;
         crate::profile::quieted(Some(self));
         Ok(())
     }

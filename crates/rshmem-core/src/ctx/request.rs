@@ -28,7 +28,7 @@ use rshmem_util::wait::Waiter;
 
 use crate::conc::ArrayQueue;
 use crate::engine::Completion;
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Result};
 use crate::runtime::{rt, Runtime};
 
 /// Request objects kept for reuse per PE.
@@ -641,7 +641,7 @@ pub fn wait_all_issued() -> Result<()> {
     let rt = rt("shmemx_request_wait")?;
     // Non-blocking collectives too (`coll::nonblocking`).
     rt.worker().drain(rt);
-    rt.fabric.drain("shmemx_request_wait")
+    rt.fabric.drain().at("shmemx_request_wait")
 }
 
 /// An error for a routine given an invalid request pointer.

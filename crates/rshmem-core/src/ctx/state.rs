@@ -4,7 +4,7 @@
 use super::request::{new_pool, Pool};
 use super::worker::Worker;
 use super::Ctx;
-use crate::error::Result;
+use crate::error::{At, Result};
 use crate::runtime::published::Published;
 use crate::runtime::Runtime;
 use crate::transport::SymAddr;
@@ -61,7 +61,9 @@ impl Runtime {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
-        self.fabric.amo(routine, super::runtime_ctx(), pe, addr, op)
+        self.fabric
+            .amo(super::runtime_ctx(), pe, addr, op)
+            .at(routine)
     }
 
     /// An atomic whose previous value is not needed (flags, counters), on the runtime's
@@ -75,7 +77,8 @@ impl Runtime {
         op: AmoOp<W>,
     ) -> Result<()> {
         self.fabric
-            .amo_post(routine, super::runtime_ctx(), pe, addr, op)
+            .amo_post(super::runtime_ctx(), pe, addr, op)
+            .at(routine)
     }
 
     /// Raises by one a runtime counter on `pe` that only this PE raises, on the runtime's
@@ -83,7 +86,8 @@ impl Runtime {
     #[inline(always)]
     pub(crate) fn raise(&self, routine: &'static str, pe: usize, addr: SymAddr) -> Result<()> {
         self.fabric
-            .raise(routine, super::runtime_ctx(), pe, addr, 1)
+            .raise(super::runtime_ctx(), pe, addr, 1)
+            .at(routine)
     }
 
     /// Completes this PE's outstanding operations on the default context.

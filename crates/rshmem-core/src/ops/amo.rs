@@ -3,7 +3,7 @@
 //! [`AmoOp`].
 
 use crate::ctx::Ctx;
-use crate::error::Result;
+use crate::error::{At, Result};
 use crate::profile::{Family, Pc};
 use crate::request::{self, ReqHandle};
 use crate::runtime::{rt, Runtime};
@@ -48,7 +48,7 @@ pub unsafe fn ctx_atomic<W: Word>(
         W::SIZE,
         ctx,
         Pc::Read,
-        rt.fabric.amo(routine, ctx.state(), pe, addr, op)
+        rt.fabric.amo(ctx.state(), pe, addr, op).at(routine)
     )
 }
 
@@ -72,7 +72,7 @@ pub unsafe fn ctx_atomic_post<W: Word>(
         W::SIZE,
         ctx,
         Pc::Write,
-        rt.fabric.amo_post(routine, ctx.state(), pe, addr, op)
+        rt.fabric.amo_post(ctx.state(), pe, addr, op).at(routine)
     )
 }
 

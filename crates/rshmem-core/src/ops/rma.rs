@@ -3,7 +3,7 @@
 //! Sizes are in bytes; typed faces multiply by the element size.
 
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Result};
 use crate::profile::{self, Family, Pc};
 use crate::request::{self, ReqHandle};
 use crate::runtime::rt;
@@ -62,7 +62,6 @@ impl Access {
     /// The transfer, once its PE and symmetric side are checked.
     fn checked(self, ctx: &Ctx, pe: usize, remote: SymAddr) -> Xfer<'_> {
         Xfer {
-            routine: self.routine,
             ctx: ctx.state(),
             dir: self.dir,
             pe,
@@ -119,7 +118,7 @@ unsafe fn transfer(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
                 if rt.fabric.copy_mapped(a.dir, pe, remote, a.local, a.nbytes) {
                     return Ok(());
                 }
-                rt.fabric.xfer(a.checked(ctx, pe, remote))?;
+                rt.fabric.xfer(a.checked(ctx, pe, remote)).at(routine)?;
                 match mode {
                     Mode::Complete => ctx.quiet(rt),
                     _ => Ok(()),
@@ -135,6 +134,7 @@ unsafe fn transfer(ctx: &Ctx, a: Access, mode: Mode) -> Result<()> {
                 }
                 rt.fabric
                     .xfer_nbi(a.checked(ctx, pe, remote), counter, None)
+                    .at(routine)
             }
         }
     }
@@ -269,7 +269,8 @@ unsafe fn nbe(ctx: &Ctx, a: Access, slot: &mut Option<ReqHandle>) -> Result<()> 
     // and it is released only once complete, so it outlives its transfers.
     unsafe {
         rt.fabric
-            .xfer_nbi(a.checked(ctx, pe, remote), counter, None)?
+            .xfer_nbi(a.checked(ctx, pe, remote), counter, None)
+            .at(routine)?
     };
     // Completed at once (or joined a live request): an empty slot gets the
     // always-complete request.
@@ -407,25 +408,27 @@ pub unsafe fn ctx_strided(
         // is valid by the caller's contract.
         unsafe {
             if is_put {
-                rt.fabric.xfer(Xfer {
-                    routine,
-                    ctx: ctx.state(),
-                    dir: Dir::Put,
-                    pe,
-                    remote: r,
-                    local: src.offset(i * sst * size as isize) as *mut u8,
-                    len: size,
-                })?;
+                rt.fabric
+                    .xfer(Xfer {
+                        ctx: ctx.state(),
+                        dir: Dir::Put,
+                        pe,
+                        remote: r,
+                        local: src.offset(i * sst * size as isize) as *mut u8,
+                        len: size,
+                    })
+                    .at(routine)?;
             } else {
-                rt.fabric.xfer(Xfer {
-                    routine,
-                    ctx: ctx.state(),
-                    dir: Dir::Get,
-                    pe,
-                    remote: r,
-                    local: dest.offset(i * dst * size as isize),
-                    len: size,
-                })?;
+                rt.fabric
+                    .xfer(Xfer {
+                        ctx: ctx.state(),
+                        dir: Dir::Get,
+                        pe,
+                        remote: r,
+                        local: dest.offset(i * dst * size as isize),
+                        len: size,
+                    })
+                    .at(routine)?;
             }
         }
     }

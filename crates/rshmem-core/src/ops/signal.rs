@@ -6,7 +6,7 @@ use crate::ops::user_wait::UserWait;
 use crate::ops::user_wait::user_wait_check;
 
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Result};
 use crate::profile::{self, Family, Pc};
 use crate::rma::Dir;
 use crate::runtime::{rt, Runtime};
@@ -67,7 +67,8 @@ pub unsafe fn ctx_signal_op(
         ctx,
         Pc::Write,
         rt.fabric
-            .amo_post(routine, ctx.state(), pe, addr, amo_of(op, signal))
+            .amo_post(ctx.state(), pe, addr, amo_of(op, signal))
+            .at(routine)
     )
 }
 
@@ -137,10 +138,9 @@ unsafe fn put_signal_in(
     let sig = check_sig(rt, routine, sig_addr)?;
     let op = amo_of(op, signal);
     if nbytes == 0 {
-        return rt.fabric.amo_post(routine, ctx.state(), pe, sig, op);
+        return rt.fabric.amo_post(ctx.state(), pe, sig, op).at(routine);
     }
     let x = Xfer {
-        routine,
         ctx: ctx.state(),
         dir: Dir::Put,
         pe,
@@ -157,6 +157,7 @@ unsafe fn put_signal_in(
             rt.fabric.put_signal(x, sig, op)
         }
     }
+    .at(routine)
 }
 
 /// `shmem_signal_fetch`: reads the local signal atomically.

@@ -22,7 +22,7 @@ pub use group::strided_set;
 pub(crate) use group::{Flag, Scratch};
 pub use survivors::survivors;
 
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::team::call_check::{Kind, Show};
 use crate::word::AmoOp;
@@ -248,13 +248,14 @@ impl Runtime {
         let mut theirs = vec![0u64; all.len()];
         for r in (0..parent.n_pes()).filter(|&r| r != parent.my_rank) {
             let pe = parent.members.pe(r);
-            self.fabric.get_words(
-                routine,
-                crate::ctx::runtime_ctx(),
-                pe,
-                self.layout.slot_bits(pslot, 0),
-                &mut theirs,
-            )?;
+            self.fabric
+                .get_words(
+                    crate::ctx::runtime_ctx(),
+                    pe,
+                    self.layout.slot_bits(pslot, 0),
+                    &mut theirs,
+                )
+                .at(routine)?;
             for (v, t) in all.iter_mut().zip(&theirs) {
                 *v &= t;
             }
@@ -448,8 +449,8 @@ impl Runtime {
         // Acknowledgements this PE still owes (`coll::msg`) land before the peers reset the
         // slot's counts after the sync.
         let ctx = crate::ctx::runtime_ctx();
-        if self.fabric.flush_deferred("shmem_team_destroy", ctx)? {
-            self.fabric.quiet("shmem_team_destroy", ctx)?;
+        if self.fabric.flush_deferred(ctx).at("shmem_team_destroy")? {
+            self.fabric.quiet(ctx).at("shmem_team_destroy")?;
         }
         self.try_sync_in("shmem_team_destroy", team)?;
         // After the last sync nobody signals our flags for this slot again: reset them so

@@ -81,7 +81,7 @@ impl Runtime {
         if self.fabric.has_left(pe) {
             return None;
         }
-        match self.fabric.probe_word("", crate::ctx::runtime_ctx(), pe, w) {
+        match self.fabric.probe_word(crate::ctx::runtime_ctx(), pe, w) {
             Ok(v) => Some(v),
             Err(e) if self.fabric.note_left(pe, &e) => None,
             Err(_) => Some(0),

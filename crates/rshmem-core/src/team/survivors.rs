@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rshmem_util::Waiter;
 
 use super::{Members, Scratch, Team};
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Result};
 use crate::runtime::Runtime;
 use crate::word::AmoOp;
 
@@ -57,13 +57,14 @@ impl Runtime {
         let mut all = mine;
         let mut theirs = vec![0u64; all.len()];
         for &r in ranks.iter().filter(|&&r| r != team.my_rank) {
-            self.fabric.get_words(
-                R,
-                crate::ctx::runtime_ctx(),
-                team.members.pe(r),
-                self.layout.slot_bits(slot, 0),
-                &mut theirs,
-            )?;
+            self.fabric
+                .get_words(
+                    crate::ctx::runtime_ctx(),
+                    team.members.pe(r),
+                    self.layout.slot_bits(slot, 0),
+                    &mut theirs,
+                )
+                .at(R)?;
             for (v, t) in all.iter_mut().zip(&theirs) {
                 *v &= t;
             }

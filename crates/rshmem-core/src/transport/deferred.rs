@@ -65,7 +65,6 @@ impl Deferred {
     /// with the list full, flushes it first on `ctx`.
     pub(crate) fn add(
         &self,
-        routine: &'static str,
         net: &Network,
         ctx: &CtxState,
         pe: usize,
@@ -91,13 +90,13 @@ impl Deferred {
                     return Ok(());
                 }
             }
-            self.flush(routine, net, ctx)?;
+            self.flush(net, ctx)?;
         }
     }
 
     /// Sends everything owed, on `ctx`. The list is emptied under the lock and sent
     /// outside it: a raise may wait for the network, and that wait may flush again.
-    pub(crate) fn flush(&self, routine: &'static str, net: &Network, ctx: &CtxState) -> Result<()> {
+    pub(crate) fn flush(&self, net: &Network, ctx: &CtxState) -> Result<()> {
         if !self.any() {
             return Ok(());
         }
@@ -110,8 +109,8 @@ impl Deferred {
         let mut first_err = Ok(());
         for o in owed[..len].iter().flatten() {
             let r = match net {
-                Network::Ucx(u) => u.raise(routine, ctx, o.pe, o.addr, o.by),
-                Network::Ofi(f) => f.raise(routine, ctx, o.pe, o.addr, o.by),
+                Network::Ucx(u) => u.raise(ctx, o.pe, o.addr, o.by),
+                Network::Ofi(f) => f.raise(ctx, o.pe, o.addr, o.by),
             };
             // Every other raise still goes out; the first failure is reported.
             if first_err.is_ok() {

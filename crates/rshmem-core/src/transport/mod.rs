@@ -213,10 +213,10 @@ impl Dir {
 }
 
 /// One contiguous transfer as it goes from a routine down to the route that carries it:
-/// the routine (named by any error on the way), the context, and what moves where.
+/// the context, and what moves where. (The routine is not carried: the caller names it in
+/// any error, with [`At::at`](crate::error::At::at).)
 #[derive(Clone, Copy)]
 pub(crate) struct Xfer<'c> {
-    pub(crate) routine: &'static str,
     pub(crate) ctx: &'c CtxState,
     pub(crate) dir: Dir,
     pub(crate) pe: usize,
@@ -407,7 +407,6 @@ impl Fabric {
     /// `addr` is a runtime area offset with room for `out.len()` words.
     pub(crate) fn get_words(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
@@ -416,7 +415,6 @@ impl Fabric {
         // SAFETY: `out` is writable for its length; the runtime area holds the words.
         unsafe {
             self.xfer(Xfer {
-                routine,
                 ctx,
                 dir: Dir::Get,
                 pe,
@@ -447,20 +445,12 @@ impl Fabric {
     /// may have exited (liveness checks): an error with the peer-gone status
     /// ([`Fabric::note_left`]) rather than a hang once it has.
     #[cold]
-    pub(crate) fn probe_word(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        addr: SymAddr,
-    ) -> Result<u64> {
+    pub(crate) fn probe_word(&self, ctx: &CtxState, pe: usize, addr: SymAddr) -> Result<u64> {
         match &self.net {
             // libfabric may neither complete nor fail a read of an exited process.
-            Some(Network::Ofi(o)) if self.routes[pe] == Route::Net => {
-                o.probe_word(routine, pe, addr)
-            }
+            Some(Network::Ofi(o)) if self.routes[pe] == Route::Net => o.probe_word(pe, addr),
             // UCX fails it (peer error handling).
-            _ => self.amo(routine, ctx, pe, addr, AmoOp::Fetch),
+            _ => self.amo(ctx, pe, addr, AmoOp::Fetch),
         }
     }
 
@@ -536,7 +526,7 @@ impl Fabric {
                     // The signal must go through the network, after the data: copy now.
                     // SAFETY: the caller's contract.
                     unsafe { shm::copy(src, dst, x.len) };
-                    return self.amo_post(x.routine, x.ctx, x.pe, a, op);
+                    return self.amo_post(x.ctx, x.pe, a, op);
                 }
                 let sig = signal.map(|(a, op)| (self.shm.addr(x.pe, a).cast::<u64>(), op));
                 // SAFETY: both ranges are valid (checked / the caller's contract) and stay
@@ -548,7 +538,7 @@ impl Fabric {
                 // SAFETY: forwarded contract.
                 unsafe { self.xfer(x)? };
                 match signal {
-                    Some((a, op)) => self.amo_post(x.routine, x.ctx, x.pe, a, op),
+                    Some((a, op)) => self.amo_post(x.ctx, x.pe, a, op),
                     None => Ok(()),
                 }
             }
@@ -597,9 +587,7 @@ impl Fabric {
     #[inline]
     pub(crate) unsafe fn put_signal(&self, x: Xfer, sig: SymAddr, op: AmoOp<u64>) -> Result<()> {
         debug_assert_eq!(x.dir, Dir::Put);
-        let Xfer {
-            routine, ctx, pe, ..
-        } = x;
+        let Xfer { ctx, pe, .. } = x;
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };
         if self.routes[pe] == Route::Net || self.amo_net {
@@ -607,7 +595,7 @@ impl Fabric {
             self.fence(ctx);
         }
         // On shared memory the atomic is a release: the data is visible before it.
-        self.amo_post(routine, ctx, pe, sig, op)
+        self.amo_post(ctx, pe, sig, op)
     }
 
     /// Adds `by` to a runtime counter on `pe` that this PE alone raises (a sync flag, a
@@ -616,14 +604,7 @@ impl Fabric {
     /// atomic even when the job's other atomics go through the network (node-local phases of
     /// collectives then cost what they cost on one host).
     #[inline]
-    pub(crate) fn raise(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        addr: SymAddr,
-        by: u64,
-    ) -> Result<()> {
+    pub(crate) fn raise(&self, ctx: &CtxState, pe: usize, addr: SymAddr, by: u64) -> Result<()> {
         match self.routes[pe] {
             Route::Shm => {
                 let p = self.shm.addr(pe, addr).cast::<u64>();
@@ -637,8 +618,8 @@ impl Fabric {
             // delivery, not a flush), a PE's last sync flags could still be in flight when
             // its peers saw it finalize (a 4-PE job over mixed routes hung in finalize).
             Route::Net => match self.net() {
-                Network::Ucx(u) => u.raise(routine, ctx, pe, addr, by),
-                Network::Ofi(o) => o.raise(routine, ctx, pe, addr, by),
+                Network::Ucx(u) => u.raise(ctx, pe, addr, by),
+                Network::Ofi(o) => o.raise(ctx, pe, addr, by),
             },
         }
     }
@@ -649,24 +630,23 @@ impl Fabric {
     #[inline]
     pub(crate) fn raise_later(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
         by: u64,
     ) -> Result<()> {
         match (self.routes[pe], &self.net) {
-            (Route::Net, Some(net)) => self.deferred.add(routine, net, ctx, pe, addr, by),
-            _ => self.raise(routine, ctx, pe, addr, by),
+            (Route::Net, Some(net)) => self.deferred.add(net, ctx, pe, addr, by),
+            _ => self.raise(ctx, pe, addr, by),
         }
     }
 
     /// Sends the raises deferred by [`Fabric::raise_later`] now, on `ctx`; whether there
     /// were any.
-    pub(crate) fn flush_deferred(&self, routine: &'static str, ctx: &CtxState) -> Result<bool> {
+    pub(crate) fn flush_deferred(&self, ctx: &CtxState) -> Result<bool> {
         match &self.net {
             Some(net) if self.deferred.any() => {
-                self.deferred.flush(routine, net, ctx)?;
+                self.deferred.flush(net, ctx)?;
                 Ok(true)
             }
             _ => Ok(false),
@@ -687,7 +667,7 @@ impl Fabric {
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };
-        self.raise(x.routine, x.ctx, x.pe, sig, 1)
+        self.raise(x.ctx, x.pe, sig, 1)
     }
 
     /// Applies `op` to the word at `addr` on `pe` and returns the previous value.
@@ -696,14 +676,13 @@ impl Fabric {
     #[inline(always)]
     pub(crate) fn amo<W: Word>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
         if self.amo_net {
-            return on_net!(self.net(), n => n.amo(routine, ctx, pe, addr, op));
+            return on_net!(self.net(), n => n.amo(ctx, pe, addr, op));
         }
         let p = self.shm.addr(pe, addr).cast::<W>();
         debug_assert!(p.is_aligned());
@@ -718,7 +697,6 @@ impl Fabric {
     #[inline(always)]
     pub(crate) fn amo_post<W: Word>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
@@ -727,9 +705,9 @@ impl Fabric {
         // This PE's own word is read with loads too (`shmem_signal_fetch`, the program's
         // own reads): an update of it is complete on return.
         if self.amo_net && pe != self.me {
-            return on_net!(self.net(), n => n.amo_post(routine, ctx, pe, addr, op));
+            return on_net!(self.net(), n => n.amo_post(ctx, pe, addr, op));
         }
-        self.amo(routine, ctx, pe, addr, op).map(drop)
+        self.amo(ctx, pe, addr, op).map(drop)
     }
 
     /// Runs `f` on `len` bytes at `addr` on `pe`: in place where mapped, else on a copy
@@ -742,7 +720,6 @@ impl Fabric {
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn view<R>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
@@ -762,7 +739,6 @@ impl Fabric {
         // SAFETY: `scratch` holds at least `len` writable bytes; a get fills them.
         unsafe {
             self.xfer(Xfer {
-                routine,
                 ctx,
                 dir: Dir::Get,
                 pe,
@@ -790,9 +766,9 @@ impl Fabric {
 
     /// Completes every operation issued on the context.
     #[inline]
-    pub(crate) fn quiet(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+    pub(crate) fn quiet(&self, ctx: &CtxState) -> Result<()> {
         if let Some(net) = &self.net {
-            on_net!(net, n => n.quiet(routine, ctx))?;
+            on_net!(net, n => n.quiet(ctx))?;
         }
         if ctx.comp.pending() {
             self.wait_complete(&ctx.comp, ctx.lane);
@@ -820,10 +796,10 @@ impl Fabric {
 
     /// Completes every transfer of every context and request of this PE: the copy
     /// engine's, and every UCX worker's or libfabric endpoint's.
-    pub(crate) fn drain(&self, routine: &'static str) -> Result<()> {
+    pub(crate) fn drain(&self) -> Result<()> {
         self.engine.drain();
         match &self.net {
-            Some(net) => on_net!(net, n => n.flush_all(routine)),
+            Some(net) => on_net!(net, n => n.flush_all()),
             None => Ok(()),
         }
     }
@@ -889,9 +865,9 @@ impl Fabric {
     /// Connects the context to every PE reached through UCX now (init, for the default
     /// context: wire-up needs both sides to make progress, which every PE does at init).
     /// libfabric connects on first use (its progress thread serves the peer's side).
-    pub(crate) fn wire_up(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+    pub(crate) fn wire_up(&self, ctx: &CtxState) -> Result<()> {
         match self.ucx_net() {
-            Some(u) => u.wire_up(routine, ctx),
+            Some(u) => u.wire_up(ctx),
             None => Ok(()),
         }
     }
@@ -902,9 +878,9 @@ impl Fabric {
         match &self.net {
             Some(Network::Ucx(u)) => u.flush_at_teardown(ctx),
             Some(Network::Ofi(o)) => {
-                let _ = o.quiet("shmem_finalize", ctx);
+                let _ = o.quiet(ctx);
                 // The counts raised on their own endpoint too ([`ofi::Ofi::raise`]).
-                let _ = o.quiet_signals("shmem_finalize");
+                let _ = o.quiet_signals();
             }
             None => {}
         }
@@ -1005,7 +981,7 @@ impl NetWait<'_> {
         if self.pauses == 0 {
             if let Some((d, ctx)) = self.flush.take().filter(|(d, _)| d.any()) {
                 // A raise to a peer that failed: the wait's own checks report the failure.
-                let _ = d.flush("a deferred acknowledgement", net, ctx);
+                let _ = d.flush(net, ctx);
             }
         }
         if self.driving.is_none() && self.pauses.is_multiple_of(CLAIM_CHECK_EVERY) {

@@ -36,7 +36,7 @@ use rshmem_ofi::{
 use super::engine::Completion;
 use super::ucx::{get_long, hex, put_long, unhex, Raise, Segment};
 use super::{CswapWord, CtxState, Dir, Seg, SymAddr, Xfer};
-use crate::error::{Error, InitError, Result};
+use crate::error::{Error, InitError, Result, UNNAMED};
 use crate::word::{AmoOp, Word};
 
 /// Regions of each PE, as for UCX: the user heap, the shared globals and the runtime area.
@@ -381,15 +381,10 @@ impl Ofi {
 
     /// The context's endpoint, made (or taken from the pool) on first use, locked, for an
     /// operation towards `pe`.
-    fn endpoint(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-    ) -> Result<MutexGuard<'_, Endpoint>> {
+    fn endpoint(&self, ctx: &CtxState, pe: usize) -> Result<MutexGuard<'_, Endpoint>> {
         let mut p = ctx.ofi.0.load(Ordering::Acquire);
         if p.is_null() {
-            p = self.attach(routine, ctx)?;
+            p = self.attach(ctx)?;
         }
         // SAFETY: endpoints live in `endpoints` until the transport drops, which no
         // operation races with.
@@ -428,7 +423,7 @@ impl Ofi {
     }
 
     #[cold]
-    fn attach(&self, routine: &'static str, ctx: &CtxState) -> Result<*mut CtxEndpoint> {
+    fn attach(&self, ctx: &CtxState) -> Result<*mut CtxEndpoint> {
         let reused = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let made = self.endpoints.count();
         let index = match reused {
@@ -438,7 +433,7 @@ impl Ofi {
             }
             None => {
                 let ep = self.fabric.endpoint().map_err(|e| Error::Transport {
-                    routine,
+                    routine: UNNAMED,
                     pe: None,
                     what: "cannot open a libfabric endpoint for the context",
                     status: status(&e),
@@ -475,12 +470,7 @@ impl Ofi {
 
     /// The peer's address, and the remote address and key of `addr` there.
     #[inline]
-    fn target(
-        &self,
-        routine: &'static str,
-        pe: usize,
-        addr: SymAddr,
-    ) -> Result<(Addr, u64, &RemoteKey)> {
+    fn target(&self, pe: usize, addr: SymAddr) -> Result<(Addr, u64, &RemoteKey)> {
         let region = match addr.seg {
             Seg::Heap if addr.off < self.heap_off => RUNTIME_AREA,
             Seg::Heap => HEAP,
@@ -488,7 +478,7 @@ impl Ofi {
         };
         let peer = self.peers[pe].as_ref().expect("a network route has a peer");
         let key = peer.keys[region].as_ref().ok_or(Error::Transport {
-            routine,
+            routine: UNNAMED,
             pe: Some(pe),
             what: "the peer has no such symmetric segment (global variables are symmetric on no PE or on every PE)",
             status: "",
@@ -496,13 +486,9 @@ impl Ofi {
         Ok((peer.addr, peer.base[region] + addr.off as u64, key))
     }
 
-    fn op_error(
-        routine: &'static str,
-        pe: usize,
-        what: &'static str,
-    ) -> impl Fn(OfiError) -> Error {
+    fn op_error(pe: usize, what: &'static str) -> impl Fn(OfiError) -> Error {
         move |e| Error::Transport {
-            routine,
+            routine: UNNAMED,
             pe: Some(pe),
             what,
             status: status(&e),
@@ -514,8 +500,8 @@ impl Ofi {
     /// # Safety
     /// As [`super::Fabric::xfer`].
     pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
-        let (addr, raddr, key) = self.target(x.routine, x.pe, x.remote)?;
-        let ep = self.endpoint(x.routine, x.ctx, x.pe)?;
+        let (addr, raddr, key) = self.target(x.pe, x.remote)?;
+        let ep = self.endpoint(x.ctx, x.pe)?;
         let _serving = self.serving();
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
@@ -530,11 +516,7 @@ impl Ofi {
                 ),
             }
         }
-        .map_err(Self::op_error(
-            x.routine,
-            x.pe,
-            "a libfabric transfer failed",
-        ))
+        .map_err(Self::op_error(x.pe, "a libfabric transfer failed"))
     }
 
     /// A non-blocking transfer (see [`super::Fabric::xfer_nbi`]): returns at once when the
@@ -549,14 +531,14 @@ impl Ofi {
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
-        let (addr, raddr, key) = self.target(x.routine, x.pe, x.remote)?;
-        let err = Self::op_error(x.routine, x.pe, "a libfabric transfer failed");
+        let (addr, raddr, key) = self.target(x.pe, x.remote)?;
+        let err = Self::op_error(x.pe, "a libfabric transfer failed");
         // Counted, and finished once complete below, as UCX counts its transfers: a request
         // made for the transfer then behaves alike on both networks.
         let (comp, _) = counter();
         comp.issue(1);
         let done = (|| -> Result<()> {
-            let ep = self.endpoint(x.routine, x.ctx, x.pe)?;
+            let ep = self.endpoint(x.ctx, x.pe)?;
             // SAFETY: the caller keeps `local` valid until completion, which is before
             // this returns unless the provider copied the data (Issued::Done).
             let issued = unsafe {
@@ -584,7 +566,7 @@ impl Ofi {
         comp.finish(1);
         done?;
         match signal {
-            Some((a, op)) => self.amo_post(x.routine, x.ctx, x.pe, a, op),
+            Some((a, op)) => self.amo_post(x.ctx, x.pe, a, op),
             None => Ok(()),
         }
     }
@@ -595,14 +577,9 @@ impl Ofi {
     /// (patience as for refused operations) and fails with the peer-gone status; the
     /// stalled read's endpoint is set aside and the next check opens another.
     #[cold]
-    pub(crate) fn probe_word(
-        &self,
-        routine: &'static str,
-        pe: usize,
-        addr: SymAddr,
-    ) -> Result<u64> {
-        let err = Self::op_error(routine, pe, "a libfabric read of a runtime word failed");
-        let (peer, raddr, key) = self.target(routine, pe, addr)?;
+    pub(crate) fn probe_word(&self, pe: usize, addr: SymAddr) -> Result<u64> {
+        let err = Self::op_error(pe, "a libfabric read of a runtime word failed");
+        let (peer, raddr, key) = self.target(pe, addr)?;
         let patience = if self.known_finalized(pe) {
             FINALIZED_PATIENCE
         } else {
@@ -611,11 +588,11 @@ impl Ofi {
         let mut probe = self.probe.lock().unwrap_or_else(|e| e.into_inner());
         let ep = match &mut probe.ep {
             Some(ep) => ep,
-            slot => slot.insert(self.fabric.endpoint().map_err(Self::op_error(
-                routine,
-                pe,
-                "cannot open a libfabric endpoint",
-            ))?),
+            slot => slot.insert(
+                self.fabric
+                    .endpoint()
+                    .map_err(Self::op_error(pe, "cannot open a libfabric endpoint"))?,
+            ),
         };
         ep.set_issue_patience(Some(patience));
         let buf = Box::new(AmoBuffer::new());
@@ -637,7 +614,6 @@ impl Ofi {
     /// An atomic returning the previous value (for `Set`, the new one).
     pub(crate) fn amo<W: Word>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
@@ -645,10 +621,10 @@ impl Ofi {
     ) -> Result<W> {
         let float_add = W::FLOAT && matches!(op, AmoOp::Add(_));
         if !matches!(W::SIZE, 4 | 8) || (float_add && !self.float_add) {
-            return self.amo_by_cswap(routine, ctx, pe, addr, op);
+            return self.amo_by_cswap(ctx, pe, addr, op);
         }
-        let (peer, raddr, key) = self.target(routine, pe, addr)?;
-        let ep = self.endpoint(routine, ctx, pe)?;
+        let (peer, raddr, key) = self.target(pe, addr)?;
+        let ep = self.endpoint(ctx, pe)?;
         let _serving = self.serving();
         let ty = bits_type(W::SIZE);
         let fetch = |o: AtomicOp, t: AtomicType, v: W| {
@@ -667,7 +643,7 @@ impl Ofi {
                 ep.compare_swap(ty, cond.to_bits64(), value.to_bits64(), peer, raddr, key)
             }
         }
-        .map_err(Self::op_error(routine, pe, "a libfabric atomic failed"))?;
+        .map_err(Self::op_error(pe, "a libfabric atomic failed"))?;
         Ok(W::from_bits64(old))
     }
 
@@ -675,17 +651,16 @@ impl Ofi {
     #[cold]
     fn amo_by_cswap<W: Word>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
-        let err = Self::op_error(routine, pe, "a libfabric atomic failed");
+        let err = Self::op_error(pe, "a libfabric atomic failed");
         let cw = CswapWord::holding::<W>(addr);
-        let (peer, raddr, key) = self.target(routine, pe, cw.word)?;
+        let (peer, raddr, key) = self.target(pe, cw.word)?;
         let ty = bits_type(cw.size);
-        let ep = self.endpoint(routine, ctx, pe)?;
+        let ep = self.endpoint(ctx, pe)?;
         let old = ep
             .atomic_fetch(AtomicOp::Read, ty, 0, peer, raddr, key)
             .map_err(&err)?;
@@ -697,7 +672,6 @@ impl Ofi {
     /// An atomic whose previous value is not needed: posted, without a round trip.
     pub(crate) fn amo_post<W: Word>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
@@ -718,12 +692,12 @@ impl Ofi {
         };
         match post {
             Some((o, t, v)) if matches!(W::SIZE, 4 | 8) => {
-                let (peer, raddr, key) = self.target(routine, pe, addr)?;
-                let ep = self.endpoint(routine, ctx, pe)?;
+                let (peer, raddr, key) = self.target(pe, addr)?;
+                let ep = self.endpoint(ctx, pe)?;
                 ep.atomic_post(o, t, v.to_bits64(), peer, raddr, key)
-                    .map_err(Self::op_error(routine, pe, "a libfabric atomic failed"))
+                    .map_err(Self::op_error(pe, "a libfabric atomic failed"))
             }
-            _ => self.amo(routine, ctx, pe, addr, op).map(drop),
+            _ => self.amo(ctx, pe, addr, op).map(drop),
         }
     }
 
@@ -735,23 +709,16 @@ impl Ofi {
     /// without that wait. Data raised after is fenced on `ctx` first, which there waits
     /// for its delivery, so the count is still never visible before the data; finalize
     /// completes every endpoint ([`Ofi::flush_all`]), so no count is left in flight.
-    pub(crate) fn raise(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        addr: SymAddr,
-        by: u64,
-    ) -> Result<()> {
+    pub(crate) fn raise(&self, ctx: &CtxState, pe: usize, addr: SymAddr, by: u64) -> Result<()> {
         if self.raise_by_message.load(Ordering::Relaxed) {
-            return self.send_raise(routine, pe, None, &[], addr, by);
+            return self.send_raise(pe, None, &[], addr, by);
         }
         let via = if self.fabric.ordered_writes() {
             ctx
         } else {
             &self.signals
         };
-        self.amo_post(routine, via, pe, addr, AmoOp::Add(by))
+        self.amo_post(via, pe, addr, AmoOp::Add(by))
     }
 
     /// Puts `len` bytes to `dst` on `pe`, then raises `sig` there by one (see
@@ -765,12 +732,12 @@ impl Ofi {
         if x.len <= self.message_data && self.raise_by_message.load(Ordering::Relaxed) {
             // SAFETY: the caller's contract: `src` is readable for `len` bytes.
             let data = unsafe { std::slice::from_raw_parts(src, x.len) };
-            return self.send_raise(x.routine, x.pe, Some(x.remote), data, sig, 1);
+            return self.send_raise(x.pe, Some(x.remote), data, sig, 1);
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };
         self.fence(x.ctx);
-        self.raise(x.routine, x.ctx, x.pe, sig, 1)
+        self.raise(x.ctx, x.pe, sig, 1)
     }
 
     /// Sends a raise ([`Raise`]) with `data` for `dst` to `pe`'s service endpoint, from the
@@ -778,7 +745,6 @@ impl Ofi {
     /// count is never seen before the data of any raise sent before it.
     fn send_raise(
         &self,
-        routine: &'static str,
         pe: usize,
         dst: Option<SymAddr>,
         data: &[u8],
@@ -793,9 +759,9 @@ impl Ofi {
             .as_ref()
             .expect("a network route has a peer")
             .addr;
-        let ep = self.endpoint(routine, &self.signals, pe)?;
+        let ep = self.endpoint(&self.signals, pe)?;
         ep.send_message(&m[..RAISE_HEADER + data.len()], peer)
-            .map_err(Self::op_error(routine, pe, "a libfabric message failed"))
+            .map_err(Self::op_error(pe, "a libfabric message failed"))
     }
 
     /// From now on counts are raised by atomics (finalize's last sync, as for UCX: a
@@ -805,8 +771,8 @@ impl Ofi {
     }
 
     /// Completes the counts [`Ofi::raise`] sent on its own endpoint.
-    pub(crate) fn quiet_signals(&self, routine: &'static str) -> Result<()> {
-        self.quiet(routine, &self.signals)
+    pub(crate) fn quiet_signals(&self) -> Result<()> {
+        self.quiet(&self.signals)
     }
 
     /// Orders the context's earlier writes before its later ones.
@@ -822,7 +788,7 @@ impl Ofi {
     }
 
     /// Completes the context's operations (its counters reach what it issued).
-    pub(crate) fn quiet(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+    pub(crate) fn quiet(&self, ctx: &CtxState) -> Result<()> {
         let p = ctx.ofi.0.load(Ordering::Acquire);
         if p.is_null() {
             return Ok(());
@@ -834,7 +800,7 @@ impl Ofi {
             .unwrap_or_else(|e| e.into_inner())
             .quiet()
             .map_err(|e| Error::Transport {
-                routine,
+                routine: UNNAMED,
                 pe: None,
                 what: "completing operations through libfabric failed",
                 status: status(&e),
@@ -842,13 +808,13 @@ impl Ofi {
     }
 
     /// Completes the operations of every context endpoint.
-    pub(crate) fn flush_all(&self, routine: &'static str) -> Result<()> {
+    pub(crate) fn flush_all(&self) -> Result<()> {
         for (_, e) in self.endpoints.iter() {
             e.ep.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .quiet()
                 .map_err(|e| Error::Transport {
-                    routine,
+                    routine: UNNAMED,
                     pe: None,
                     what: "completing operations through libfabric failed",
                     status: status(&e),

@@ -29,7 +29,7 @@ use rshmem_ucx::{
 
 use super::engine::Completion;
 use super::{CtxState, Dir, Seg, SymAddr, Xfer};
-use crate::error::{Error, InitError, Result};
+use crate::error::{Error, InitError, Result, UNNAMED};
 use crate::word::{AmoOp, Word};
 
 /// Longest chunk of a value put in the bootstrap's store (PMI allows 512 characters).
@@ -567,11 +567,11 @@ impl Ucx {
 
     /// Connects the context's worker to every peer now, wire-up included (at init, for
     /// the default context, while every peer is alive and serving).
-    pub(crate) fn wire_up(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
-        let w = self.worker(routine, ctx)?;
+    pub(crate) fn wire_up(&self, ctx: &CtxState) -> Result<()> {
+        let w = self.worker(ctx)?;
         for pe in (0..self.peers.len()).filter(|&pe| self.peers[pe].is_some()) {
             if w.conns[pe].get().is_none() {
-                self.open(routine, w, pe)?;
+                self.open(w, pe)?;
             }
         }
         Ok(())
@@ -579,24 +579,24 @@ impl Ucx {
 
     /// The context's worker, made (or taken from the pool) on first use.
     #[inline]
-    fn worker(&self, routine: &'static str, ctx: &CtxState) -> Result<&CtxWorker> {
+    fn worker(&self, ctx: &CtxState) -> Result<&CtxWorker> {
         let p = ctx.ucx.0.load(Ordering::Acquire);
         if !p.is_null() {
             // SAFETY: workers live in `workers` until the transport drops, which no
             // operation races with.
             return Ok(unsafe { &*p });
         }
-        self.attach(routine, ctx)
+        self.attach(ctx)
     }
 
     #[cold]
-    fn attach(&self, routine: &'static str, ctx: &CtxState) -> Result<&CtxWorker> {
+    fn attach(&self, ctx: &CtxState) -> Result<&CtxWorker> {
         let reused = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let w = match reused {
             Some(w) => w,
             None => {
                 let worker = self.ucp.worker().map_err(|e| Error::Transport {
-                    routine,
+                    routine: UNNAMED,
                     pe: None,
                     what: "cannot create a UCX worker for the context",
                     status: status_of(&e),
@@ -639,14 +639,13 @@ impl Ucx {
     #[inline]
     fn target<'w>(
         &self,
-        routine: &'static str,
         w: &'w CtxWorker,
         pe: usize,
         addr: SymAddr,
     ) -> Result<(&'w Endpoint, u64, &'w RemoteKey)> {
         let conn = match w.conns[pe].get() {
             Some(c) => c,
-            None => self.open(routine, w, pe)?,
+            None => self.open(w, pe)?,
         };
         let region = match addr.seg {
             Seg::Heap if addr.off < self.heap_off => RUNTIME_AREA,
@@ -655,7 +654,7 @@ impl Ucx {
         };
         let peer = self.peers[pe].as_ref().expect("a UCX route has a peer");
         let key = conn.rkeys[region].as_ref().ok_or(Error::Transport {
-            routine,
+            routine: UNNAMED,
             pe: Some(pe),
             what: "the peer has no such symmetric segment (global variables are symmetric on no PE or on every PE)",
             status: "",
@@ -673,11 +672,11 @@ impl Ucx {
     }
 
     #[cold]
-    fn open<'w>(&self, routine: &'static str, w: &'w CtxWorker, pe: usize) -> Result<&'w Conn> {
+    fn open<'w>(&self, w: &'w CtxWorker, pe: usize) -> Result<&'w Conn> {
         let peer = self.peers[pe].as_ref().expect("a UCX route has a peer");
         let fail = |what: &'static str| {
             move |e: UcxError| Error::Transport {
-                routine,
+                routine: UNNAMED,
                 pe: Some(pe),
                 what,
                 status: status_of(&e),
@@ -718,13 +717,9 @@ impl Ucx {
         Ok(w.conns[pe].get().expect("set above"))
     }
 
-    fn op_error(
-        routine: &'static str,
-        pe: usize,
-        what: &'static str,
-    ) -> impl Fn(UcxError) -> Error {
+    fn op_error(pe: usize, what: &'static str) -> impl Fn(UcxError) -> Error {
         move |e| Error::Transport {
-            routine,
+            routine: UNNAMED,
             pe: Some(pe),
             what,
             status: status_of(&e),
@@ -736,14 +731,14 @@ impl Ucx {
     /// # Safety
     /// As [`super::Fabric::xfer`].
     pub(crate) unsafe fn xfer(&self, x: Xfer) -> Result<()> {
-        let w = self.worker(x.routine, x.ctx)?;
+        let w = self.worker(x.ctx)?;
         if let Some(p) = Self::mapped(w, x.pe, x.remote) {
             // SAFETY: as below; `p` maps the checked remote range, which does not overlap
             // `local` (a PE's own buffer).
             unsafe { copy(x.dir, p, x.local, x.len) };
             return Ok(());
         }
-        let (ep, raddr, key) = self.target(x.routine, w, x.pe, x.remote)?;
+        let (ep, raddr, key) = self.target(w, x.pe, x.remote)?;
         // SAFETY: the caller's contract on `local` (readable for a put, writable for a get,
         // for `len` bytes); the remote range was checked.
         let r = unsafe {
@@ -758,7 +753,7 @@ impl Ucx {
         if x.dir == Dir::Put {
             w.note_issued();
         }
-        r.map_err(Self::op_error(x.routine, x.pe, "a UCX transfer failed"))
+        r.map_err(Self::op_error(x.pe, "a UCX transfer failed"))
     }
 
     /// A put whose arrival a count announces (see [`super::Fabric::put_raise`]): the put,
@@ -769,27 +764,27 @@ impl Ucx {
     /// As [`super::Fabric::put_raise`].
     pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
         let src = x.local as *const u8;
-        let w = self.worker(x.routine, x.ctx)?;
+        let w = self.worker(x.ctx)?;
         if let Some(p) = Self::mapped(w, x.pe, x.remote) {
             // SAFETY: as in `xfer`.
             unsafe { copy(Dir::Put, p, src.cast_mut(), x.len) };
-            return self.amo_post(x.routine, x.ctx, x.pe, sig, AmoOp::Add(1));
+            return self.amo_post(x.ctx, x.pe, sig, AmoOp::Add(1));
         }
-        let (ep, raddr, key) = self.target(x.routine, w, x.pe, x.remote)?;
+        let (ep, raddr, key) = self.target(w, x.pe, x.remote)?;
         // SAFETY: the caller's contract: `src` is readable for `len` bytes.
         let data = unsafe { std::slice::from_raw_parts(src, x.len) };
         if x.len <= Raise::MAX_DATA && self.raise_by_message.load(Ordering::Relaxed) {
             // Data and count in one message: no fence, no acknowledgement.
-            return Self::send_raise(x.routine, w, ep, x.pe, Some(x.remote), data, sig, 1);
+            return Self::send_raise(w, ep, x.pe, Some(x.remote), data, sig, 1);
         }
         // The remote range was checked.
         let r = ep.put_blocking(data, raddr, key);
         w.note_issued();
-        r.map_err(Self::op_error(x.routine, x.pe, "a UCX transfer failed"))?;
+        r.map_err(Self::op_error(x.pe, "a UCX transfer failed"))?;
         w.worker
             .fence()
-            .map_err(Self::op_error(x.routine, x.pe, "a UCX fence failed"))?;
-        self.raise_served(x.routine, x.ctx, w, x.pe, sig, 1)
+            .map_err(Self::op_error(x.pe, "a UCX fence failed"))?;
+        self.raise_served(x.ctx, w, x.pe, sig, 1)
     }
 
     /// Adds `by` to a runtime counter on `pe` that only this PE raises (see
@@ -797,22 +792,14 @@ impl Ucx {
     /// applies, where UCX would carry a posted atomic over TCP as a request and an
     /// acknowledgement; a posted atomic into a heap mapped here (one-sided) or once
     /// finalize's last sync began.
-    pub(crate) fn raise(
-        &self,
-        routine: &'static str,
-        ctx: &CtxState,
-        pe: usize,
-        addr: SymAddr,
-        by: u64,
-    ) -> Result<()> {
-        let w = self.worker(routine, ctx)?;
-        self.raise_served(routine, ctx, w, pe, addr, by)
+    pub(crate) fn raise(&self, ctx: &CtxState, pe: usize, addr: SymAddr, by: u64) -> Result<()> {
+        let w = self.worker(ctx)?;
+        self.raise_served(ctx, w, pe, addr, by)
     }
 
     /// [`Ucx::raise`] on `ctx`'s worker `w`, by a thread already serving where it must.
     fn raise_served(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         w: &CtxWorker,
         pe: usize,
@@ -820,16 +807,15 @@ impl Ucx {
         by: u64,
     ) -> Result<()> {
         if Self::mapped(w, pe, addr).is_some() || !self.raise_by_message.load(Ordering::Relaxed) {
-            return self.amo_post(routine, ctx, pe, addr, AmoOp::Add(by));
+            return self.amo_post(ctx, pe, addr, AmoOp::Add(by));
         }
-        let (ep, _, _) = self.target(routine, w, pe, addr)?;
-        Self::send_raise(routine, w, ep, pe, None, &[], addr, by)
+        let (ep, _, _) = self.target(w, pe, addr)?;
+        Self::send_raise(w, ep, pe, None, &[], addr, by)
     }
 
     /// Sends a [`Raise`] on `ep` (of `w`, to `pe`): `data` to `dst`, then `sig` up by `by`.
     #[allow(clippy::too_many_arguments)]
     fn send_raise(
-        routine: &'static str,
         w: &CtxWorker,
         ep: &Endpoint,
         pe: usize,
@@ -841,7 +827,7 @@ impl Ucx {
         let r = ep.am_send(Raise::ID, &Raise::header(dst, sig, by), data);
         // Counted for quiet, as the posted add it replaces.
         w.note_issued();
-        r.map_err(Self::op_error(routine, pe, "a UCX active message failed"))
+        r.map_err(Self::op_error(pe, "a UCX active message failed"))
     }
 
     /// From now on counts are raised by posted atomics, whose flush completes them at
@@ -862,16 +848,16 @@ impl Ucx {
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
-        let w = self.worker(x.routine, x.ctx)?;
+        let w = self.worker(x.ctx)?;
         if let Some(p) = Self::mapped(w, x.pe, x.remote) {
             // SAFETY: as in `xfer`; complete on return, so `counter` is not needed.
             unsafe { copy(x.dir, p, x.local, x.len) };
             if let Some((a, op)) = signal {
-                self.amo_post(x.routine, x.ctx, x.pe, a, op)?;
+                self.amo_post(x.ctx, x.pe, a, op)?;
             }
             return Ok(());
         }
-        let (ep, raddr, key) = self.target(x.routine, w, x.pe, x.remote)?;
+        let (ep, raddr, key) = self.target(w, x.pe, x.remote)?;
         let (comp, _) = counter();
         comp.issue(1);
         // SAFETY: the caller keeps `local` valid until `comp` completes, and `comp` alive.
@@ -887,14 +873,14 @@ impl Ucx {
             Ok(Issued::Pending) => {}
             Err(e) => {
                 comp.finish(1);
-                return Err(Self::op_error(x.routine, x.pe, "a UCX transfer failed")(e));
+                return Err(Self::op_error(x.pe, "a UCX transfer failed")(e));
             }
         }
         if let Some((a, op)) = signal {
             w.worker
                 .fence()
-                .map_err(Self::op_error(x.routine, x.pe, "a UCX fence failed"))?;
-            self.amo_post(x.routine, x.ctx, x.pe, a, op)?;
+                .map_err(Self::op_error(x.pe, "a UCX fence failed"))?;
+            self.amo_post(x.ctx, x.pe, a, op)?;
         }
         Ok(())
     }
@@ -906,14 +892,13 @@ impl Ucx {
     /// is atomic with respect to every other atomic, as all of the job's go through UCX.
     pub(crate) fn amo<W: Word>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
-        let w = self.worker(routine, ctx)?;
-        let err = Self::op_error(routine, pe, "a UCX atomic failed");
+        let w = self.worker(ctx)?;
+        let err = Self::op_error(pe, "a UCX atomic failed");
         // On a heap UCX allocated, UCX 1.13's shared-memory transports return 0 and clear the
         // word for fetching and/or/xor (fetch-add, swap and compare-swap are right): those
         // go by compare-swap there.
@@ -922,9 +907,9 @@ impl Ucx {
             && !(W::FLOAT && matches!(op, AmoOp::Add(_)))
             && !(self.direct && bitwise);
         if !native {
-            return self.amo_by_cswap(routine, w, pe, addr, op);
+            return self.amo_by_cswap(w, pe, addr, op);
         }
-        let (ep, raddr, key) = self.target(routine, w, pe, addr)?;
+        let (ep, raddr, key) = self.target(w, pe, addr)?;
         let size = W::SIZE;
         let fetch = |o: FetchOp, v: W| ep.atomic_fetch(o, v.to_bits64(), size, raddr, key);
         let old = match op {
@@ -949,15 +934,14 @@ impl Ucx {
     #[cold]
     fn amo_by_cswap<W: Word>(
         &self,
-        routine: &'static str,
         w: &CtxWorker,
         pe: usize,
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
-        let err = Self::op_error(routine, pe, "a UCX atomic failed");
+        let err = Self::op_error(pe, "a UCX atomic failed");
         let cw = super::CswapWord::holding::<W>(addr);
-        let (ep, raddr, key) = self.target(routine, w, pe, cw.word)?;
+        let (ep, raddr, key) = self.target(w, pe, cw.word)?;
         let old = ep
             .atomic_fetch(FetchOp::Add, 0, cw.size, raddr, key)
             .map_err(&err)?;
@@ -969,7 +953,6 @@ impl Ucx {
     /// An atomic whose previous value is not needed.
     pub(crate) fn amo_post<W: Word>(
         &self,
-        routine: &'static str,
         ctx: &CtxState,
         pe: usize,
         addr: SymAddr,
@@ -984,13 +967,13 @@ impl Ucx {
         };
         match post {
             Some((o, v)) if matches!(W::SIZE, 4 | 8) => {
-                let w = self.worker(routine, ctx)?;
-                let (ep, raddr, key) = self.target(routine, w, pe, addr)?;
+                let w = self.worker(ctx)?;
+                let (ep, raddr, key) = self.target(w, pe, addr)?;
                 let r = ep.atomic_post(o, v.to_bits64(), W::SIZE, raddr, key);
                 w.note_issued();
-                r.map_err(Self::op_error(routine, pe, "a UCX atomic failed"))
+                r.map_err(Self::op_error(pe, "a UCX atomic failed"))
             }
-            _ => self.amo(routine, ctx, pe, addr, op).map(drop),
+            _ => self.amo(ctx, pe, addr, op).map(drop),
         }
     }
 
@@ -1029,7 +1012,7 @@ impl Ucx {
     }
 
     /// Completes the context's operations (a flush of its worker).
-    pub(crate) fn quiet(&self, routine: &'static str, ctx: &CtxState) -> Result<()> {
+    pub(crate) fn quiet(&self, ctx: &CtxState) -> Result<()> {
         let p = ctx.ucx.0.load(Ordering::Acquire);
         if p.is_null() {
             return Ok(());
@@ -1039,7 +1022,7 @@ impl Ucx {
         // Copies into mapped heaps are complete once visible: `Fabric::quiet`'s closing
         // sequentially consistent fence sees to that (no second one here).
         let flushed = w.flush_if_issued().map_err(|e| Error::Transport {
-            routine,
+            routine: UNNAMED,
             pe: None,
             what: "completing operations through UCX failed",
             status: status_of(&e),
@@ -1055,7 +1038,6 @@ impl Ucx {
             }
             if let Some(c) = c.get() {
                 let r = c.ep.status().map_err(Self::op_error(
-                    routine,
                     pe,
                     "operations to the PE were lost: the connection failed",
                 ));
@@ -1101,12 +1083,12 @@ impl Ucx {
     }
 
     /// Completes the operations of every context worker.
-    pub(crate) fn flush_all(&self, routine: &'static str) -> Result<()> {
+    pub(crate) fn flush_all(&self) -> Result<()> {
         let mut r = Ok(());
         for (_, w) in self.workers.iter() {
             if r.is_ok() {
                 r = w.worker.flush().map_err(|e| Error::Transport {
-                    routine,
+                    routine: UNNAMED,
                     pe: None,
                     what: "completing operations through UCX failed",
                     status: status_of(&e),

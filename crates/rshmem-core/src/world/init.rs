@@ -20,7 +20,7 @@ use super::{exit, ENDED, INIT_DEPTH, INIT_LOCK, INIT_PE, LAUNCHED, SYMMETRIC_DAT
 use crate::algo::Algorithms;
 use crate::ctx::{Contexts, Ctx};
 use crate::engine::Engine;
-use crate::error::InitError;
+use crate::error::{At, InitError};
 use crate::heap::Heap;
 use crate::runtime::lock_mode::{self, LockModes};
 use crate::runtime::{
@@ -575,7 +575,7 @@ fn assemble(
         boot: job.boot,
     });
     let default = Ctx::default_ctx().state();
-    if let Err(e) = rt.fabric.wire_up("shmem_init", default) {
+    if let Err(e) = rt.fabric.wire_up(default).at("shmem_init") {
         rt.fabric.release_ctx(default);
         return Err(InitError::Transport(e.to_string()));
     }

@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 use crate::algo::Algorithms;
 use crate::ctx::{Contexts, Ctx};
+use crate::error::At;
 use crate::runtime::{try_runtime, Internal, PeState, Runtime};
 use crate::team::registry::Teams;
 pub use init::init;
@@ -93,12 +94,13 @@ pub fn finalize() {
     // Acknowledgements still owed go out with the rest (`transport::deferred`).
     if let Err(e) = rt
         .fabric
-        .flush_deferred("shmem_finalize", crate::ctx::runtime_ctx())
+        .flush_deferred(crate::ctx::runtime_ctx())
+        .at("shmem_finalize")
     {
         rt.fatal(&e);
     }
     // Every context's and request's transfers land before the peers may unmap.
-    if let Err(e) = rt.fabric.drain("shmem_finalize") {
+    if let Err(e) = rt.fabric.drain().at("shmem_finalize") {
         rt.fatal(&e);
     }
     quiet_at_finalize(rt);
