@@ -7,7 +7,7 @@
 //! through the operation tables of the `fid_*` structs, which are laid out here. Function
 //! pointers this crate never calls are typed `*const c_void` (same size). The layouts are
 //! compared with the headers' `offsetof`/`sizeof` by a unit test where the headers exist
-//! (`tests::layouts_match_the_headers`).
+//! (`tests::layouts::layouts_match_the_headers`).
 
 #![allow(non_camel_case_types, dead_code, missing_docs, unreachable_pub)]
 

@@ -1,0 +1,130 @@
+//! One-sided puts and gets.
+
+use crate::bindings as sys;
+use crate::{Addr, RemoteKey, Result};
+
+use super::{Endpoint, Issued, BOUNCE_MAX};
+
+impl Endpoint {
+    /// Starts writing `len` bytes from `src` to `raddr` at `peer` (in the region of `key`).
+    ///
+    /// # Safety
+    /// Unless [`Issued::Done`] is returned, `src..src+len` must stay readable and unmodified
+    /// until the endpoint's writes complete ([`Endpoint::wait_writes`] / [`Endpoint::quiet`]).
+    pub unsafe fn put_nb(
+        &self,
+        src: *const u8,
+        len: usize,
+        peer: Addr,
+        raddr: u64,
+        key: &RemoteKey,
+    ) -> Result<Issued> {
+        const R: &str = "Endpoint::put_nb";
+        let off = self.inner.ofi.target(R, raddr, len, key)?;
+        // SAFETY: fi_writemsg / fi_write through the endpoint's RMA ops; the caller keeps
+        // src valid as documented (an injected source is copied before the call returns).
+        unsafe {
+            let rma = &*(*self.ep()).rma;
+            if len <= self.inner.ofi.inject_size {
+                // Not fi_inject_write: its completion may count before delivery (tcp;ofi_rxm
+                // counts it once sent), which would let quiet return too early.
+                let iov = libc::iovec {
+                    iov_base: src.cast_mut().cast(),
+                    iov_len: len,
+                };
+                let rma_iov = sys::fi_rma_iov {
+                    addr: off,
+                    len,
+                    key: key.key,
+                };
+                let msg = sys::fi_msg_rma {
+                    msg_iov: &iov,
+                    desc: std::ptr::null_mut(),
+                    iov_count: 1,
+                    addr: peer.0,
+                    rma_iov: &rma_iov,
+                    rma_iov_count: 1,
+                    context: std::ptr::null_mut(),
+                    data: 0,
+                };
+                let flags = self.inject_flags();
+                self.issue("fi_writemsg", &self.writes, || {
+                    (rma.writemsg)(self.ep(), &msg, flags)
+                })?;
+                Ok(Issued::Done)
+            } else {
+                let bounced = len <= BOUNCE_MAX;
+                let src = if bounced { self.bounce(src, len)? } else { src };
+                self.issue("fi_write", &self.writes, || {
+                    (rma.write)(
+                        self.ep(),
+                        src.cast(),
+                        len,
+                        std::ptr::null_mut(),
+                        peer.0,
+                        off,
+                        key.key,
+                        std::ptr::null_mut(),
+                    )
+                })?;
+                Ok(if bounced {
+                    Issued::Done
+                } else {
+                    Issued::Pending
+                })
+            }
+        }
+    }
+
+    /// Starts reading `len` bytes at `raddr` at `peer` into `dst`.
+    ///
+    /// # Safety
+    /// `dst..dst+len` must stay writable and otherwise unused until the endpoint's reads
+    /// complete ([`Endpoint::wait_reads`] / [`Endpoint::quiet`]).
+    pub unsafe fn get_nb(
+        &self,
+        dst: *mut u8,
+        len: usize,
+        peer: Addr,
+        raddr: u64,
+        key: &RemoteKey,
+    ) -> Result<Issued> {
+        const R: &str = "Endpoint::get_nb";
+        let off = self.inner.ofi.target(R, raddr, len, key)?;
+        // SAFETY: fi_read through the endpoint's RMA ops; the caller keeps dst valid.
+        unsafe {
+            let rma = &*(*self.ep()).rma;
+            self.issue("fi_read", &self.reads, || {
+                (rma.read)(
+                    self.ep(),
+                    dst.cast(),
+                    len,
+                    std::ptr::null_mut(),
+                    peer.0,
+                    off,
+                    key.key,
+                    std::ptr::null_mut(),
+                )
+            })?;
+        }
+        Ok(Issued::Pending)
+    }
+
+    /// Writes `src` to `raddr` at `peer` and returns once `src` may be reused (and, for
+    /// writes too long to inject, once the endpoint's writes completed). Remote completion
+    /// of injected writes needs [`Endpoint::quiet`].
+    pub fn put(&self, src: &[u8], peer: Addr, raddr: u64, key: &RemoteKey) -> Result<()> {
+        // SAFETY: src is borrowed until the wait below when the write is pending.
+        match unsafe { self.put_nb(src.as_ptr(), src.len(), peer, raddr, key) }? {
+            Issued::Done => Ok(()),
+            Issued::Pending => self.wait("Endpoint::put", &self.writes),
+        }
+    }
+
+    /// Reads `dst.len()` bytes at `raddr` at `peer` into `dst` and waits for them.
+    pub fn get(&self, dst: &mut [u8], peer: Addr, raddr: u64, key: &RemoteKey) -> Result<()> {
+        // SAFETY: dst is borrowed mutably until the wait below.
+        unsafe { self.get_nb(dst.as_mut_ptr(), dst.len(), peer, raddr, key) }?;
+        self.wait("Endpoint::get", &self.reads)
+    }
+}
