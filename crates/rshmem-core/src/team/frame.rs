@@ -1,4 +1,4 @@
-//! The frame every collective entry point runs in: the runtime, the team's turn, the
+//! The frame every collective entry point runs in (the team splits and destroy too): the runtime, the team's turn, the
 //! call check, and the profile count, taken in that order when the call begins and let
 //! go when it ends (the frame is dropped, on an error return too).
 //!
@@ -50,6 +50,18 @@ impl Frame {
         };
         let rt = rt(routine)?;
         Self::open(rt, routine, &rt.teams().world, kind, &[], count, false)
+    }
+
+    /// [`Frame::begin`] for the team layer's own collectives (the splits and
+    /// `shmem_team_destroy`) on `rt`, which the profile does not count as collectives.
+    pub(crate) fn begin_team_op(
+        rt: &'static Runtime,
+        routine: &'static str,
+        team: &Team,
+        kind: Kind,
+        args: &[Arg],
+    ) -> Result<Frame> {
+        Self::open(rt, routine, team, kind, args, None, true)
     }
 
     #[inline(always)]

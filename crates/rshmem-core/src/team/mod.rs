@@ -25,6 +25,7 @@ pub use survivors::survivors;
 use crate::error::{At, Error, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::team::call_check::{Kind, Show};
+use crate::team::frame::Frame;
 use crate::word::AmoOp;
 
 /// Where a team's members lie, for choosing its algorithms.
@@ -301,7 +302,7 @@ impl Runtime {
     /// `shmem_team_split_strided`: members `start + i * stride` (parent numbering).
     /// An invalid triplet fails on every PE of the parent.
     pub fn team_split_strided(
-        &self,
+        &'static self,
         parent: &Team,
         start: i64,
         stride: i64,
@@ -309,7 +310,8 @@ impl Runtime {
         config: TeamConfig,
     ) -> Result<Option<Arc<Team>>> {
         const R: &str = "shmem_team_split_strided";
-        self.check_coll(
+        let _frame = Frame::begin_team_op(
+            self,
             R,
             parent,
             Kind::SplitStrided,
@@ -333,14 +335,15 @@ impl Runtime {
 
     /// `shmem_team_split_2d`: rows of `xrange` PEs (x-teams) and the columns (y-teams).
     pub fn team_split_2d(
-        &self,
+        &'static self,
         parent: &Team,
         xrange: i64,
         xconfig: TeamConfig,
         yconfig: TeamConfig,
     ) -> Result<TeamPair> {
         const R: &str = "shmem_team_split_2d";
-        self.check_coll(
+        let _frame = Frame::begin_team_op(
+            self,
             R,
             parent,
             Kind::Split2d,
@@ -393,14 +396,14 @@ impl Runtime {
     /// non-negative `color` form a team ordered by `key` (ties by parent rank); a negative
     /// color gives no team. All the new teams share one agreed slot: they are disjoint.
     pub fn team_split_color(
-        &self,
+        &'static self,
         parent: &Team,
         color: i32,
         key: i32,
         config: TeamConfig,
     ) -> Result<Option<Arc<Team>>> {
         const R: &str = "shmemx_team_split_color";
-        self.check_coll(R, parent, Kind::SplitColor, &[])?;
+        let _frame = Frame::begin_team_op(self, R, parent, Kind::SplitColor, &[])?;
         let pslot = Self::parent_slot(R, parent)?;
         // Exchange (color, key) through the parent's slot scratch.
         let pack = |c: i32, k: i32| ((c as u32 as u64) << 32) | k as u32 as u64;
@@ -431,7 +434,7 @@ impl Runtime {
     }
 
     /// `shmem_team_destroy`: collective over the team; frees its slot.
-    pub fn team_destroy(&self, team: &Team) -> Result<()> {
+    pub fn team_destroy(&'static self, team: &Team) -> Result<()> {
         if team.predefined {
             return Err(Error::InvalidArgument {
                 routine: "shmem_team_destroy",
@@ -444,7 +447,8 @@ impl Runtime {
             contexts::destroy_all(self, team);
             return Ok(());
         };
-        self.check_coll("shmem_team_destroy", team, Kind::TeamDestroy, &[])?;
+        let _frame =
+            Frame::begin_team_op(self, "shmem_team_destroy", team, Kind::TeamDestroy, &[])?;
         contexts::destroy_all(self, team);
         // Acknowledgements this PE still owes (`coll::msg`) land before the peers reset the
         // slot's counts after the sync.
