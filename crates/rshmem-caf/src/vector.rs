@@ -223,7 +223,16 @@ impl Section {
                     } else if step % elem as isize == 0 {
                         let rs = step / elem as isize;
                         let (dest, src, dst, sst) = if put { (r, l, rs, 1) } else { (l, r, 1, rs) };
-                        rma::ctx_strided(ctx, routine, put, dest, src, dst, sst, len, elem, pe)?;
+                        let b = rma::Blocks {
+                            dest,
+                            src,
+                            dst,
+                            sst,
+                            block: 1,
+                            count: len,
+                            size: elem,
+                        };
+                        rma::ctx_strided(ctx, routine, put, b, pe)?;
                     } else {
                         for e in 0..len {
                             let (rr, ll) = (r.wrapping_offset(e as isize * step), l.add(e * elem));

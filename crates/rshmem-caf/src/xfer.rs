@@ -78,19 +78,16 @@ unsafe fn remote_xfer(
                 } else {
                     (ll, rr, run as isize, s.stride[1])
                 };
-                rma::ctx_blocked(
-                    ctx,
-                    routine,
-                    put,
+                let b = rma::Blocks {
                     dest,
                     src,
                     dst,
                     sst,
-                    run,
-                    s.extent[1],
-                    1,
-                    pe,
-                )
+                    block: run,
+                    count: s.extent[1],
+                    size: 1,
+                };
+                rma::ctx_strided(ctx, routine, put, b, pe)
             })?;
             return Ok(());
         }
@@ -127,18 +124,16 @@ unsafe fn remote_xfer(
             } else {
                 (ll, rr, ls, rs)
             };
-            rma::ctx_strided(
-                ctx,
-                routine,
-                put,
+            let blocks = rma::Blocks {
                 dest,
                 src,
                 dst,
                 sst,
-                s.extent[b],
-                elem,
-                pe,
-            )
+                block: 1,
+                count: s.extent[b],
+                size: elem,
+            };
+            rma::ctx_strided(ctx, routine, put, blocks, pe)
         })?;
     }
     Ok(())

@@ -171,12 +171,15 @@ fn basic(me: usize, n: usize) {
             c,
             "shmem_ctx_iget64",
             false,
-            got.as_mut_ptr().cast(),
-            buf.cast(),
-            1,
-            3,
-            2,
-            8,
+            rma::Blocks {
+                dest: got.as_mut_ptr().cast(),
+                src: buf.cast(),
+                dst: 1,
+                sst: 3,
+                block: 1,
+                count: 2,
+                size: 8,
+            },
             right,
         )
         .unwrap();

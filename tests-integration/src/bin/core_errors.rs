@@ -136,25 +136,81 @@ fn inputs(me: usize, n: usize) {
                 n,
             );
             pe_err(
-                rma::ctx_strided(dc, "shmem_iput32", true, buf, sp, 2, 1, 4, 4, pe),
+                rma::ctx_strided(
+                    dc,
+                    "shmem_iput32",
+                    true,
+                    rma::Blocks {
+                        dest: buf,
+                        src: sp,
+                        dst: 2,
+                        sst: 1,
+                        block: 1,
+                        count: 4,
+                        size: 4,
+                    },
+                    pe,
+                ),
                 "shmem_iput32",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_strided(dc, "shmem_iget32", false, sp, buf, 1, 2, 4, 4, pe),
+                rma::ctx_strided(
+                    dc,
+                    "shmem_iget32",
+                    false,
+                    rma::Blocks {
+                        dest: sp,
+                        src: buf,
+                        dst: 1,
+                        sst: 2,
+                        block: 1,
+                        count: 4,
+                        size: 4,
+                    },
+                    pe,
+                ),
                 "shmem_iget32",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_blocked(dc, "shmem_ibput", true, buf, sp, 4, 2, 2, 2, 4, pe),
+                rma::ctx_strided(
+                    dc,
+                    "shmem_ibput",
+                    true,
+                    rma::Blocks {
+                        dest: buf,
+                        src: sp,
+                        dst: 4,
+                        sst: 2,
+                        block: 2,
+                        count: 2,
+                        size: 4,
+                    },
+                    pe,
+                ),
                 "shmem_ibput",
                 pe,
                 n,
             );
             pe_err(
-                rma::ctx_blocked(dc, "shmem_ibget", false, sp, buf, 2, 4, 2, 2, 4, pe),
+                rma::ctx_strided(
+                    dc,
+                    "shmem_ibget",
+                    false,
+                    rma::Blocks {
+                        dest: sp,
+                        src: buf,
+                        dst: 2,
+                        sst: 4,
+                        block: 2,
+                        count: 2,
+                        size: 4,
+                    },
+                    pe,
+                ),
                 "shmem_ibget",
                 pe,
                 n,
@@ -234,22 +290,78 @@ fn inputs(me: usize, n: usize) {
             "source",
         );
         sym_err(
-            rma::ctx_strided(dc, "shmem_iput64", true, sp, buf, 1, 1, 2, 8, 0),
+            rma::ctx_strided(
+                dc,
+                "shmem_iput64",
+                true,
+                rma::Blocks {
+                    dest: sp,
+                    src: buf,
+                    dst: 1,
+                    sst: 1,
+                    block: 1,
+                    count: 2,
+                    size: 8,
+                },
+                0,
+            ),
             "shmem_iput64",
             "dest",
         );
         sym_err(
-            rma::ctx_strided(dc, "shmem_iget64", false, buf, sp, 1, 1, 2, 8, 0),
+            rma::ctx_strided(
+                dc,
+                "shmem_iget64",
+                false,
+                rma::Blocks {
+                    dest: buf,
+                    src: sp,
+                    dst: 1,
+                    sst: 1,
+                    block: 1,
+                    count: 2,
+                    size: 8,
+                },
+                0,
+            ),
             "shmem_iget64",
             "source",
         );
         sym_err(
-            rma::ctx_blocked(dc, "shmem_ibput", true, sp, buf, 4, 4, 2, 2, 1, 0),
+            rma::ctx_strided(
+                dc,
+                "shmem_ibput",
+                true,
+                rma::Blocks {
+                    dest: sp,
+                    src: buf,
+                    dst: 4,
+                    sst: 4,
+                    block: 2,
+                    count: 2,
+                    size: 1,
+                },
+                0,
+            ),
             "shmem_ibput",
             "dest",
         );
         sym_err(
-            rma::ctx_blocked(dc, "shmem_ibget", false, buf, sp, 4, 4, 2, 2, 1, 0),
+            rma::ctx_strided(
+                dc,
+                "shmem_ibget",
+                false,
+                rma::Blocks {
+                    dest: buf,
+                    src: sp,
+                    dst: 4,
+                    sst: 4,
+                    block: 2,
+                    count: 2,
+                    size: 1,
+                },
+                0,
+            ),
             "shmem_ibget",
             "source",
         );
@@ -550,8 +662,22 @@ fn inputs(me: usize, n: usize) {
     // Overflowing strides.
     // SAFETY: rejected before touching memory.
     unsafe {
-        let e = rma::ctx_strided(dc, "shmem_iput64", true, buf, sp, isize::MAX, 1, 3, 8, 0)
-            .unwrap_err();
+        let e = rma::ctx_strided(
+            dc,
+            "shmem_iput64",
+            true,
+            rma::Blocks {
+                dest: buf,
+                src: sp,
+                dst: isize::MAX,
+                sst: 1,
+                block: 1,
+                count: 3,
+                size: 8,
+            },
+            0,
+        )
+        .unwrap_err();
         assert!(
             matches!(
                 e,
@@ -567,12 +693,15 @@ fn inputs(me: usize, n: usize) {
             dc,
             "shmem_iget64",
             false,
-            sp,
-            buf,
-            1,
-            isize::MIN / 2,
-            3,
-            8,
+            rma::Blocks {
+                dest: sp,
+                src: buf,
+                dst: 1,
+                sst: isize::MIN / 2,
+                block: 1,
+                count: 3,
+                size: 8,
+            },
             0,
         )
         .unwrap_err();

@@ -285,12 +285,15 @@ fn iput(
             Ctx::default_ctx(),
             "shmem_iput",
             true,
-            dest,
-            src,
-            dst,
-            sst,
-            n,
-            s,
+            rma::Blocks {
+                dest,
+                src,
+                dst,
+                sst,
+                block: 1,
+                count: n,
+                size: s,
+            },
             pe,
         )
     }
@@ -312,12 +315,15 @@ fn iget(
             Ctx::default_ctx(),
             "shmem_iget",
             false,
-            dest,
-            src,
-            dst,
-            sst,
-            n,
-            s,
+            rma::Blocks {
+                dest,
+                src,
+                dst,
+                sst,
+                block: 1,
+                count: n,
+                size: s,
+            },
             pe,
         )
     }
@@ -579,17 +585,19 @@ fn blocked(
     let routine = if is_put { "shmem_ibput" } else { "shmem_ibget" };
     // SAFETY: callers pass local buffers that hold every block.
     unsafe {
-        rma::ctx_blocked(
+        rma::ctx_strided(
             Ctx::default_ctx(),
             routine,
             is_put,
-            dest,
-            src,
-            dst,
-            sst,
-            bsize,
-            nblocks,
-            s,
+            rma::Blocks {
+                dest,
+                src,
+                dst,
+                sst,
+                block: bsize,
+                count: nblocks,
+                size: s,
+            },
             pe as i64,
         )
         .unwrap()

@@ -107,18 +107,16 @@ pub(crate) unsafe fn strided(
     }
     // SAFETY: as `xfer`; the core checks the symmetric extent.
     ok(unsafe {
-        rma::ctx_strided(
-            c,
-            routine,
-            is_put,
-            dest.cast(),
-            source.cast(),
+        let b = rma::Blocks {
+            dest: dest.cast(),
+            src: source.cast(),
             dst,
             sst,
-            nelems,
-            esize,
-            pe.into(),
-        )
+            block: 1,
+            count: nelems,
+            size: esize,
+        };
+        rma::ctx_strided(c, routine, is_put, b, pe.into())
     })
 }
 
@@ -138,19 +136,16 @@ pub(crate) unsafe fn blocked(
 ) {
     // SAFETY: as `xfer`.
     ok(unsafe {
-        rma::ctx_blocked(
-            c,
-            routine,
-            is_put,
-            dest.cast(),
-            source.cast(),
+        let b = rma::Blocks {
+            dest: dest.cast(),
+            src: source.cast(),
             dst,
             sst,
-            bsize,
-            nblocks,
-            esize,
-            pe.into(),
-        )
+            block: bsize,
+            count: nblocks,
+            size: esize,
+        };
+        rma::ctx_strided(c, routine, is_put, b, pe.into())
     })
 }
 

@@ -350,30 +350,77 @@ fn extent(
     Ok((last.min(0), last.max(0) + size as isize))
 }
 
-/// `shmem_ctx_iput`/`shmem_ctx_iget` (`is_put` chooses): `nelems` elements of `size`
-/// bytes, every `dst`-th element of the destination from every `sst`-th of the source
-/// (strides in elements).
+/// The shape of a strided transfer (`iput`/`ibput` and their gets): `count` blocks of
+/// `block` elements of `size` bytes; the destination's blocks start every `dst` elements
+/// and the source's every `sst` elements. The element-wise routines have blocks of one.
+#[derive(Clone, Copy, Debug)]
+pub struct Blocks {
+    /// The destination (symmetric for a put, local for a get).
+    pub dest: *mut u8,
+    /// The source (local for a put, symmetric for a get).
+    pub src: *const u8,
+    /// Elements from one destination block to the next.
+    pub dst: isize,
+    /// Elements from one source block to the next.
+    pub sst: isize,
+    /// Elements per block.
+    pub block: usize,
+    /// Blocks.
+    pub count: usize,
+    /// Bytes per element.
+    pub size: usize,
+}
+
+/// `shmem_ctx_iput`/`shmem_ctx_iget` (one-element blocks) and `shmem_ctx_ibput`/
+/// `shmem_ctx_ibget` (OpenSHMEM 1.6), `is_put` choosing: the blocks of `b` between this PE
+/// and `pe`.
 ///
 /// # Safety
 /// The local side's elements (source for puts, destination for gets) are valid.
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn ctx_strided(
     ctx: &Ctx,
     routine: &'static str,
     is_put: bool,
-    dest: *mut u8,
-    src: *const u8,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    size: usize,
+    b: Blocks,
     pe: i64,
 ) -> Result<()> {
-    let (fam, pc) = if is_put {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if b.block == 1 {
+            elements(ctx, routine, is_put, b, pe)
+        } else {
+            blocks(ctx, routine, is_put, b, pe)
+        }
+    }
+}
+
+/// The profile family and counter of a blocking put or get.
+fn blocking_family(is_put: bool) -> (Family, Pc) {
+    if is_put {
         (Family::Put, Pc::Write)
     } else {
         (Family::Get, Pc::Read)
-    };
+    }
+}
+
+/// [`ctx_strided`] of one-element blocks: one range check for all of them.
+unsafe fn elements(
+    ctx: &Ctx,
+    routine: &'static str,
+    is_put: bool,
+    b: Blocks,
+    pe: i64,
+) -> Result<()> {
+    let Blocks {
+        dest,
+        src,
+        dst,
+        sst,
+        count: nelems,
+        size,
+        ..
+    } = b;
+    let (fam, pc) = blocking_family(is_put);
     let _timed = profile::scope(fam, nelems.saturating_mul(size), ctx, pc);
     if nelems == 0 || size == 0 {
         return Ok(());
@@ -399,33 +446,28 @@ pub unsafe fn ctx_strided(
         (hi - lo) as usize,
     )?;
     let base = remote.off as isize - lo;
+    let (dir, local, local_stride) = if is_put {
+        (Dir::Put, src.cast_mut(), sst)
+    } else {
+        (Dir::Get, dest, dst)
+    };
     for i in 0..nelems as isize {
         let r = SymAddr {
             seg: remote.seg,
             off: (base + i * sym_stride * size as isize) as usize,
         };
+        let l = local.wrapping_offset(i * local_stride * size as isize);
         // SAFETY: every element lies inside the range checked above; the local element
         // is valid by the caller's contract.
         unsafe {
-            if is_put {
+            if !rt.fabric.copy_mapped(dir, pe, r, l, size) {
                 rt.fabric
                     .xfer(Xfer {
                         ctx: ctx.state(),
-                        dir: Dir::Put,
+                        dir,
                         pe,
                         remote: r,
-                        local: src.offset(i * sst * size as isize) as *mut u8,
-                        len: size,
-                    })
-                    .at(routine)?;
-            } else {
-                rt.fabric
-                    .xfer(Xfer {
-                        ctx: ctx.state(),
-                        dir: Dir::Get,
-                        pe,
-                        remote: r,
-                        local: dest.offset(i * dst * size as isize),
+                        local: l,
                         len: size,
                     })
                     .at(routine)?;
@@ -435,40 +477,19 @@ pub unsafe fn ctx_strided(
     Ok(())
 }
 
-/// `shmem_ctx_ibput`/`shmem_ctx_ibget` (OpenSHMEM 1.6): `nblocks` blocks of `bsize`
-/// elements, destination blocks every `dst` elements, source blocks every `sst` elements.
-///
-/// # Safety
-/// As [`ctx_strided`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn ctx_blocked(
-    ctx: &Ctx,
-    routine: &'static str,
-    is_put: bool,
-    dest: *mut u8,
-    src: *const u8,
-    dst: isize,
-    sst: isize,
-    bsize: usize,
-    nblocks: usize,
-    size: usize,
-    pe: i64,
-) -> Result<()> {
-    let bytes = bsize.checked_mul(size).ok_or(Error::InvalidArgument {
+/// [`ctx_strided`] of larger blocks: a contiguous transfer each.
+unsafe fn blocks(ctx: &Ctx, routine: &'static str, is_put: bool, b: Blocks, pe: i64) -> Result<()> {
+    let bytes = b.block.checked_mul(b.size).ok_or(Error::InvalidArgument {
         routine,
         arg: "bsize",
         reason: "block size overflows",
     })?;
-    let (fam, pc) = if is_put {
-        (Family::Put, Pc::Write)
-    } else {
-        (Family::Get, Pc::Read)
-    };
+    let (fam, pc) = blocking_family(is_put);
     // One call, counted once (not once per block).
-    let _timed = profile::scope(fam, bytes.saturating_mul(nblocks), ctx, pc);
-    for b in 0..nblocks as isize {
-        let d = dest.wrapping_offset(b * dst * size as isize);
-        let s = src.wrapping_offset(b * sst * size as isize);
+    let _timed = profile::scope(fam, bytes.saturating_mul(b.count), ctx, pc);
+    for k in 0..b.count as isize {
+        let d = b.dest.wrapping_offset(k * b.dst * b.size as isize);
+        let s = b.src.wrapping_offset(k * b.sst * b.size as isize);
         // SAFETY: forwarded contract; each block is range-checked by `transfer`.
         unsafe {
             let a = if is_put {

@@ -117,18 +117,16 @@ pub(crate) fn iput<T: Remote>(
     span(routine, "source", src.len(), s.start, s.stride, n)?;
     // SAFETY: both sides' elements lie inside their objects (checked above).
     unsafe {
-        rma::ctx_strided(
-            ctx.get(),
-            routine,
-            true,
-            dst.at(d.start).cast(),
-            src.as_ptr().add(s.start).cast(),
-            stride_arg(d.stride, n),
-            stride_arg(s.stride, n),
-            n,
-            size_of::<T>(),
-            pe_arg(pe),
-        )?
+        let b = rma::Blocks {
+            dest: dst.at(d.start).cast(),
+            src: src.as_ptr().add(s.start).cast(),
+            dst: stride_arg(d.stride, n),
+            sst: stride_arg(s.stride, n),
+            block: 1,
+            count: n,
+            size: size_of::<T>(),
+        };
+        rma::ctx_strided(ctx.get(), routine, true, b, pe_arg(pe))?
     };
     Ok(())
 }
@@ -152,18 +150,16 @@ pub(crate) fn iget<T: Remote>(
     span(routine, "source", src.len, s.start, s.stride, n)?;
     // SAFETY: both sides' elements lie inside their objects (checked above).
     unsafe {
-        rma::ctx_strided(
-            ctx.get(),
-            routine,
-            false,
-            dst.as_mut_ptr().add(d.start).cast(),
-            src.at(s.start).cast(),
-            stride_arg(d.stride, n),
-            stride_arg(s.stride, n),
-            n,
-            size_of::<T>(),
-            pe_arg(pe),
-        )?
+        let b = rma::Blocks {
+            dest: dst.as_mut_ptr().add(d.start).cast(),
+            src: src.at(s.start).cast(),
+            dst: stride_arg(d.stride, n),
+            sst: stride_arg(s.stride, n),
+            block: 1,
+            count: n,
+            size: size_of::<T>(),
+        };
+        rma::ctx_strided(ctx.get(), routine, false, b, pe_arg(pe))?
     };
     Ok(())
 }
@@ -231,19 +227,16 @@ fn blocked<T: Remote>(
     // SAFETY: every block of both sides lies inside its object (checked above); the local
     // side is readable (put) or writable (get) through the caller's borrow.
     unsafe {
-        rma::ctx_blocked(
-            ctx.get(),
-            routine,
-            is_put,
-            dest.cast(),
-            src.cast(),
-            dst_stride,
-            src_stride,
-            bsize,
-            nblocks,
-            size_of::<T>(),
-            pe_arg(pe),
-        )?
+        let b = rma::Blocks {
+            dest: dest.cast(),
+            src: src.cast(),
+            dst: dst_stride,
+            sst: src_stride,
+            block: bsize,
+            count: nblocks,
+            size: size_of::<T>(),
+        };
+        rma::ctx_strided(ctx.get(), routine, is_put, b, pe_arg(pe))?
     };
     Ok(())
 }
