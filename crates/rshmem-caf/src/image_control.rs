@@ -3,6 +3,7 @@
 
 use rshmem_core::ops::events;
 use rshmem_core::{amo, AmoOp, Ctx, Word};
+use smallvec::SmallVec;
 
 use crate::image::{pe_of, state, State, QNODES};
 use crate::stat_errmsg::{
@@ -44,28 +45,19 @@ pub(crate) fn sync_memory() -> CafResult {
 /// image of the current team.
 pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafResult {
     let s = state(routine);
-    // The partners' world PEs, translated once; on the stack for the usual short lists.
-    let mut small = [0usize; SMALL_LIST];
-    let mut large = Vec::new();
-    let n = match (images, crate::team::current()) {
-        (Some(l), _) => l.len(),
-        (None, Some(t)) => t.team.n_pes(),
-        (None, None) => s.n,
-    };
-    let partners: &mut [usize] = if n <= SMALL_LIST {
-        &mut small[..n]
-    } else {
-        large.resize(n, 0);
-        &mut large
-    };
-    for (i, slot) in partners.iter_mut().enumerate() {
-        *slot = match (images, crate::team::current()) {
-            (Some(l), _) => pe_of(s, l[i])?,
-            (None, Some(t)) => t.team.members().pe(i),
-            (None, None) => i,
-        };
+    // The partners' world PEs, translated once; on the stack (not zeroed) for the usual
+    // short lists.
+    let mut partners = SmallVec::<[usize; SMALL_LIST]>::new();
+    match (images, crate::team::current()) {
+        (Some(l), _) => {
+            for &i in l {
+                partners.push(pe_of(s, i)?);
+            }
+        }
+        (None, Some(t)) => partners.extend((0..t.team.n_pes()).map(|r| t.team.members().pe(r))),
+        (None, None) => partners.extend(0..s.n),
     }
-    s.pairs.sync_with(routine, partners).map_err(|e| match e {
+    s.pairs.sync_with(routine, &partners).map_err(|e| match e {
         rshmem_core::Error::RepeatedPe { pe, .. } => CafError::new(
             STAT_DUP_SYNC_IMAGES,
             format!("image {} appears twice in the image list", image_of(pe)),

@@ -445,36 +445,67 @@ unsafe fn elements(
         sym.wrapping_add_signed(lo),
         (hi - lo) as usize,
     )?;
-    let base = remote.off as isize - lo;
     let (dir, local, local_stride) = if is_put {
         (Dir::Put, src.cast_mut(), sst)
     } else {
         (Dir::Get, dest, dst)
     };
-    for i in 0..nelems as isize {
-        let r = SymAddr {
-            seg: remote.seg,
-            off: (base + i * sym_stride * size as isize) as usize,
-        };
-        let l = local.wrapping_offset(i * local_stride * size as isize);
-        // SAFETY: every element lies inside the range checked above; the local element
-        // is valid by the caller's contract.
+    let (rstep, lstep) = (sym_stride * size as isize, local_stride * size as isize);
+    if let Some(p) = rt.fabric.ptr(pe, remote) {
+        // Mapped: one loop of copies in a direction known at compile time.
+        let first = p.wrapping_offset(-lo);
+        // SAFETY: every element lies inside the range checked above; the local elements
+        // are valid by the caller's contract.
         unsafe {
-            if !rt.fabric.copy_mapped(dir, pe, r, l, size) {
-                rt.fabric
-                    .xfer(Xfer {
-                        ctx: ctx.state(),
-                        dir,
-                        pe,
-                        remote: r,
-                        local: l,
-                        len: size,
-                    })
-                    .at(routine)?;
+            match dir {
+                Dir::Put => copy_each(Dir::Put, first, rstep, local, lstep, nelems, size),
+                Dir::Get => copy_each(Dir::Get, first, rstep, local, lstep, nelems, size),
             }
         }
+        return Ok(());
+    }
+    let first = remote.off as isize - lo;
+    for i in 0..nelems as isize {
+        let x = Xfer {
+            ctx: ctx.state(),
+            dir,
+            pe,
+            remote: SymAddr {
+                seg: remote.seg,
+                off: (first + i * rstep) as usize,
+            },
+            local: local.wrapping_offset(i * lstep),
+            len: size,
+        };
+        // SAFETY: as above.
+        unsafe { rt.fabric.xfer(x).at(routine)? };
     }
     Ok(())
+}
+
+/// Moves `n` elements of `size` bytes between a mapped peer's memory, one every `rstep`
+/// bytes from `remote`, and this PE's, one every `lstep` bytes from `local`.
+///
+/// # Safety
+/// Every element of both sides is valid for the move.
+#[inline(always)]
+unsafe fn copy_each(
+    dir: Dir,
+    remote: *mut u8,
+    rstep: isize,
+    local: *mut u8,
+    lstep: isize,
+    n: usize,
+    size: usize,
+) {
+    for i in 0..n as isize {
+        let (dst, src) = dir.sides(
+            remote.wrapping_offset(i * rstep),
+            local.wrapping_offset(i * lstep),
+        );
+        // SAFETY: the caller's contract.
+        unsafe { crate::transport::shm::copy(src, dst, size) };
+    }
 }
 
 /// [`ctx_strided`] of larger blocks: a contiguous transfer each.
