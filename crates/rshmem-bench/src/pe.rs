@@ -853,7 +853,7 @@ pub(crate) fn run_barrier(quick: bool) {
     let t = interleaved_fixed(&mut bodies, 16, 5, samples);
     if me == 0 {
         let r = Report::new(npes);
-        let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let cores = rshmem_util::wait::job_cpus();
         r.section(&format!(
             "barrier latency, {npes} PEs on {cores} cores ({samples} batches of 16{})",
             if npes > cores { "; oversubscribed" } else { "" }

@@ -85,7 +85,7 @@ pub(crate) fn run(o: Opts) {
     let samples = if o.quick { 300 } else { 4000 };
     // Per policy and load: a stalling policy stops early, with what it measured.
     let budget = Duration::from_secs(if o.quick { 3 } else { 20 });
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cores = rshmem_util::wait::job_cpus();
     let default = wait::policy();
     let mut policies = vec![("default".to_string(), default)];
     if o.sweep {

@@ -139,7 +139,7 @@ pub(crate) fn run_coll(quick: bool, max_size: usize) {
     ok(sync::barrier_all());
 
     let r = Report::new(npes);
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cores = rshmem_util::wait::job_cpus();
     if me == 0 {
         r.line(format!(
             "rshmem-bench coll: {npes} PEs on {cores} cores{}, HOST team of PE 0: {} PEs; {} mode",
