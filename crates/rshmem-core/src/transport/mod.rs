@@ -518,33 +518,29 @@ impl Fabric {
         counter: impl FnOnce() -> (&'c Completion, usize),
         signal: Option<(SymAddr, AmoOp<u64>)>,
     ) -> Result<()> {
-        match self.routes[x.pe] {
-            Route::Shm if self.engine.takes(x.len) => {
-                let (comp, lane) = counter();
-                let (dst, src) = x.dir.sides(self.shm.addr(x.pe, x.remote), x.local);
-                if let (true, Some((a, op))) = (self.amo_net, signal) {
-                    // The signal must go through the network, after the data: copy now.
-                    // SAFETY: the caller's contract.
-                    unsafe { shm::copy(src, dst, x.len) };
-                    return self.amo_post(x.ctx, x.pe, a, op);
-                }
-                let sig = signal.map(|(a, op)| (self.shm.addr(x.pe, a).cast::<u64>(), op));
-                // SAFETY: both ranges are valid (checked / the caller's contract) and stay
-                // untouched until `comp` completes.
-                unsafe { self.engine.submit(lane, comp, dst, src, x.len, sig) };
-                Ok(())
-            }
-            Route::Shm => {
-                // SAFETY: forwarded contract.
-                unsafe { self.xfer(x)? };
-                match signal {
-                    Some((a, op)) => self.amo_post(x.ctx, x.pe, a, op),
-                    None => Ok(()),
-                }
-            }
+        if self.routes[x.pe] == Route::Net {
             // SAFETY: forwarded contract.
-            Route::Net => on_net!(self.net(), n => unsafe { n.xfer_nbi(x, counter, signal) }),
+            return on_net!(self.net(), n => unsafe { n.xfer_nbi(x, counter, signal) });
         }
+        let Some((a, op)) = signal else {
+            // SAFETY: forwarded contract; the route is load/store, so this moves the data.
+            unsafe { self.submit_mapped(x.dir, x.pe, x.remote, x.local, x.len, counter) };
+            return Ok(());
+        };
+        if self.amo_net || !self.engine.takes(x.len) {
+            // Copied now, then signalled: through the network when it carries the atomics
+            // (after the data), else as a release atomic.
+            // SAFETY: forwarded contract.
+            unsafe { self.xfer(x)? };
+            return self.amo_post(x.ctx, x.pe, a, op);
+        }
+        let (comp, lane) = counter();
+        let (dst, src) = x.dir.sides(self.shm.addr(x.pe, x.remote), x.local);
+        let sig = Some((self.shm.addr(x.pe, a).cast::<u64>(), op));
+        // SAFETY: both ranges are valid (checked / the caller's contract) and stay
+        // untouched until `comp` completes.
+        unsafe { self.engine.submit(lane, comp, dst, src, x.len, sig) };
+        Ok(())
     }
 
     /// [`Fabric::xfer_nbi`] without a signal, when `pe` is mapped: submits the copy (or
