@@ -18,6 +18,7 @@ pub fn barrier_all_uncounted() -> Result<()> {
     barrier_all_counted(false)
 }
 
+#[inline(always)]
 fn barrier_all_counted(counted: bool) -> Result<()> {
     const R: &str = "shmem_barrier_all";
     let f = Frame::begin_world(R, Kind::BarrierAll, counted)?;

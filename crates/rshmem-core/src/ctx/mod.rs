@@ -17,7 +17,7 @@ pub(crate) use state::Contexts;
 
 use std::cell::Cell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::engine::Completion;
@@ -178,12 +178,19 @@ thread_local! {
     static RUNTIME_CTX: Cell<Option<NonNull<Ctx>>> = const { Cell::new(None) };
 }
 
+/// Threads that have a context of their own for the runtime's traffic. While none has,
+/// [`runtime_ctx`] skips the thread-local: in the C and Fortran libraries each read of it
+/// is a call into the dynamic loader (`__tls_get_addr`), on every lock and collective.
+/// A thread sees its own [`set_runtime_ctx`]; any other thread finds no context in its
+/// thread-local whatever count it reads.
+static OWN_CTX_THREADS: AtomicUsize = AtomicUsize::new(0);
+
 /// The context the runtime's own traffic travels on (collectives, locks, counts): the
 /// thread's own where it has one (the non-blocking collectives' worker, so that it never
 /// shares the default context with the program's threads), else the default context.
 #[inline]
 pub(crate) fn runtime_ctx() -> &'static CtxState {
-    match RUNTIME_CTX.with(Cell::get) {
+    match own_runtime_ctx() {
         None => Ctx::default_ctx().state(),
         // SAFETY: `set_runtime_ctx`'s contract: the context lives until it is reset, and
         // only this thread sees it here.
@@ -191,9 +198,26 @@ pub(crate) fn runtime_ctx() -> &'static CtxState {
     }
 }
 
+/// This thread's own context for the runtime's traffic, if it has one.
+#[inline(always)]
+fn own_runtime_ctx() -> Option<NonNull<Ctx>> {
+    if OWN_CTX_THREADS.load(Ordering::Relaxed) == 0 {
+        None
+    } else {
+        own_runtime_ctx_tls()
+    }
+}
+
+/// Out of line: inlined, the compiler computes the thread-local's address (the loader
+/// call) ahead of the count's test.
+#[inline(never)]
+fn own_runtime_ctx_tls() -> Option<NonNull<Ctx>> {
+    RUNTIME_CTX.with(Cell::get)
+}
+
 /// Whether this thread has a context of its own for the runtime's traffic.
 pub(crate) fn has_own_runtime_ctx() -> bool {
-    RUNTIME_CTX.with(Cell::get).is_some()
+    own_runtime_ctx().is_some()
 }
 
 /// Gives this thread `ctx` for the runtime's traffic ([`runtime_ctx`]), or with `None`
@@ -202,7 +226,12 @@ pub(crate) fn has_own_runtime_ctx() -> bool {
 /// # Safety
 /// `ctx` lives, and is used by this thread only, until this thread calls this again.
 pub(crate) unsafe fn set_runtime_ctx(ctx: Option<NonNull<Ctx>>) {
-    RUNTIME_CTX.with(|c| c.set(ctx));
+    let had = RUNTIME_CTX.with(|c| c.replace(ctx)).is_some();
+    match (had, ctx.is_some()) {
+        (false, true) => OWN_CTX_THREADS.fetch_add(1, Ordering::Relaxed),
+        (true, false) => OWN_CTX_THREADS.fetch_sub(1, Ordering::Relaxed),
+        _ => 0,
+    };
 }
 
 /// A new context numbered by `team` (`None`: the world).

@@ -22,10 +22,11 @@ mod queue;
 
 use rshmem_util::Waiter;
 
-use crate::error::{Error, Result};
+use crate::ctx::runtime_ctx;
+use crate::error::{At, Error, Result};
 use crate::profile::{self, Family};
 use crate::runtime::{rt, Runtime};
-use crate::transport::SymAddr;
+use crate::transport::{CtxState, SymAddr};
 use crate::word::AmoOp;
 
 pub(crate) use queue::{acquire, release, Fields, LockWords};
@@ -62,6 +63,9 @@ pub const POOL_MAX_PES: usize = (queue::MAX_NODE >> SLOT_BITS) as usize;
 /// The runtime's view of one lock.
 pub(crate) struct RtLock<'r> {
     rt: &'r Runtime,
+    /// The runtime's context, looked up once (a thread-local read per AMO costs a call
+    /// into the dynamic loader in the C and Fortran libraries).
+    ctx: &'static CtxState,
     routine: &'static str,
     /// The PE of the home word, and its address there.
     home_pe: usize,
@@ -75,14 +79,17 @@ pub(crate) struct RtLock<'r> {
 }
 
 impl LockWords for RtLock<'_> {
+    #[inline]
     fn me(&self) -> usize {
         self.rt.me
     }
 
+    #[inline]
     fn own(&self) -> u64 {
         self.own
     }
 
+    #[inline]
     fn pe_of(&self, id: u64) -> usize {
         match self.pool {
             None => id as usize - 1,
@@ -90,33 +97,44 @@ impl LockWords for RtLock<'_> {
         }
     }
 
+    #[inline]
     fn fields(&self) -> Fields {
         self.fields
     }
 
+    #[inline]
     fn tracks_holder(&self) -> bool {
         self.pool.is_none()
     }
 
+    #[inline]
     fn home(&self, op: AmoOp<u64>) -> Result<u64> {
-        self.rt.amo(self.routine, self.home_pe, self.word, op)
+        self.rt
+            .fabric
+            .amo(self.ctx, self.home_pe, self.word, op)
+            .at(self.routine)
     }
 
+    #[inline]
     fn node(&self, id: u64, op: AmoOp<u64>) -> Result<u64> {
         let addr = match self.pool {
             None => self.word,
             Some(base) => slot_addr(base, (id & ((1 << SLOT_BITS) - 1)) as usize),
         };
-        self.rt.amo(self.routine, self.pe_of(id), addr, op)
+        self.rt
+            .fabric
+            .amo(self.ctx, self.pe_of(id), addr, op)
+            .at(self.routine)
     }
 
+    #[inline]
     fn load_own(&self) -> u64 {
         self.rt.load_local(self.own_addr)
     }
 
     fn wait_own(&self, ahead: Option<usize>, ready: impl Fn(u64) -> bool) -> Result<u64> {
         let mut w = Waiter::new();
-        let mut net = self.rt.fabric.net_wait(crate::ctx::runtime_ctx());
+        let mut net = self.rt.fabric.net_wait(self.ctx);
         loop {
             let v = self.load_own();
             if ready(v) {
@@ -188,6 +206,8 @@ impl RtLock<'_> {
     }
 }
 
+// Inlined: a `Result<RtLock>` returned through memory costs a store-forwarding stall per call.
+#[inline(always)]
 fn check(routine: &'static str, lock: *const i64) -> Result<RtLock<'static>> {
     let rt = rt(routine)?;
     rt.aligned(routine, "lock", lock as usize, 8)?;
@@ -195,6 +215,7 @@ fn check(routine: &'static str, lock: *const i64) -> Result<RtLock<'static>> {
     let steal = rt.lock_modes.shmem && rt.npes < WORD_STEAL.tail as usize;
     Ok(RtLock {
         rt,
+        ctx: runtime_ctx(),
         routine,
         home_pe: HOME,
         word: a,
@@ -252,6 +273,7 @@ pub struct LockAt {
     pub slot: usize,
 }
 
+#[inline(always)]
 fn check_at(routine: &'static str, l: &LockAt) -> Result<RtLock<'static>> {
     let rt = rt(routine)?;
     let pe = rt.pe(routine, l.pe as i64)?;
@@ -267,6 +289,7 @@ fn check_at(routine: &'static str, l: &LockAt) -> Result<RtLock<'static>> {
     let base = rt.sym(routine, "lock", l.nodes, POOL_NODES * 8)?;
     Ok(RtLock {
         rt,
+        ctx: runtime_ctx(),
         routine,
         home_pe: pe,
         word,
