@@ -45,19 +45,24 @@ pub(crate) fn sync_memory() -> CafResult {
 /// image of the current team.
 pub(crate) fn sync_images(routine: &'static str, images: Option<&[i32]>) -> CafResult {
     let s = state(routine);
-    // The partners' world PEs, translated once; on the stack (not zeroed) for the usual
-    // short lists.
-    let mut partners = SmallVec::<[usize; SMALL_LIST]>::new();
-    match (images, crate::team::current()) {
+    let synced = match (images, crate::team::current()) {
         (Some(l), _) => {
+            // The partners' world PEs, translated once; on the stack (not zeroed) for the
+            // usual short lists.
+            let mut partners = SmallVec::<[usize; SMALL_LIST]>::new();
             for &i in l {
                 partners.push(pe_of(s, i)?);
             }
+            s.pairs.sync_with(routine, &partners)
         }
-        (None, Some(t)) => partners.extend((0..t.team.n_pes()).map(|r| t.team.members().pe(r))),
-        (None, None) => partners.extend(0..s.n),
-    }
-    s.pairs.sync_with(routine, &partners).map_err(|e| match e {
+        (None, Some(t)) => {
+            let m = t.team.members();
+            s.pairs
+                .sync_with_every(routine, (0..t.team.n_pes()).map(|r| m.pe(r)))
+        }
+        (None, None) => s.pairs.sync_with_every(routine, 0..s.n),
+    };
+    synced.map_err(|e| match e {
         rshmem_core::Error::RepeatedPe { pe, .. } => CafError::new(
             STAT_DUP_SYNC_IMAGES,
             format!("image {} appears twice in the image list", image_of(pe)),

@@ -57,7 +57,6 @@ impl PairCounters {
     /// anything is sent. A partner that finalized instead of taking part ends it with
     /// [`Error::PeGone`].
     pub fn sync_with(&self, routine: &'static str, partners: &[usize]) -> Result<()> {
-        let rt = rt(routine)?;
         let npes = self.sent.len();
         if let Some(&pe) = partners.iter().find(|&&p| p >= npes) {
             return Err(Error::PeOutOfRange {
@@ -68,11 +67,30 @@ impl PairCounters {
             });
         }
         check_distinct(routine, partners)?;
+        self.exchange(routine, partners.iter().copied())
+    }
+
+    /// [`PairCounters::sync_with`] every PE `members` yields: a team's members, in rank
+    /// order (distinct and in range by construction, so unchecked: `SYNC IMAGES (*)`).
+    pub fn sync_with_every(
+        &self,
+        routine: &'static str,
+        members: impl Iterator<Item = usize> + Clone,
+    ) -> Result<()> {
+        self.exchange(routine, members)
+    }
+
+    fn exchange(
+        &self,
+        routine: &'static str,
+        partners: impl Iterator<Item = usize> + Clone,
+    ) -> Result<()> {
+        let rt = rt(routine)?;
         // Release: this PE's earlier puts are complete before the partners go on; it also
         // orders these notifications after the previous synchronization's.
         crate::order::quiet()?;
         let mine = (self.base + rt.me * Self::STRIDE) as *const u64;
-        for &p in partners.iter().filter(|&&p| p != rt.me) {
+        for p in partners.clone().filter(|&p| p != rt.me) {
             let count = self.sent[p].fetch_add(1, Ordering::Relaxed) + 1;
             // SAFETY: this PE's counter in the symmetric counters, aligned.
             let posted = unsafe {
@@ -90,7 +108,7 @@ impl PairCounters {
         if rt.fabric.has_network() {
             crate::order::quiet()?;
         }
-        for &p in partners.iter().filter(|&&p| p != rt.me) {
+        for p in partners.filter(|&p| p != rt.me) {
             let want = self.seen[p].fetch_add(1, Ordering::Relaxed) + 1;
             let counter = (self.base + p * Self::STRIDE) as *const i64;
             // SAFETY: this PE's copy of partner `p`'s counter, symmetric and aligned.
