@@ -50,6 +50,11 @@ pub(crate) unsafe fn dense_bytes(d: *const Header) -> Option<usize> {
 /// between local `local` and the coarray element described by `remote` (same type, kind,
 /// length; both dense and of equal size): `(pe, bytes)`.
 ///
+/// The sides may overlap when the image is this one (gfortran's `may_require_tmp`, as in
+/// `c[me] = c[me] + 1` or `a(2:9)[me] = a(1:8)`): a transfer with this PE is a `memmove`
+/// (`Fabric::copy_mapped`: this PE always reaches itself through its own mapping), which
+/// for two dense sections of one type and size is the assignment through a temporary.
+///
 /// # Safety
 /// Both descriptors are valid.
 #[inline(always)]
@@ -60,7 +65,6 @@ unsafe fn applies(
     local: *const Header,
     remote_kind: i32,
     local_kind: i32,
-    may_require_tmp: bool,
 ) -> Option<(usize, usize)> {
     if remote_kind != local_kind || image < 1 || image as usize > s.n {
         return None;
@@ -74,9 +78,6 @@ unsafe fn applies(
         return None;
     }
     let pe = image as usize - 1;
-    if may_require_tmp && pe == s.me {
-        return None;
-    }
     // SAFETY: contract.
     let (rb, lb) = unsafe { (dense_bytes(remote)?, dense_bytes(local)?) };
     (rb == lb && rb > 0).then_some((pe, rb))
@@ -97,10 +98,9 @@ pub(crate) unsafe fn send(
     src: *const Header,
     dst_kind: i32,
     src_kind: i32,
-    may_require_tmp: bool,
 ) -> Option<rshmem_core::Result<()>> {
     // SAFETY: forwarded contract.
-    let (pe, bytes) = unsafe { applies(s, image, dest, src, dst_kind, src_kind, may_require_tmp)? };
+    let (pe, bytes) = unsafe { applies(s, image, dest, src, dst_kind, src_kind)? };
     // SAFETY: `src` is dense for `bytes` (checked); the remote section lies in the
     // registered coarray (the compiler computed it; the core checks it is symmetric).
     // Complete at the target on return, as the statement's semantics ask.
@@ -131,10 +131,9 @@ pub(crate) unsafe fn get(
     dest: *const Header,
     src_kind: i32,
     dst_kind: i32,
-    may_require_tmp: bool,
 ) -> Option<rshmem_core::Result<()>> {
     // SAFETY: forwarded contract.
-    let (pe, bytes) = unsafe { applies(s, image, src, dest, src_kind, dst_kind, may_require_tmp)? };
+    let (pe, bytes) = unsafe { applies(s, image, src, dest, src_kind, dst_kind)? };
     // SAFETY: `dest` is dense and writable for `bytes` (checked; contract); the remote
     // section lies in the registered coarray.
     Some(unsafe {

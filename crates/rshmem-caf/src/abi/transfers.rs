@@ -45,7 +45,6 @@ pub(super) unsafe extern "C" fn _gfortran_caf_send(
                 src,
                 dst_kind,
                 src_kind,
-                may_require_tmp,
             ) {
                 return fast_stat(R, r, stat);
             }
@@ -157,7 +156,6 @@ pub(super) unsafe extern "C" fn _gfortran_caf_get(
                 dest,
                 src_kind,
                 dst_kind,
-                may_require_tmp,
             ) {
                 return fast_stat(R, r, stat);
             }
