@@ -67,13 +67,11 @@ pub const NAP_MIN: Duration = Duration::from_micros(20);
 pub const NAP_MAX: Duration = Duration::from_millis(2);
 /// How long a wait runs before [`Waiter::overdue`] starts reporting it.
 pub const OVERDUE_AFTER: Duration = Duration::from_millis(100);
-/// Clocked checks between two overdue reports.
-const OVERDUE_EVERY: u32 = 32;
-/// Shortest time between two overdue reports. A wait kept hot by its peers (a PE that
-/// serves a network peer's gets from inside a barrier) reads the clock at every check,
-/// so 32 checks can be 30 us; each report hands the network back to the progress thread
-/// for the checks, and at that rate the thread served most requests (a wake-up each:
-/// UCX TCP put + quiet 1.3-1.8x OSHMEM's).
+/// Time between two overdue reports. By time, not by count of checks: a wait kept hot by
+/// its peers (a PE that serves a network peer's gets from inside a barrier) reads the
+/// clock at every check, so 32 checks (the rule before) could be 30 us; each report hands
+/// the network back to the progress thread for the checks, and at that rate the thread
+/// served most requests (a wake-up each: UCX TCP put + quiet 1.3-1.8x OSHMEM's).
 pub const OVERDUE_PERIOD: Duration = Duration::from_millis(10);
 
 /// A yield that took longer than this gave the core to another program for a whole
@@ -211,7 +209,7 @@ fn as_ns(d: Duration) -> u64 {
 
 /// One wait's backoff. Create one per wait; call [`Waiter::snooze`] each time the awaited
 /// condition is found false.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Waiter {
     /// Checks so far.
     checks: u32,
@@ -219,12 +217,16 @@ pub struct Waiter {
     since: Option<Instant>,
     /// Time waited at the last clock reading.
     waited: Duration,
-    /// Clocked checks since the last overdue report.
-    clocked: u32,
-    /// Time waited at the last overdue report.
-    reported: Duration,
+    /// Time waited at which [`Waiter::overdue`] next reports.
+    next_report: Duration,
     /// Time waited when the phases last restarted ([`Waiter::keep_hot`]).
     hot_from: Duration,
+}
+
+impl Default for Waiter {
+    fn default() -> Self {
+        Waiter::new()
+    }
 }
 
 impl Waiter {
@@ -235,8 +237,7 @@ impl Waiter {
             checks: 0,
             since: None,
             waited: Duration::ZERO,
-            clocked: 0,
-            reported: Duration::ZERO,
+            next_report: OVERDUE_AFTER,
             hot_from: Duration::ZERO,
         }
     }
@@ -283,7 +284,6 @@ impl Waiter {
         let now = Instant::now();
         let since = *self.since.get_or_insert(now);
         self.waited = now.duration_since(since);
-        self.clocked = self.clocked.saturating_add(1);
         let waited = as_ns(self.waited.saturating_sub(self.hot_from));
         if waited < spin_ns {
             spin(HINTS_PER_SPIN);
@@ -307,18 +307,14 @@ impl Waiter {
 
     /// Whether this wait has gone on for at least [`OVERDUE_AFTER`]: the moment to check
     /// whether what it waits for can still happen. True at most once every
-    /// [`OVERDUE_EVERY`] clocked checks and [`OVERDUE_PERIOD`], so calling it before each
-    /// [`Waiter::snooze`] costs a compare on the fast path.
+    /// [`OVERDUE_PERIOD`] after that, so calling it before each [`Waiter::snooze`] costs
+    /// a compare on the fast path.
     #[inline]
     pub fn overdue(&mut self) -> bool {
-        if self.clocked < OVERDUE_EVERY
-            || self.waited < OVERDUE_AFTER
-            || self.waited.saturating_sub(self.reported) < OVERDUE_PERIOD
-        {
+        if self.waited < self.next_report {
             return false;
         }
-        self.clocked = 0;
-        self.reported = self.waited;
+        self.next_report = self.waited + OVERDUE_PERIOD;
         true
     }
 
