@@ -427,17 +427,20 @@ mod tests {
 
     #[test]
     fn overdue_reports_are_spaced_while_the_wait_is_kept_hot() {
+        // By the waiter's own clock: under Miri, and on a loaded machine, the time between
+        // two of its readings is not the test's to choose. The bound only stops a hang.
         let mut w = Waiter::new();
         let start = Instant::now();
         let mut reports = Vec::new();
-        while start.elapsed() < OVERDUE_AFTER + OVERDUE_PERIOD * 3 {
+        while reports.len() < 3 && start.elapsed() < Duration::from_secs(60) {
             w.keep_hot();
             w.snooze();
             if w.overdue() {
                 reports.push(w.waited());
             }
         }
-        assert!((2..=4).contains(&reports.len()), "{reports:?}");
+        assert_eq!(reports.len(), 3, "{reports:?}");
+        assert!(reports[0] >= OVERDUE_AFTER, "{reports:?}");
         for p in reports.windows(2) {
             assert!(p[1] - p[0] >= OVERDUE_PERIOD, "{reports:?}");
         }
