@@ -29,17 +29,33 @@ fn mixed(np: usize, prog: &str) -> Job {
 
 /// Local and remote PEs hammer the same words with every atomic (`core_amo`: PE 0's words
 /// and a ring); with PEs 0-1 on one virtual host and 2-3 on the other, each word is
-/// updated by node-local and remote PEs at once, and every final value must be exact.
+/// updated by node-local and remote PEs at once, and every final value must be exact:
+/// with UCX's atomics CPU atomics (this host has no RDMA adapter), node-local PEs use CPU
+/// atomics beside the remote PEs' UCX atomics; with `UCX_ATOMIC_MODE=device`, every
+/// atomic goes through UCX (the path of hosts with an adapter).
 #[test]
 #[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
 fn atomics_from_local_and_remote_pes_on_one_word_are_exact() {
     if !default_pass() {
         return;
     }
-    for np in [3, 4] {
-        let out = mixed(np, "core_amo").args(["blocking"]).run();
-        out.assert_ok();
-        assert_eq!(out.lines_with("ok blocking").len(), np, "{}", out.stdout);
+    let rdma = std::fs::read_dir("/sys/class/infiniband").is_ok_and(|mut d| d.next().is_some());
+    for (mode, by_cpu) in [("guess", !rdma), ("device", false), ("cpu", true)] {
+        for np in [3, 4] {
+            let out = mixed(np, "core_amo")
+                .env("UCX_ATOMIC_MODE", mode)
+                .env("SHMEM_INFO", "1")
+                .args(["blocking"])
+                .run();
+            out.assert_ok();
+            assert_eq!(out.lines_with("ok blocking").len(), np, "{}", out.stdout);
+            let said = if by_cpu {
+                "with CPU atomics"
+            } else {
+                "sends every atomic through UCX"
+            };
+            assert!(out.stderr.contains(said), "{mode} at {np}: {out:?}");
+        }
     }
 }
 

@@ -237,8 +237,9 @@ pub(crate) struct Fabric {
     net: Option<Network>,
     /// Every AMO goes through the network, node-local ones included: a word updated with
     /// CPU atomics by node-local PEs and through a network adapter by remote ones is not
-    /// atomic across the two, so a job with any network route keeps one atomicity domain
-    /// (docs/decisions/0013-one-atomicity-domain.md).
+    /// atomic across the two, so a job whose network's atomics are not CPU atomics keeps
+    /// one atomicity domain (docs/decisions/0013-one-atomicity-domain.md). Where they are
+    /// (UCX without an RDMA adapter), node-local AMOs are CPU atomics.
     amo_net: bool,
     /// Raises that go out at this PE's next wait ([`Fabric::raise_later`]).
     deferred: Deferred,
@@ -267,7 +268,13 @@ impl Fabric {
         engine: Engine,
         net: Option<Network>,
     ) -> Fabric {
-        let amo_net = net.is_some();
+        let amo_net = match &net {
+            None => false,
+            Some(Network::Ucx(u)) => !u.cpu_atomics(),
+            // libfabric's providers apply atomics their own way (in an adapter, or in
+            // software under their own locks), not known to be atomic with the CPU's.
+            Some(Network::Ofi(_)) => true,
+        };
         debug_assert_eq!(net.is_some(), routes.contains(&Route::Net));
         Fabric {
             me,
@@ -302,6 +309,12 @@ impl Fabric {
     #[inline(always)]
     pub(crate) fn has_ucx(&self) -> bool {
         self.has_network()
+    }
+
+    /// Whether this PE's atomics go through the network even to PEs it maps (see
+    /// `amo_net`; for `SHMEM_INFO`).
+    pub(crate) fn atomics_through_network(&self) -> bool {
+        self.amo_net
     }
 
     fn ucx_net(&self) -> Option<&ucx::Ucx> {
@@ -677,7 +690,7 @@ impl Fabric {
         addr: SymAddr,
         op: AmoOp<W>,
     ) -> Result<W> {
-        if self.amo_net {
+        if self.amo_net || self.routes[pe] == Route::Net {
             return on_net!(self.net(), n => n.amo(ctx, pe, addr, op));
         }
         let p = self.shm.addr(pe, addr).cast::<W>();
@@ -700,7 +713,7 @@ impl Fabric {
     ) -> Result<()> {
         // This PE's own word is read with loads too (`shmem_signal_fetch`, the program's
         // own reads): an update of it is complete on return.
-        if self.amo_net && pe != self.me {
+        if (self.amo_net && pe != self.me) || self.routes[pe] == Route::Net {
             return on_net!(self.net(), n => n.amo_post(ctx, pe, addr, op));
         }
         self.amo(ctx, pe, addr, op).map(drop)

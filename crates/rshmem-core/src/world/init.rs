@@ -472,7 +472,7 @@ fn start_network(job: &Job, seg: &OwnSegment, found: &Found, mapped: &Mapped) ->
         .enumerate()
         .all(|(p, r)| p == me || *r != Route::Shm);
     // Every PE, those on shared memory and this one included: atomics to all of them
-    // go through the network (one atomicity domain).
+    // go through the network where its atomics are not CPU atomics (one atomicity domain).
     let remote = vec![true; npes];
     let network = if use_ofi {
         let mut o = Ofi::start(boot, &cfg.ofi_library, size, regions)?;
@@ -630,6 +630,13 @@ fn print_banner(rt: &Runtime) {
                 let _ = writeln!(err, "UCX: PE {} has its heap registered with UCX", rt.me);
             }
             None => {}
+        }
+        if rt.fabric.has_network() {
+            let _ = if rt.fabric.atomics_through_network() {
+                writeln!(err, "atomics: PE {} sends every atomic through {}, to PEs it maps too (one atomicity domain: the network's atomics are not known to be CPU atomics)", rt.me, rt.fabric.network_name().unwrap_or("the network"))
+            } else {
+                writeln!(err, "atomics: PE {} applies atomics to memory it maps with CPU atomics (UCX's atomics are CPU atomics here: no RDMA adapter, or UCX_ATOMIC_MODE=cpu)", rt.me)
+            };
         }
         if let Some(d) = rt.fabric.ofi_description() {
             let _ = writeln!(err, "{d}");

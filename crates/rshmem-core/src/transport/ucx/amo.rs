@@ -22,6 +22,10 @@ impl Ucx {
         op: AmoOp<W>,
     ) -> Result<W> {
         let w = self.worker(ctx)?;
+        if let Some(p) = self.cpu_mapped(w, pe, addr) {
+            // SAFETY: see `cpu_mapped`.
+            return Ok(unsafe { W::rmw(p.cast::<W>(), op) });
+        }
         let err = Self::op_error(pe, "a UCX atomic failed");
         // On a heap UCX allocated, UCX 1.13's shared-memory transports return 0 and clear the
         // word for fetching and/or/xor (fetch-add, swap and compare-swap are right): those
@@ -51,6 +55,21 @@ impl Ucx {
         }
         .map_err(err)?;
         Ok(W::from_bits64(old))
+    }
+
+    /// Where `addr` on `pe` is mapped here, when UCX's atomics are CPU atomics: an atomic
+    /// there is then a CPU atomic on the mapping, as UCX's shared-memory transports would
+    /// make it, without UCX's call (an atomic through UCX costs 5-8 times as much).
+    ///
+    /// The pointer is valid for the word: the caller range-checked and aligned `addr`,
+    /// and the mapping lives as long as the connection.
+    #[inline(always)]
+    fn cpu_mapped(&self, w: &CtxWorker, pe: usize, addr: SymAddr) -> Option<*mut u8> {
+        if self.cpu_atomics {
+            Self::mapped(w, pe, addr)
+        } else {
+            None
+        }
     }
 
     /// [`Ucx::amo`] for what UCX lacks, as a compare-and-swap loop on the aligned 4- or
@@ -92,6 +111,11 @@ impl Ucx {
         match post {
             Some((o, v)) if matches!(W::SIZE, 4 | 8) => {
                 let w = self.worker(ctx)?;
+                if let Some(p) = self.cpu_mapped(w, pe, addr) {
+                    // SAFETY: see `cpu_mapped`.
+                    unsafe { W::rmw(p.cast::<W>(), op) };
+                    return Ok(());
+                }
                 let (ep, raddr, key) = self.target(w, pe, addr)?;
                 let r = ep.atomic_post(o, v.to_bits64(), W::SIZE, raddr, key);
                 w.note_issued();

@@ -132,6 +132,10 @@ pub(crate) struct Ucx {
     heap_off: usize,
     /// Whether UCX allocated the heap segment (`Ucx::start`'s `maps_no_peer`).
     direct: bool,
+    /// Whether UCX's atomics are CPU atomics (no RDMA adapter's): an atomic on a heap
+    /// mapped here ([`Conn::mapped`]) is then a CPU atomic on the mapping, and the job's
+    /// node-local atomics need not go through UCX (`Fabric::amo`).
+    cpu_atomics: bool,
     /// Whether some connection maps its PE's heap segment ([`Conn::mapped`]): fences then
     /// complete what went through UCX, since later copies do not queue behind it.
     maps_peer: AtomicBool,

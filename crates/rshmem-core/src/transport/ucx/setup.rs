@@ -196,6 +196,7 @@ impl Ucx {
             ucp,
             heap_off,
             direct,
+            cpu_atomics: atomics_are_cpu_atomics(),
             maps_peer: AtomicBool::new(false),
             raise_by_message: AtomicBool::new(true),
         })
@@ -242,6 +243,40 @@ impl Ucx {
     /// reach it one-sidedly (for `SHMEM_INFO`).
     pub(crate) fn allocated_heap(&self) -> bool {
         self.direct
+    }
+
+    /// Whether UCX's atomics are CPU atomics ([`atomics_are_cpu_atomics`]).
+    pub(crate) fn cpu_atomics(&self) -> bool {
+        self.cpu_atomics
+    }
+}
+
+/// Whether every atomic UCX applies is a CPU atomic, so that this process's own CPU
+/// atomics on the same words are atomic with them: `UCX_ATOMIC_MODE=cpu`, or (unless the
+/// user asked for `device`) no RDMA adapter on this host. Device atomics come from RDMA
+/// adapters alone; without one, UCX's atomics are its shared-memory transports' CPU
+/// atomics or active messages that the target applies with CPU atomics (`amo_sw.c`). An
+/// adapter's own atomics are not atomic with the CPU's (UCX's `guess` mode picks them as
+/// soon as an adapter offers them), so with one present every atomic keeps going through
+/// UCX.
+fn atomics_are_cpu_atomics() -> bool {
+    match std::env::var("UCX_ATOMIC_MODE")
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        Some(m) if m.eq_ignore_ascii_case("cpu") => true,
+        Some(m) if m.eq_ignore_ascii_case("device") => false,
+        _ => !rdma_adapter_present(),
+    }
+}
+
+/// Whether the kernel lists an RDMA adapter (InfiniBand, RoCE, iWARP, EFA...): each has an
+/// entry in `/sys/class/infiniband`. Unreadable for another reason than absence: assume one.
+fn rdma_adapter_present() -> bool {
+    match std::fs::read_dir("/sys/class/infiniband") {
+        Ok(mut entries) => entries.next().is_some(),
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
     }
 }
 
