@@ -16,13 +16,43 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use super::{CtxState, Network, SymAddr};
+use super::{CtxState, Network, Seg, SymAddr};
 use crate::error::Result;
 
 /// Distinct (PE, word) pairs held at once; one more flushes the list first. A PE owes at
 /// most one acknowledgement per channel it received on since its last wait: a tree's parent,
 /// the ring's neighbour, an active set's pairs.
 const CAP: usize = 16;
+
+/// How many owed raises one message may carry ([`Deferred::take_for`]).
+pub(crate) const RIDE_MAX: usize = 4;
+
+/// Raises owed to one PE, taken off the list to ride on a message to it.
+#[derive(Clone, Copy)]
+pub(crate) struct Riders {
+    owed: [(SymAddr, u64); RIDE_MAX],
+    len: usize,
+}
+
+impl Default for Riders {
+    fn default() -> Self {
+        let none = SymAddr {
+            seg: Seg::Heap,
+            off: 0,
+        };
+        Riders {
+            owed: [(none, 0); RIDE_MAX],
+            len: 0,
+        }
+    }
+}
+
+impl Riders {
+    /// The raises: (where, by how much).
+    pub(crate) fn as_slice(&self) -> &[(SymAddr, u64)] {
+        &self.owed[..self.len]
+    }
+}
 
 /// A pending raise: add `by` to `addr` on `pe`.
 #[derive(Clone, Copy)]
@@ -94,6 +124,38 @@ impl Deferred {
         }
     }
 
+    /// Takes up to [`RIDE_MAX`] of the raises owed to `pe` off the list, for a message to
+    /// `pe` to carry (`Raise` through UCX): over TCP a message each costs a system call on
+    /// both sides, and a PE that owes a peer an acknowledgement usually raises something
+    /// there next (the sync after a broadcast, the next round of a reduction).
+    pub(crate) fn take_for(&self, pe: usize) -> Riders {
+        let mut riders = Riders::default();
+        if !self.any() {
+            return riders;
+        }
+        let mut guard = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        let (list, len) = &mut *guard;
+        let mut kept = 0;
+        for i in 0..*len {
+            match list[i] {
+                Some(o) if o.pe == pe && riders.len < RIDE_MAX => {
+                    riders.owed[riders.len] = (o.addr, o.by);
+                    riders.len += 1;
+                }
+                other => {
+                    list[kept] = other;
+                    kept += 1;
+                }
+            }
+        }
+        for slot in &mut list[kept..*len] {
+            *slot = None;
+        }
+        *len = kept;
+        self.any.store(kept > 0, Ordering::Release);
+        riders
+    }
+
     /// Sends everything owed, on `ctx`. The list is emptied under the lock and sent
     /// outside it: a raise may wait for the network, and that wait may flush again.
     pub(crate) fn flush(&self, net: &Network, ctx: &CtxState) -> Result<()> {
@@ -109,7 +171,7 @@ impl Deferred {
         let mut first_err = Ok(());
         for o in owed[..len].iter().flatten() {
             let r = match net {
-                Network::Ucx(u) => u.raise(ctx, o.pe, o.addr, o.by),
+                Network::Ucx(u) => u.raise(ctx, o.pe, o.addr, o.by, Riders::default()),
                 Network::Ofi(f) => f.raise(ctx, o.pe, o.addr, o.by),
             };
             // Every other raise still goes out; the first failure is reported.
@@ -118,5 +180,53 @@ impl Deferred {
             }
         }
         first_err
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owe(d: &Deferred, pe: usize, off: usize, by: u64) {
+        let mut g = d.list.lock().unwrap();
+        let (list, len) = &mut *g;
+        list[*len] = Some(Owed {
+            pe,
+            addr: SymAddr {
+                seg: Seg::Heap,
+                off,
+            },
+            by,
+        });
+        *len += 1;
+        d.any.store(true, Ordering::Release);
+    }
+
+    #[test]
+    fn a_message_takes_what_is_owed_to_its_pe_and_leaves_the_rest() {
+        let d = Deferred::new();
+        assert!(d.take_for(1).as_slice().is_empty());
+        owe(&d, 1, 8, 1);
+        owe(&d, 2, 16, 2);
+        owe(&d, 1, 24, 3);
+        let r = d.take_for(1);
+        let offs: Vec<(usize, u64)> = r.as_slice().iter().map(|(a, n)| (a.off, *n)).collect();
+        assert_eq!(offs, [(8, 1), (24, 3)]);
+        assert!(d.any(), "PE 2's is still owed");
+        assert!(d.take_for(1).as_slice().is_empty());
+        let r = d.take_for(2);
+        assert_eq!(r.as_slice().len(), 1);
+        assert!(!d.any());
+    }
+
+    #[test]
+    fn a_message_carries_at_most_ride_max() {
+        let d = Deferred::new();
+        for i in 0..RIDE_MAX + 2 {
+            owe(&d, 3, 8 * i, 1);
+        }
+        assert_eq!(d.take_for(3).as_slice().len(), RIDE_MAX);
+        assert_eq!(d.take_for(3).as_slice().len(), 2);
+        assert!(!d.any());
     }
 }

@@ -627,7 +627,7 @@ impl Fabric {
             // delivery, not a flush), a PE's last sync flags could still be in flight when
             // its peers saw it finalize (a 4-PE job over mixed routes hung in finalize).
             Route::Net => match self.net() {
-                Network::Ucx(u) => u.raise(ctx, pe, addr, by),
+                Network::Ucx(u) => u.raise(ctx, pe, addr, by, self.deferred.take_for(pe)),
                 Network::Ofi(o) => o.raise(ctx, pe, addr, by),
             },
         }
@@ -670,9 +670,17 @@ impl Fabric {
     #[inline]
     pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
         debug_assert_eq!(x.dir, Dir::Put);
-        if let (Route::Net, Some(net)) = (self.routes[x.pe], &self.net) {
-            // SAFETY: forwarded contract.
-            return on_net!(net, n => unsafe { n.put_raise(x, sig) });
+        match (self.routes[x.pe], &self.net) {
+            (Route::Net, Some(Network::Ucx(u))) => {
+                let riders = self.deferred.take_for(x.pe);
+                // SAFETY: forwarded contract.
+                return unsafe { u.put_raise(x, sig, riders) };
+            }
+            (Route::Net, Some(Network::Ofi(o))) => {
+                // SAFETY: forwarded contract.
+                return unsafe { o.put_raise(x, sig) };
+            }
+            _ => {}
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };

@@ -8,6 +8,7 @@ use rshmem_ucx::Endpoint;
 use super::rma::copy;
 use super::{CtxWorker, Segment, Ucx, DATA, HEAP, REGIONS, RUNTIME_AREA};
 use crate::error::Result;
+use crate::transport::deferred::{Riders, RIDE_MAX};
 use crate::transport::{CtxState, Dir, Seg, SymAddr, Xfer};
 use crate::word::AmoOp;
 
@@ -15,7 +16,9 @@ use crate::word::AmoOp;
 /// it carries (a channel's message, a pushed chunk of a collective) into the target's
 /// segment: one message where a put, a fence (a round trip over TCP) and a posted atomic
 /// (a request and an acknowledgement) went before. Its header is three words: where the data goes and where the count is (as
-/// [`SymAddr::to_word`]), and by how much it rises. The target's service worker applies it
+/// [`SymAddr::to_word`]), and by how much it rises; then up to
+/// [`RIDE_MAX`] pairs (where, by how much) of other counts of the target this PE owed
+/// (acknowledgements it deferred: `Deferred::take_for`), applied after the first. The target's service worker applies it
 /// in its progress call (the progress thread, or a wait that claimed it): the copy, then a
 /// release add, so a waiter that sees the count sees the data. Message channels keep two
 /// messages in flight and pushed chunks several, each counted on one word: they rely on
@@ -44,6 +47,25 @@ impl Raise {
             chunk.copy_from_slice(&w.to_ne_bytes());
         }
         h
+    }
+
+    /// [`Raise::header`] followed by the raises that ride along (a word pair each, where
+    /// and by how much), and its length in bytes.
+    fn header_with(
+        dst: Option<SymAddr>,
+        sig: SymAddr,
+        by: u64,
+        riders: &Riders,
+    ) -> ([u8; 24 + 16 * RIDE_MAX], usize) {
+        let mut h = [0u8; 24 + 16 * RIDE_MAX];
+        h[..24].copy_from_slice(&Self::header(dst, sig, by));
+        let mut len = 24;
+        for &(a, n) in riders.as_slice() {
+            h[len..len + 8].copy_from_slice(&a.to_word().to_ne_bytes());
+            h[len + 8..len + 16].copy_from_slice(&n.to_ne_bytes());
+            len += 16;
+        }
+        (h, len)
     }
 
     /// The handler of this PE's service worker, over this PE's `segments`.
@@ -93,6 +115,19 @@ impl Raise {
             // writer updates atomically (one writer raises it; its owner reads and resets).
             unsafe { std::sync::atomic::AtomicU64::from_ptr(p.cast()) }
                 .fetch_add(by, Ordering::Release);
+            // The raises that rode along (owed acknowledgements: `Deferred::take_for`).
+            let mut i = 3;
+            while let (Some(at), Some(by)) = (word(i), word(i + 1)) {
+                let Some(p) =
+                    local(SymAddr::from_word(at), 8).filter(|p| p.cast::<u64>().is_aligned())
+                else {
+                    return Raise::malformed("a count outside the runtime area");
+                };
+                // SAFETY: as above.
+                unsafe { std::sync::atomic::AtomicU64::from_ptr(p.cast()) }
+                    .fetch_add(by, Ordering::Release);
+                i += 2;
+            }
         })
     }
 
@@ -111,20 +146,21 @@ impl Ucx {
     ///
     /// # Safety
     /// As [`crate::transport::Fabric::put_raise`].
-    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
+    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr, riders: Riders) -> Result<()> {
         let src = x.local as *const u8;
         let w = self.worker(x.ctx)?;
         if let Some(p) = Self::mapped(w, x.pe, x.remote) {
             // SAFETY: as in `xfer`.
             unsafe { copy(Dir::Put, p, src.cast_mut(), x.len) };
-            return self.amo_post(x.ctx, x.pe, sig, AmoOp::Add(1));
+            self.amo_post(x.ctx, x.pe, sig, AmoOp::Add(1))?;
+            return self.raise_each(x.ctx, w, x.pe, &riders);
         }
         let (ep, raddr, key) = self.target(w, x.pe, x.remote)?;
         // SAFETY: the caller's contract: `src` is readable for `len` bytes.
         let data = unsafe { std::slice::from_raw_parts(src, x.len) };
         if x.len <= Raise::MAX_DATA && self.raise_by_message.load(Ordering::Relaxed) {
             // Data and count in one message: no fence, no acknowledgement.
-            return Self::send_raise(w, ep, x.pe, Some(x.remote), data, sig, 1);
+            return Self::send_raise(w, ep, x.pe, Some(x.remote), data, sig, 1, &riders);
         }
         // The remote range was checked.
         let r = ep.put_blocking(data, raddr, key);
@@ -133,7 +169,15 @@ impl Ucx {
         w.worker
             .fence()
             .map_err(Self::op_error(x.pe, "a UCX fence failed"))?;
-        self.raise_served(x.ctx, w, x.pe, sig, 1)
+        self.raise_served(x.ctx, w, x.pe, sig, 1, riders)
+    }
+
+    /// Raises each of `riders` on `pe` on its own (where no message carries them).
+    fn raise_each(&self, ctx: &CtxState, w: &CtxWorker, pe: usize, riders: &Riders) -> Result<()> {
+        for &(a, by) in riders.as_slice() {
+            self.raise_served(ctx, w, pe, a, by, Riders::default())?;
+        }
+        Ok(())
     }
 
     /// Adds `by` to a runtime counter on `pe` that only this PE raises (see
@@ -141,9 +185,16 @@ impl Ucx {
     /// service applies, where UCX would carry a posted atomic over TCP as a request and an
     /// acknowledgement; a posted atomic into a heap mapped here (one-sided) or once
     /// finalize's last sync began.
-    pub(crate) fn raise(&self, ctx: &CtxState, pe: usize, addr: SymAddr, by: u64) -> Result<()> {
+    pub(crate) fn raise(
+        &self,
+        ctx: &CtxState,
+        pe: usize,
+        addr: SymAddr,
+        by: u64,
+        riders: Riders,
+    ) -> Result<()> {
         let w = self.worker(ctx)?;
-        self.raise_served(ctx, w, pe, addr, by)
+        self.raise_served(ctx, w, pe, addr, by, riders)
     }
 
     /// [`Ucx::raise`] on `ctx`'s worker `w`, by a thread already serving where it must.
@@ -154,12 +205,14 @@ impl Ucx {
         pe: usize,
         addr: SymAddr,
         by: u64,
+        riders: Riders,
     ) -> Result<()> {
         if Self::mapped(w, pe, addr).is_some() || !self.raise_by_message.load(Ordering::Relaxed) {
-            return self.amo_post(ctx, pe, addr, AmoOp::Add(by));
+            self.amo_post(ctx, pe, addr, AmoOp::Add(by))?;
+            return self.raise_each(ctx, w, pe, &riders);
         }
         let (ep, _, _) = self.target(w, pe, addr)?;
-        Self::send_raise(w, ep, pe, None, &[], addr, by)
+        Self::send_raise(w, ep, pe, None, &[], addr, by, &riders)
     }
 
     /// Sends a [`Raise`] on `ep` (of `w`, to `pe`): `data` to `dst`, then `sig` up by `by`.
@@ -172,8 +225,10 @@ impl Ucx {
         data: &[u8],
         sig: SymAddr,
         by: u64,
+        riders: &Riders,
     ) -> Result<()> {
-        let r = ep.am_send(Raise::ID, &Raise::header(dst, sig, by), data);
+        let (header, len) = Raise::header_with(dst, sig, by, riders);
+        let r = ep.am_send(Raise::ID, &header[..len], data);
         // Counted for quiet, as the posted add it replaces.
         w.note_issued();
         r.map_err(Self::op_error(pe, "a UCX active message failed"))
