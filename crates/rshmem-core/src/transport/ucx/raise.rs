@@ -94,7 +94,7 @@ impl Raise {
                 h.get(i * 8..i * 8 + 8)
                     .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
             };
-            let (Some(dst), Some(sig), Some(by)) = (word(0), word(1), word(2)) else {
+            let (Some(dst), Some(_), Some(_)) = (word(0), word(1), word(2)) else {
                 return Raise::malformed("a short header");
             };
             if dst != Self::NO_DATA {
@@ -106,24 +106,18 @@ impl Raise {
                 // every other access off the range until the count below is seen.
                 unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), p, d.len()) };
             }
-            let Some(p) =
-                local(SymAddr::from_word(sig), 8).filter(|p| p.cast::<u64>().is_aligned())
-            else {
-                return Raise::malformed("a count outside the runtime area");
-            };
-            // SAFETY: an aligned runtime word of this PE's mapped segment, which every
-            // writer updates atomically (one writer raises it; its owner reads and resets).
-            unsafe { std::sync::atomic::AtomicU64::from_ptr(p.cast()) }
-                .fetch_add(by, Ordering::Release);
-            // The raises that rode along (owed acknowledgements: `Deferred::take_for`).
-            let mut i = 3;
+            // The count, then the counts that rode along (owed acknowledgements:
+            // `Deferred::take_for`), each a (where, by how much) pair of words.
+            let mut i = 1;
             while let (Some(at), Some(by)) = (word(i), word(i + 1)) {
                 let Some(p) =
                     local(SymAddr::from_word(at), 8).filter(|p| p.cast::<u64>().is_aligned())
                 else {
                     return Raise::malformed("a count outside the runtime area");
                 };
-                // SAFETY: as above.
+                // SAFETY: an aligned runtime word of this PE's mapped segment, which every
+                // writer updates atomically (one writer raises it; its owner reads and
+                // resets).
                 unsafe { std::sync::atomic::AtomicU64::from_ptr(p.cast()) }
                     .fetch_add(by, Ordering::Release);
                 i += 2;
