@@ -263,6 +263,8 @@ struct Pe {
     inited: bool,
     finalized: bool,
     pmi_closed: bool,
+    /// Whether its `abort` came (held back or recorded).
+    aborted: bool,
     /// oshrun's end of the PE's PMI socket (the reader thread owns another handle), to
     /// look whether anything holds the other end open.
     pmi: UnixStream,
@@ -514,6 +516,7 @@ fn start_pe(
         inited: false,
         finalized: false,
         pmi_closed: false,
+        aborted: false,
     };
     // From here on `pe` must not be lost: on error, kill and reap it before returning.
     let bail = |mut pe: Pe, what: &str, e: std::io::Error| {
@@ -601,6 +604,12 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
     // Leftovers are reaped at most this often: a scan of /proc per SIGCHLD would cost
     // O(PEs) for each PE's exit.
     let mut leftovers_reaped = started;
+    // Aborts that came while a PE that had died of a failure was not judged yet (its
+    // socket not read to the end): most likely the abort is about it (a peer's wait saw
+    // it gone), so its own verdict (its abort, or its exit status) goes first, as if its
+    // socket had been read before the abort came. Recorded once no such PE is left
+    // (within PMI_DRAIN); aborts with no death before them go first come, first served.
+    let mut held: Vec<(usize, Failure)> = Vec::new();
 
     loop {
         pes.reap();
@@ -625,8 +634,19 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
                 continue;
             }
             let verdict = judge(pe, st);
+            let rank = pe.rank;
             pes.0[i].judged = true;
+            // Its own abort, if held back, says more than its exit status.
+            if let Some(k) = held.iter().position(|(r, _)| *r == rank) {
+                let (_, f) = held.remove(k);
+                end.fail(f, pes);
+            }
             if let Some(f) = verdict {
+                end.fail(f, pes);
+            }
+        }
+        if !held.is_empty() && !pes.0.iter().any(Pe::unjudged_death) {
+            for (_, f) in held.drain(..) {
                 end.fail(f, pes);
             }
         }
@@ -713,7 +733,14 @@ fn supervise(spec: &JobSpec, pes: &mut Pes, rx: &mpsc::Receiver<Event>) -> i32 {
                         PmiEvent::Closed => pe.pmi_closed = true,
                         PmiEvent::Stranded => stranded = Some((rank, Instant::now())),
                         PmiEvent::Abort { code, msg } => {
-                            end.fail(Failure::Abort { rank, code, msg }, pes)
+                            pe.aborted = true;
+                            let f = Failure::Abort { rank, code, msg };
+                            pes.reap();
+                            if pes.0.iter().any(Pe::unjudged_death) {
+                                held.push((rank, f));
+                            } else {
+                                end.fail(f, pes);
+                            }
                         }
                     }
                 }
@@ -749,6 +776,19 @@ fn reap_leftovers(pes: &Pes) {
         // Only our other children: a PE is reaped through its `Child`.
         if !pes.0.iter().any(|pe| pe.pid == p) {
             sys::try_reap(p);
+        }
+    }
+}
+
+impl Pe {
+    /// Dead of a failure it has not reported itself (no abort, no finalize), and not
+    /// judged yet.
+    fn unjudged_death(&self) -> bool {
+        match self.status {
+            Some(st) if !self.judged && !self.aborted && !self.finalized => {
+                judge(self, st).is_some()
+            }
+            _ => false,
         }
     }
 }
