@@ -133,6 +133,9 @@ for h in $(seq 1 "$hosts"); do
     ip netns add "$ns"
     # The host's end is called eth0 inside its namespace (names are per namespace), so
     # UCX_NET_DEVICES=eth0 holds on every host.
+    # A run killed before its cleanup may have left this pair in the root namespace (the
+    # index is ours now: the launcher namespace claimed it).
+    ip link del "rsp${idx}h${h}" 2>/dev/null || true
     ip link add "rsv${idx}h${h}" type veth peer name "rsp${idx}h${h}"
     ip link set "rsv${idx}h${h}" netns "$ns"
     ip -n "$ns" link set "rsv${idx}h${h}" name eth0
