@@ -22,9 +22,8 @@ impl Ucx {
         op: AmoOp<W>,
     ) -> Result<W> {
         let w = self.worker(ctx)?;
-        if let Some(p) = self.cpu_mapped(w, pe, addr) {
-            // SAFETY: see `cpu_mapped`.
-            return Ok(unsafe { W::rmw(p.cast::<W>(), op) });
+        if let Some(old) = self.cpu_rmw(w, pe, addr, op) {
+            return Ok(old);
         }
         let err = Self::op_error(pe, "a UCX atomic failed");
         // On a heap UCX allocated, UCX 1.13's shared-memory transports return 0 and clear the
@@ -57,19 +56,18 @@ impl Ucx {
         Ok(W::from_bits64(old))
     }
 
-    /// Where `addr` on `pe` is mapped here, when UCX's atomics are CPU atomics: an atomic
-    /// there is then a CPU atomic on the mapping, as UCX's shared-memory transports would
-    /// make it, without UCX's call (an atomic through UCX costs 5-8 times as much).
-    ///
-    /// The pointer is valid for the word: the caller range-checked and aligned `addr`,
-    /// and the mapping lives as long as the connection.
+    /// `op` as a CPU atomic where `addr` on `pe` is mapped here and UCX's atomics are CPU
+    /// atomics (as UCX's shared-memory transports would apply it, without UCX's call,
+    /// which costs 5-8 times as much); the previous value, or `None` when UCX must do it.
     #[inline(always)]
-    fn cpu_mapped(&self, w: &CtxWorker, pe: usize, addr: SymAddr) -> Option<*mut u8> {
-        if self.cpu_atomics {
-            Self::mapped(w, pe, addr)
-        } else {
-            None
+    fn cpu_rmw<W: Word>(&self, w: &CtxWorker, pe: usize, addr: SymAddr, op: AmoOp<W>) -> Option<W> {
+        if !self.cpu_atomics {
+            return None;
         }
+        let p = Self::mapped(w, pe, addr)?;
+        // SAFETY: the caller range-checked and aligned `addr` for `W`, and the mapping
+        // lives as long as the connection.
+        Some(unsafe { W::rmw(p.cast::<W>(), op) })
     }
 
     /// [`Ucx::amo`] for what UCX lacks, as a compare-and-swap loop on the aligned 4- or
@@ -111,9 +109,7 @@ impl Ucx {
         match post {
             Some((o, v)) if matches!(W::SIZE, 4 | 8) => {
                 let w = self.worker(ctx)?;
-                if let Some(p) = self.cpu_mapped(w, pe, addr) {
-                    // SAFETY: see `cpu_mapped`.
-                    unsafe { W::rmw(p.cast::<W>(), op) };
+                if self.cpu_rmw(w, pe, addr, op).is_some() {
                     return Ok(());
                 }
                 let (ep, raddr, key) = self.target(w, pe, addr)?;
