@@ -52,6 +52,16 @@ impl Riders {
     pub(crate) fn as_slice(&self) -> &[(SymAddr, u64)] {
         &self.owed[..self.len]
     }
+
+    /// Adds one if there is room; whether it did.
+    fn push(&mut self, addr: SymAddr, by: u64) -> bool {
+        if self.len == RIDE_MAX {
+            return false;
+        }
+        self.owed[self.len] = (addr, by);
+        self.len += 1;
+        true
+    }
 }
 
 /// A pending raise: add `by` to `addr` on `pe`.
@@ -138,10 +148,7 @@ impl Deferred {
         let mut kept = 0;
         for i in 0..*len {
             match list[i] {
-                Some(o) if o.pe == pe && riders.len < RIDE_MAX => {
-                    riders.owed[riders.len] = (o.addr, o.by);
-                    riders.len += 1;
-                }
+                Some(o) if o.pe == pe && riders.push(o.addr, o.by) => {}
                 other => {
                     list[kept] = other;
                     kept += 1;
@@ -162,16 +169,28 @@ impl Deferred {
         if !self.any() {
             return Ok(());
         }
-        let (owed, len) = {
+        let (mut owed, len) = {
             let mut guard = self.list.lock().unwrap_or_else(|e| e.into_inner());
             let taken = std::mem::replace(&mut *guard, ([None; CAP], 0));
             self.any.store(false, Ordering::Release);
             taken
         };
         let mut first_err = Ok(());
-        for o in owed[..len].iter().flatten() {
+        for i in 0..len {
+            let Some(o) = owed[i].take() else { continue };
             let r = match net {
-                Network::Ucx(u) => u.raise(ctx, o.pe, o.addr, o.by, Riders::default()),
+                // What else is owed to the same PE rides on the same message.
+                Network::Ucx(u) => {
+                    let mut riders = Riders::default();
+                    for slot in &mut owed[i + 1..len] {
+                        if let Some(n) = *slot {
+                            if n.pe == o.pe && riders.push(n.addr, n.by) {
+                                *slot = None;
+                            }
+                        }
+                    }
+                    u.raise(ctx, o.pe, o.addr, o.by, riders)
+                }
                 Network::Ofi(f) => f.raise(ctx, o.pe, o.addr, o.by),
             };
             // Every other raise still goes out; the first failure is reported.
