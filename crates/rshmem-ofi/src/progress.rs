@@ -232,7 +232,11 @@ impl ProgressThread {
             .spawn(move || -> Result<()> {
                 let mut can_sleep = true;
                 while !flag.load(Ordering::Acquire) {
-                    counter.fetch_add(1, Ordering::Relaxed);
+                    // Rounds in which the thread may drive the endpoint: with a handoff,
+                    // its timed sleeps while a waiter holds the fd do not count.
+                    if handoff.as_ref().is_none_or(|h| !h.claimed()) {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    }
                     if let Some(h) = &handoff {
                         // Woken just before a waiter claimed the fd, the thread leaves the
                         // endpoint to the waiter and sleeps until the fd comes back: two
@@ -274,7 +278,8 @@ impl ProgressThread {
         self.driver.clone()
     }
 
-    /// How many times the thread went round its loop (a diagnostic).
+    /// How many times the thread went round its loop to drive the endpoint (a diagnostic:
+    /// its sleeps while a waiting thread holds the endpoint's fd do not count).
     pub fn rounds(&self) -> u64 {
         self.rounds.load(Ordering::Relaxed)
     }

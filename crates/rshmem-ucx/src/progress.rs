@@ -136,10 +136,10 @@ impl ProgressThread {
             .name("ucx-progress".into())
             .spawn(move || -> Result<()> {
                 while !flag.load(Ordering::Acquire) {
-                    counter.fetch_add(1, Ordering::Relaxed);
                     // While a waiting thread holds the worker's fd (or did within
                     // handoff::LINGER) the worker is its to drive: the thread only sleeps.
                     if !handoff.claimed() {
+                        counter.fetch_add(1, Ordering::Relaxed);
                         // Sleeps (never spins) while a waiting thread drives the worker.
                         let _g = lock.lock().unwrap_or_else(|e| e.into_inner());
                         while worker.progress() {}
@@ -174,7 +174,7 @@ impl ProgressThread {
     }
 
     /// How many times the thread has woken up and progressed the worker (a diagnostic: it
-    /// stays still while the worker is idle).
+    /// stays still while the worker is idle, or while a waiting thread drives it).
     pub fn rounds(&self) -> u64 {
         self.rounds.load(Ordering::Relaxed)
     }

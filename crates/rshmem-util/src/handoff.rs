@@ -30,7 +30,7 @@ pub struct Handoff {
 }
 
 /// Who holds the event fd (changed with the epoll set under the handoff's lock).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Hold {
     /// Threads holding a claim.
     waiters: usize,
@@ -43,11 +43,32 @@ struct Hold {
     releases: u64,
     /// The thread sleeps with no timeout (the fd was in its set when it went to sleep).
     untimed: bool,
+    /// The length of the thread's next timed sleep while the fd is out: [`LINGER`], doubled
+    /// after each sleep that found the fd still in use, up to [`LINGER_MAX`].
+    linger: Duration,
 }
 
 /// How long a lazily released fd stays with the waiters before the progress thread takes
-/// it back ([`Handoff::release_lazily`]); the thread looks every this long while it is out.
+/// it back ([`Handoff::release_lazily`]): the thread's first look, once the fd went out.
 pub const LINGER: Duration = Duration::from_millis(1);
+/// The longest the thread sleeps while the fd is out: each look that finds it still in use
+/// doubles the next sleep, up to this. A loop of waits then wakes the thread about 250
+/// times a second, not 2,000 (two per [`LINGER`]: each wake took the core from a PE that
+/// shares it, about 7% of a 2-PE reduction and barrier over UCX's TCP, issue 27); a PE that
+/// leaves such a loop to compute is served at most twice this later.
+pub const LINGER_MAX: Duration = Duration::from_millis(4);
+
+impl Default for Hold {
+    fn default() -> Hold {
+        Hold {
+            waiters: 0,
+            held: false,
+            releases: 0,
+            untimed: false,
+            linger: LINGER,
+        }
+    }
+}
 
 impl Drop for Handoff {
     fn drop(&mut self) {
@@ -156,6 +177,7 @@ impl Handoff {
     fn give_back(&self, h: &mut Hold) {
         let _ = epoll_set(self.epoll, self.event, true);
         h.held = false;
+        h.linger = LINGER;
         self.out.store(false, Ordering::Relaxed);
     }
 
@@ -182,7 +204,7 @@ impl Handoff {
     /// that waits again meanwhile (a loop of syncs) claims it with no system call, and the
     /// thread is not woken by the events that come between two waits, which the next wait
     /// serves. Past that the progress thread takes it back ([`Handoff::sleep`]), so a PE
-    /// that went on computing is served [`LINGER`] to twice that later. Before, each wait
+    /// that went on computing is served [`LINGER`] to twice [`LINGER_MAX`] later. Before, each wait
     /// gave the fd back: in a loop of 2-PE barriers over UCX's TCP the peer's next message
     /// often came just after, woke the thread (1.6 context switches per barrier) and made
     /// the next wait meet it at the worker's lock: 30-40 us a barrier where OSHMEM takes 8.
@@ -192,9 +214,8 @@ impl Handoff {
         if h.waiters == 0 {
             h.releases = h.releases.wrapping_add(1);
             if h.untimed {
-                // Its sleep would never end: woken, it sleeps [`LINGER`] at a time while
-                // the fd is out and unclaimed, so a loop of waits wakes it about twice per
-                // LINGER rather than at each wait.
+                // Its sleep would never end (the claim took the fd from a thread asleep
+                // with it): woken once, it sleeps timed while the fd is out.
                 h.untimed = false;
                 self.wake();
             }
@@ -203,17 +224,21 @@ impl Handoff {
 
     /// The progress thread's sleep: until the event fd is readable while it is in the
     /// thread's set, or [`Handoff::stop`] (or a release that could not arm the network, or
-    /// a lazy one) woke it. While the fd is out and no waiter holds it, the sleep lasts
-    /// [`LINGER`] at most, and takes back an fd released lazily that long ago: the thread
-    /// then drives and arms the network before its next sleep.
+    /// a lazy one while the sleep was untimed) woke it. While the fd is out the sleep is
+    /// timed ([`LINGER`], growing to [`LINGER_MAX`] while the fd stays in use), and takes
+    /// back an fd released lazily that long ago with no claim since: the thread then
+    /// drives and arms the network before its next sleep.
     pub fn sleep(&self) -> io::Result<()> {
         let (timeout, releases) = {
             let mut h = self.hold();
-            // Timed only while the fd is out with nobody waiting: a waiter drives the
-            // network and gives the fd back itself, or lazily, which wakes the thread.
-            let lazy = h.held && h.waiters == 0;
-            h.untimed = !lazy;
-            let timeout = if lazy { LINGER.as_millis() as i32 } else { -1 };
+            // Timed while the fd is out, claimed or not: a waiter's lazy release then needs
+            // no wake-up, and the thread takes the fd back on its own once the waits stop.
+            h.untimed = !h.held;
+            let timeout = if h.held {
+                h.linger.as_millis() as i32
+            } else {
+                -1
+            };
             (timeout, h.releases)
         };
         let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 2];
@@ -237,10 +262,14 @@ impl Handoff {
         }
         let mut h = self.hold();
         h.untimed = false;
-        // A timed sleep that ran its course with no release meanwhile: the last one was at
-        // least LINGER ago.
-        if r == 0 && timeout >= 0 && h.held && h.waiters == 0 && h.releases == releases {
-            self.give_back(&mut h);
+        if r == 0 && timeout >= 0 && h.held {
+            if h.waiters == 0 && h.releases == releases {
+                // A timed sleep that ran its course with no claim ended meanwhile and none
+                // held: the last release was at least that long ago.
+                self.give_back(&mut h);
+            } else {
+                h.linger = (h.linger * 2).min(LINGER_MAX);
+            }
         }
         Ok(())
     }
@@ -530,6 +559,43 @@ mod tests {
         tx.send(()).unwrap();
         signal(ev);
         t.join().unwrap();
+        close(ev, h);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "epoll")]
+    fn a_loop_of_waits_wakes_the_thread_at_most_every_linger_max() {
+        let (ev, h) = shared_handoff();
+        let stop = Arc::new(AtomicBool::new(false));
+        let t = {
+            let (h, stop) = (h.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut sleeps = 0u32;
+                while !stop.load(Ordering::Acquire) {
+                    h.sleep().unwrap();
+                    sleeps += 1;
+                }
+                sleeps
+            })
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        // Waits one after the other, each released lazily, for 200 ms.
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(200) {
+            h.claim();
+            std::thread::sleep(Duration::from_micros(50));
+            h.release_lazily();
+        }
+        stop.store(true, Ordering::Release);
+        h.stop();
+        let sleeps = t.join().unwrap();
+        // One wake for the first lazy release, looks at 1, 2, then every 4 ms (timers end
+        // late, never early), and the stop. Before LINGER_MAX it woke 942 times here.
+        let most = 3 + (200 / LINGER_MAX.as_millis() as u32) + 2;
+        assert!(
+            sleeps <= most,
+            "{sleeps} wakes in 200 ms of waits (at most {most})"
+        );
         close(ev, h);
     }
 
