@@ -105,7 +105,11 @@ find_sos() { [ -n "$1" ] && [ -x "$1/bin/oshcc" ]; }
 # is missing.
 find_osu() {
     osu=$1
-    if [ -n "$osu" ] && [ -f "$osu/openshmem/osu_oshm_put.c" ]; then osu=$(dirname -- "$osu"); fi
+    # DIR may be the tree or its c/ folder (OMB's git history also keeps an older
+    # openshmem/ at the top, beside c/: the tree itself then).
+    if [ -n "$osu" ] && [ ! -f "$osu/c/openshmem/osu_oshm_put.c" ] && [ -f "$osu/openshmem/osu_oshm_put.c" ]; then
+        osu=$(dirname -- "$osu")
+    fi
     if [ -z "$osu" ] || [ ! -f "$osu/c/openshmem/osu_oshm_put.c" ] || [ ! -f "$osu/c/util/osu_util.c" ]; then
         warn "the OSU micro-benchmarks' sources are needed: --osu DIR or OSU_SRC=DIR, a tree"
         echo "  holding c/openshmem and c/util of OMB 6.x (${osu:-none given}${osu:+: no c/openshmem/osu_oshm_put.c or c/util/osu_util.c there});" >&2
