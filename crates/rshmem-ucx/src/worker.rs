@@ -7,7 +7,7 @@ use crate::progress::Driver;
 use crate::request::{issued, Issued};
 use crate::status::{check, ptr_is_err, ptr_status, Result, Status, UcxError};
 use crate::sys;
-use rshmem_util::handoff;
+use rshmem_util::{handoff, wait};
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::fmt;
@@ -106,6 +106,7 @@ impl WorkerInner {
         }
         let lib = self.lib();
         let mut serving = None;
+        let mut waiter = wait::Waiter::new();
         loop {
             // SAFETY: req is a live request we own (no callback was set).
             let st = unsafe { lib.ucp_request_check_status(req) };
@@ -126,8 +127,13 @@ impl WorkerInner {
             // the progress thread stands aside, and a peer may wait for this very service
             // to answer our request.
             let served = handoff::serve_claimed();
-            if !self.progress() && !served {
-                std::thread::yield_now();
+            if self.progress() || served {
+                waiter.keep_hot();
+            } else {
+                // The waiting policy's spin, then yields (never its naps: nothing here
+                // ends one early). A yield at each idle round, as before, was a system
+                // call per poll: a fetch-add over TCP made about one per operation.
+                waiter.snooze_with(|_| std::thread::yield_now());
             }
         }
     }

@@ -73,6 +73,7 @@ impl Endpoint {
         let mut round = 0u32;
         // (completions seen, when that number last moved), checked every 64 rounds.
         let mut stall: Option<(u64, Instant)> = None;
+        let mut waiter = rshmem_util::wait::Waiter::new();
         loop {
             // Reading a counter drives progress where the provider needs it (util counters
             // progress their endpoints), so nothing else is polled here.
@@ -110,8 +111,12 @@ impl Endpoint {
             }
             // A thread that claimed the endpoint peers' operations arrive on serves them
             // while it waits (they may be what its own operations wait for).
-            if round > 16 && !rshmem_util::handoff::serve_claimed() {
-                std::thread::yield_now();
+            if rshmem_util::handoff::serve_claimed() {
+                waiter.keep_hot();
+            } else {
+                // The waiting policy's spin, then yields (never its naps: nothing here
+                // ends one early).
+                waiter.snooze_with(|_| std::thread::yield_now());
             }
         }
     }
