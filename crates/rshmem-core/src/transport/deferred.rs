@@ -139,24 +139,19 @@ impl Deferred {
     /// both sides, and a PE that owes a peer an acknowledgement usually raises something
     /// there next (the sync after a broadcast, the next round of a reduction).
     pub(crate) fn take_for(&self, pe: usize) -> Riders {
-        let mut riders = Riders::default();
         if !self.any() {
-            return riders;
+            return Riders::default();
         }
         let mut guard = self.list.lock().unwrap_or_else(|e| e.into_inner());
         let (list, len) = &mut *guard;
+        let riders = gather(&mut list[..*len], pe);
+        // Close the gaps the taken raises left.
         let mut kept = 0;
         for i in 0..*len {
-            match list[i] {
-                Some(o) if o.pe == pe && riders.push(o.addr, o.by) => {}
-                other => {
-                    list[kept] = other;
-                    kept += 1;
-                }
+            if let Some(o) = list[i].take() {
+                list[kept] = Some(o);
+                kept += 1;
             }
-        }
-        for slot in &mut list[kept..*len] {
-            *slot = None;
         }
         *len = kept;
         self.any.store(kept > 0, Ordering::Release);
@@ -181,14 +176,7 @@ impl Deferred {
             let r = match net {
                 // What else is owed to the same PE rides on the same message.
                 Network::Ucx(u) => {
-                    let mut riders = Riders::default();
-                    for slot in &mut owed[i + 1..len] {
-                        if let Some(n) = *slot {
-                            if n.pe == o.pe && riders.push(n.addr, n.by) {
-                                *slot = None;
-                            }
-                        }
-                    }
+                    let riders = gather(&mut owed[i + 1..len], o.pe);
                     u.raise(ctx, o.pe, o.addr, o.by, riders)
                 }
                 Network::Ofi(f) => f.raise(ctx, o.pe, o.addr, o.by),
@@ -200,6 +188,21 @@ impl Deferred {
         }
         first_err
     }
+}
+
+/// Takes up to [`RIDE_MAX`] of the raises owed to `pe` out of `slots` (leaving `None`), in
+/// their order: what one message to `pe` carries ([`Deferred::take_for`], and a flush's
+/// first raise to each PE).
+fn gather(slots: &mut [Option<Owed>], pe: usize) -> Riders {
+    let mut riders = Riders::default();
+    for slot in slots {
+        if let Some(o) = *slot {
+            if o.pe == pe && riders.push(o.addr, o.by) {
+                *slot = None;
+            }
+        }
+    }
+    riders
 }
 
 #[cfg(test)]
