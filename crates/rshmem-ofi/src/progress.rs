@@ -232,9 +232,10 @@ impl ProgressThread {
             .spawn(move || -> Result<()> {
                 let mut can_sleep = true;
                 while !flag.load(Ordering::Acquire) {
-                    // Rounds in which the thread may drive the endpoint: with a handoff,
-                    // its timed sleeps while a waiter holds the fd do not count.
-                    if handoff.as_ref().is_none_or(|h| !h.claimed()) {
+                    // Rounds in which the thread may drive the endpoint: its timed sleeps
+                    // while a waiter holds the fd do not count.
+                    let claimed = handoff.as_ref().is_some_and(|h| h.claimed());
+                    if !claimed {
                         counter.fetch_add(1, Ordering::Relaxed);
                     }
                     if let Some(h) = &handoff {
@@ -242,7 +243,7 @@ impl ProgressThread {
                         // endpoint to the waiter and sleeps until the fd comes back: two
                         // threads driving it met at the provider's lock at every operation
                         // (a futex hand-over per put served, seen under strace).
-                        if h.claimed() || arm(&p) {
+                        if claimed || arm(&p) {
                             h.sleep().map_err(|e| OfiError::InvalidArgument {
                                 routine: "ProgressThread",
                                 message: format!("epoll_wait: {e}"),
