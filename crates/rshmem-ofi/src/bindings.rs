@@ -57,8 +57,10 @@ pub const FI_MR_ENDPOINT: c_int = 1 << 9;
 pub const FI_MR_HMEM: c_int = 1 << 10;
 
 // Message ordering (tx_attr.msg_order).
+pub const FI_ORDER_RAW: u64 = 1 << 1;
 pub const FI_ORDER_WAW: u64 = 1 << 4;
 pub const FI_ORDER_SAS: u64 = 1 << 8;
+pub const FI_ORDER_RMA_RAW: u64 = 1 << 33;
 pub const FI_ORDER_RMA_WAW: u64 = 1 << 35;
 pub const FI_ORDER_ATOMIC_WAW: u64 = 1 << 39;
 

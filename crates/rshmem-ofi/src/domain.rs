@@ -67,6 +67,9 @@ pub struct Ofi {
     ordered_messages: bool,
     pub(crate) inject_size: usize,
     delivery_complete: bool,
+    /// Writes complete once sent and quiet reads back from each peer written
+    /// ([`Ofi::flushes_by_read`]).
+    pub(crate) flush_by_read: bool,
     next_key: AtomicU64,
     /// Per form (`AtomicKind as usize`), bit `support_bit(ty, op)` set: supported.
     atomics: [u64; 3],
@@ -257,6 +260,10 @@ impl Ofi {
             ordered_messages: caps & sys::FI_MSG != 0 && msg_order & sys::FI_ORDER_SAS != 0,
             inject_size: inject,
             delivery_complete,
+            // A read issued after writes to a peer is served after them, and the provider's
+            // delivery completion of a write costs a message from its target.
+            flush_by_read: delivery_complete
+                && msg_order & (sys::FI_ORDER_RAW | sys::FI_ORDER_RMA_RAW) != 0,
             next_key: AtomicU64::new(1),
             atomics: [0; 3],
         };
@@ -372,6 +379,18 @@ impl Ofi {
     /// [`crate::Endpoint::quiet`] needs to make writes visible there.
     pub fn delivery_complete(&self) -> bool {
         self.delivery_complete
+    }
+
+    /// Whether puts complete once sent, and [`crate::Endpoint::quiet`] (and a fence where
+    /// writes are not ordered) then reads a byte back from each peer written since: the
+    /// provider serves a read after the writes issued before it to the same peer
+    /// (`FI_ORDER_RMA_RAW`), so the read's completion says they were delivered. Over
+    /// `tcp;ofi_rxm` a write's delivery completion is an acknowledgement from its target,
+    /// one message per put; this way a quiet after any number of puts to a peer costs one
+    /// round trip. Fetching atomics, posted atomics and messages still complete at
+    /// delivery.
+    pub fn flushes_by_read(&self) -> bool {
+        self.flush_by_read
     }
 
     /// The memory registration mode bits the provider asked for (`FI_MR_*`).

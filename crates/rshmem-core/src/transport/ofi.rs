@@ -369,7 +369,11 @@ impl Ofi {
             f.domain_name(),
             if f.manual_progress() { "manual (progress thread + waiters)" } else { "automatic" },
             if f.ordered_writes() { "ordered" } else { "unordered (fence waits)" },
-            if f.delivery_complete() { "delivery" } else { "transmission" },
+            match (f.delivery_complete(), f.flushes_by_read()) {
+                (true, true) => "delivery (a run of puts to a peer: once sent, then one read back at quiet)",
+                (true, false) => "delivery",
+                (false, _) => "transmission",
+            },
             if self.float_add { "native" } else { "by compare-and-swap" },
             if self.message_data > 0 {
                 format!("by message (with up to {} bytes of data)", self.message_data)

@@ -4,7 +4,7 @@ use crate::bindings as sys;
 use crate::{OfiError, Result};
 use std::time::{Duration, Instant};
 
-use super::{Count, Endpoint};
+use super::{Count, Endpoint, Unflushed};
 
 const EAGAIN: isize = -(sys::FI_EAGAIN as isize);
 
@@ -145,20 +145,73 @@ impl Endpoint {
     ///
     /// [`Ofi::delivery_complete`]: crate::Ofi::delivery_complete
     pub fn quiet(&self) -> Result<()> {
+        self.flush("Endpoint::quiet")?;
         self.wait("Endpoint::quiet", &self.writes)?;
         self.wait("Endpoint::quiet", &self.reads)
     }
 
     /// Orders this endpoint's earlier writes before its later ones: nothing where the
-    /// provider orders writes ([`Ofi::ordered_writes`]), else a wait for the earlier writes.
+    /// provider orders writes ([`Ofi::ordered_writes`]), else a wait for the earlier writes
+    /// to be delivered.
     ///
     /// [`Ofi::ordered_writes`]: crate::Ofi::ordered_writes
     pub fn fence(&self) -> Result<()> {
         if self.inner.ofi.ordered_writes {
-            Ok(())
-        } else {
-            self.wait("Endpoint::fence", &self.writes)
+            return Ok(());
         }
+        if self.flush("Endpoint::fence")? {
+            self.wait("Endpoint::fence", &self.reads)?;
+        }
+        self.wait("Endpoint::fence", &self.writes)
+    }
+
+    /// Where puts may complete once sent ([`Ofi::flushes_by_read`]): reads a byte from each
+    /// peer put to more than once since the last flush; once those reads complete, the
+    /// puts before them were delivered. Whether it issued any.
+    ///
+    /// [`Ofi::flushes_by_read`]: crate::Ofi::flushes_by_read
+    fn flush(&self, routine: &'static str) -> Result<bool> {
+        // Taken out (its capacity put back below): issuing drives progress, which runs
+        // message handlers.
+        let mut list = {
+            let mut u = self.unflushed.borrow_mut();
+            if u.list.is_empty() {
+                return Ok(false);
+            }
+            let Unflushed { state, list } = &mut *u;
+            // Only peers put to more than once need a read (the first put completes at
+            // delivery).
+            list.retain(|&(peer, _, _)| {
+                std::mem::replace(&mut state[peer.0 as usize], Unflushed::CLEAN) == Unflushed::SENT
+            });
+            std::mem::take(list)
+        };
+        let sink = self.inner.flush_sink.get().cast::<std::ffi::c_void>();
+        let any = !list.is_empty();
+        let r = list.drain(..).try_for_each(|(peer, off, key)| {
+            // SAFETY: fi_read of one byte at a place this endpoint wrote (registered for
+            // remote access) into the endpoint's sink, which lives as long as the
+            // endpoint and which nothing reads.
+            self.issue(routine, &self.reads, || unsafe {
+                let rma = &*(*self.ep()).rma;
+                (rma.read)(
+                    self.ep(),
+                    sink,
+                    1,
+                    std::ptr::null_mut(),
+                    peer.0,
+                    off,
+                    key,
+                    std::ptr::null_mut(),
+                )
+            })
+        });
+        list.clear();
+        let mut u = self.unflushed.borrow_mut();
+        if u.list.is_empty() {
+            u.list = list;
+        }
+        r.map(|()| any)
     }
 
     /// Issued writes and reads not completed yet (a diagnostic; reads the counters).

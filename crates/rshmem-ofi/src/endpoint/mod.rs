@@ -3,7 +3,7 @@
 
 use crate::bindings as sys;
 use crate::domain::close;
-use crate::{Ofi, Result};
+use crate::{Addr, Ofi, Result};
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::fmt;
@@ -31,6 +31,9 @@ pub(crate) struct EpInner {
     bounce: std::sync::atomic::AtomicPtr<u8>,
     /// Where received messages land, and what handles them ([`Endpoint::receive_messages`]).
     recv: std::sync::OnceLock<Receiver>,
+    /// Where the reads of a flush land ([`Endpoint::flush`]): written by the provider,
+    /// never read.
+    flush_sink: std::cell::UnsafeCell<u64>,
 }
 
 /// What handles each message an endpoint receives ([`Endpoint::receive_messages`]).
@@ -257,6 +260,27 @@ pub struct Endpoint {
     patience: Option<Duration>,
     /// Bytes of the bounce arena in use by writes not known complete.
     bounce_used: Cell<usize>,
+    /// Peers written since the last flush, where puts complete once sent
+    /// ([`Ofi::flushes_by_read`]).
+    unflushed: std::cell::RefCell<Unflushed>,
+}
+
+/// The peers an endpoint put to since its last flush, each with a place to read back.
+#[derive(Default)]
+struct Unflushed {
+    /// By peer address (an address-vector index): `CLEAN`, `DELIVERED` or `SENT`.
+    state: Vec<u8>,
+    /// (peer, offset, key) of the first put to each peer not `CLEAN`.
+    list: Vec<(Addr, u64, u64)>,
+}
+
+impl Unflushed {
+    /// No put since the last flush.
+    const CLEAN: u8 = 0;
+    /// One put, which completes at delivery.
+    const DELIVERED: u8 = 1;
+    /// Puts that complete once sent: the flush reads back.
+    const SENT: u8 = 2;
 }
 
 // SAFETY: the counters are objects of the FI_THREAD_SAFE domain; the cells (which make the
@@ -307,6 +331,7 @@ impl Ofi {
             last_error: Mutex::new(None),
             bounce: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             recv: std::sync::OnceLock::new(),
+            flush_sink: std::cell::UnsafeCell::new(0),
         };
         // SAFETY: the domain's ops-table calls (fi_cq_open, fi_cntr_open, fi_endpoint,
         // fi_ep_bind, fi_enable) with complete attribute structs and out pointers; what is
@@ -393,6 +418,7 @@ impl Ofi {
             inner: Arc::new(inner),
             patience: None,
             bounce_used: Cell::new(0),
+            unflushed: Default::default(),
         })
     }
 }
@@ -453,6 +479,51 @@ impl Endpoint {
 
     fn ep(&self) -> *mut sys::fid_ep {
         self.inner.ep
+    }
+
+    /// Flags of a put to `peer` (`inject`: injected, the source copied at once). Where a
+    /// flush reads back ([`Ofi::flushes_by_read`]), the first put to a peer since the last
+    /// flush completes at delivery and the later ones once their source may be reused
+    /// (not `FI_TRANSMIT_COMPLETE`, which over a reliable endpoint waits for the peer to
+    /// acknowledge): a single put and quiet then costs one acknowledgement, as before, and
+    /// a run of puts one acknowledgement and one read. Elsewhere, as [`Self::inject_flags`].
+    fn put_flags(&self, inject: bool, peer: Addr) -> u64 {
+        let base = if inject { sys::FI_INJECT } else { 0 };
+        if self.inner.ofi.flush_by_read && self.written_since_flush(peer) {
+            base | sys::FI_INJECT_COMPLETE
+        } else if self.inner.ofi.delivery_complete() {
+            base | sys::FI_DELIVERY_COMPLETE
+        } else {
+            base
+        }
+    }
+
+    fn written_since_flush(&self, peer: Addr) -> bool {
+        let u = self.unflushed.borrow();
+        u.state
+            .get(peer.0 as usize)
+            .is_some_and(|&s| s != Unflushed::CLEAN)
+    }
+
+    /// Notes a put to `peer` at `off` (of `key`) for the next flush, where puts may
+    /// complete before delivery. Allocates only when a peer with a higher address than any
+    /// before is written first.
+    fn note_put(&self, peer: Addr, off: u64, key: u64) {
+        if !self.inner.ofi.flush_by_read {
+            return;
+        }
+        let mut u = self.unflushed.borrow_mut();
+        let i = peer.0 as usize;
+        if i >= u.state.len() {
+            u.state.resize(i + 1, Unflushed::CLEAN);
+        }
+        match u.state[i] {
+            Unflushed::CLEAN => {
+                u.state[i] = Unflushed::DELIVERED;
+                u.list.push((peer, off, key));
+            }
+            _ => u.state[i] = Unflushed::SENT,
+        }
     }
 
     /// Flags of injected writes: the source is copied at once, and the write counts as

@@ -21,59 +21,51 @@ impl Endpoint {
     ) -> Result<Issued> {
         const R: &str = "Endpoint::put_nb";
         let off = self.inner.ofi.target(R, raddr, len, key)?;
-        // SAFETY: fi_writemsg / fi_write through the endpoint's RMA ops; the caller keeps
-        // src valid as documented (an injected source is copied before the call returns).
-        unsafe {
-            let rma = &*(*self.ep()).rma;
-            if len <= self.inner.ofi.inject_size {
-                // Not fi_inject_write: its completion may count before delivery (tcp;ofi_rxm
-                // counts it once sent), which would let quiet return too early.
-                let iov = libc::iovec {
-                    iov_base: src.cast_mut().cast(),
-                    iov_len: len,
-                };
-                let rma_iov = sys::fi_rma_iov {
-                    addr: off,
-                    len,
-                    key: key.key,
-                };
-                let msg = sys::fi_msg_rma {
-                    msg_iov: &iov,
-                    desc: std::ptr::null_mut(),
-                    iov_count: 1,
-                    addr: peer.0,
-                    rma_iov: &rma_iov,
-                    rma_iov_count: 1,
-                    context: std::ptr::null_mut(),
-                    data: 0,
-                };
-                let flags = self.inject_flags();
-                self.issue("fi_writemsg", &self.writes, || {
-                    (rma.writemsg)(self.ep(), &msg, flags)
-                })?;
-                Ok(Issued::Done)
-            } else {
-                let bounced = len <= BOUNCE_MAX;
-                let src = if bounced { self.bounce(src, len)? } else { src };
-                self.issue("fi_write", &self.writes, || {
-                    (rma.write)(
-                        self.ep(),
-                        src.cast(),
-                        len,
-                        std::ptr::null_mut(),
-                        peer.0,
-                        off,
-                        key.key,
-                        std::ptr::null_mut(),
-                    )
-                })?;
-                Ok(if bounced {
-                    Issued::Done
-                } else {
-                    Issued::Pending
-                })
-            }
-        }
+        // Injected, or copied into the bounce arena, or left in place until completion.
+        let inject = len <= self.inner.ofi.inject_size;
+        let bounced = !inject && len <= BOUNCE_MAX;
+        let src = if bounced {
+            // SAFETY: the caller's contract: `src` is readable for `len` bytes.
+            unsafe { self.bounce(src, len)? }
+        } else {
+            src
+        };
+        let iov = libc::iovec {
+            iov_base: src.cast_mut().cast(),
+            iov_len: len,
+        };
+        let rma_iov = sys::fi_rma_iov {
+            addr: off,
+            len,
+            key: key.key,
+        };
+        let msg = sys::fi_msg_rma {
+            msg_iov: &iov,
+            desc: std::ptr::null_mut(),
+            iov_count: 1,
+            addr: peer.0,
+            rma_iov: &rma_iov,
+            rma_iov_count: 1,
+            context: std::ptr::null_mut(),
+            data: 0,
+        };
+        // Not fi_inject_write nor fi_write: their completion follows the endpoint's
+        // default, and fi_inject_write's may count before delivery (tcp;ofi_rxm counts it
+        // once sent), which would let quiet return too early unless it reads back
+        // (`Ofi::flushes_by_read`): the flags say which.
+        let flags = self.put_flags(inject, peer);
+        // SAFETY: fi_writemsg through the endpoint's RMA ops; the caller keeps src valid as
+        // documented (an injected source is copied before the call returns, a bounced one
+        // lives in the arena until the writes complete).
+        self.issue("fi_writemsg", &self.writes, || unsafe {
+            ((*(*self.ep()).rma).writemsg)(self.ep(), &msg, flags)
+        })?;
+        self.note_put(peer, off, key.key);
+        Ok(if inject || bounced {
+            Issued::Done
+        } else {
+            Issued::Pending
+        })
     }
 
     /// Starts reading `len` bytes at `raddr` at `peer` into `dst`.

@@ -255,3 +255,58 @@ fn bounced_puts_free_their_source_at_once() {
         t.stop();
     });
 }
+
+#[test]
+fn a_run_of_puts_is_delivered_at_quiet_and_fence_by_one_read_back() {
+    let _w = watchdog(
+        "a_run_of_puts_is_delivered_at_quiet_and_fence_by_one_read_back",
+        120,
+    );
+    const N: usize = 200;
+    each_provider(|ofi, p| {
+        let t = Target::new(ofi);
+        let c = client(ofi, &t);
+        // Both serve reads after earlier writes to the same peer.
+        let flush = ofi.flushes_by_read();
+        assert!(flush, "{p}");
+        let (w0, r0) = c.ep.issued();
+        for round in 0..3u64 {
+            // Injected (8 B), bounced (4 KiB) and zero-copy (64 KiB) puts, in a run.
+            let big = vec![round as u8 + 1; 64 << 10];
+            let mid = vec![round as u8 + 9; 4 << 10];
+            for i in 0..N {
+                let v = round * 1000 + i as u64;
+                c.ep.put(&v.to_ne_bytes(), c.peer, t.heap.addr(8 * i), &c.key)
+                    .unwrap();
+            }
+            c.ep.put(&mid, c.peer, t.heap.addr(MIB), &c.key).unwrap();
+            c.ep.put(&big, c.peer, t.heap.addr(2 * MIB), &c.key)
+                .unwrap();
+            if round == 1 {
+                c.ep.fence().unwrap();
+            } else {
+                c.ep.quiet().unwrap();
+            }
+            for i in 0..N {
+                assert_eq!(t.heap.read_u64(8 * i), round * 1000 + i as u64, "{p}");
+            }
+            assert!(t.heap.bytes(MIB, 4 << 10) == mid, "{p}: 4 KiB put");
+            assert!(t.heap.bytes(2 * MIB, 64 << 10) == big, "{p}: 64 KiB put");
+        }
+        c.ep.quiet().unwrap();
+        // One read back per flush that followed more than one put: at each quiet, and at
+        // the fence where the provider does not order writes (tcp;ofi_rxm; sockets does).
+        let (w, r) = c.ep.issued();
+        assert_eq!(w - w0, 3 * (N as u64 + 2), "{p}");
+        let fenced = u64::from(!ofi.ordered_writes());
+        assert_eq!(r - r0, 2 + fenced, "{p}");
+        // A single put and quiet reads nothing back: it completed at delivery.
+        c.ep.put(&7u64.to_ne_bytes(), c.peer, t.heap.addr(0), &c.key)
+            .unwrap();
+        c.ep.quiet().unwrap();
+        assert_eq!(t.heap.read_u64(0), 7, "{p}");
+        assert_eq!(c.ep.issued().1, r, "{p}");
+        drop(c);
+        t.stop();
+    });
+}
