@@ -28,7 +28,10 @@
 //! go to a completion queue bound with `FI_SELECTIVE_COMPLETION` (successful operations
 //! write no entries). [`Endpoint::quiet`] waits until both counters reach what was issued,
 //! as Sandia OpenSHMEM does; with `FI_DELIVERY_COMPLETE` (asked for, see
-//! [`Ofi::delivery_complete`]) the writes are then visible at their targets. Blocking
+//! [`Ofi::delivery_complete`]) the writes are then visible at their targets. Where the
+//! provider serves a read after earlier writes to the same peer ([`Ofi::flushes_by_read`]),
+//! only the first put to a peer since the last quiet completes at delivery: later ones
+//! complete once sent, and quiet first reads one byte back from each such peer. Blocking
 //! operations wait the same way, so they also complete the endpoint's earlier non-blocking
 //! operations of their kind. A failed operation counts as completed and makes the wait
 //! return the error.

@@ -141,9 +141,11 @@ impl Endpoint {
     }
 
     /// Completes every operation issued so far on this endpoint (remotely, where the
-    /// provider has delivery completion: [`Ofi::delivery_complete`]).
+    /// provider has delivery completion: [`Ofi::delivery_complete`]; puts that completed
+    /// once sent are read back first: [`Ofi::flushes_by_read`]).
     ///
     /// [`Ofi::delivery_complete`]: crate::Ofi::delivery_complete
+    /// [`Ofi::flushes_by_read`]: crate::Ofi::flushes_by_read
     pub fn quiet(&self) -> Result<()> {
         self.flush("Endpoint::quiet")?;
         self.wait("Endpoint::quiet", &self.writes)?;
