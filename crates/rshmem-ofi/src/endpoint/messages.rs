@@ -104,10 +104,8 @@ impl Endpoint {
         };
         let flags = if inject {
             self.inject_flags()
-        } else if self.inner.ofi.delivery_complete() {
-            sys::FI_DELIVERY_COMPLETE
         } else {
-            0
+            self.delivered()
         };
         // SAFETY: fi_sendmsg through the endpoint's message ops; injected bytes are copied
         // before it returns, bounced ones stay in the arena until the writes complete.

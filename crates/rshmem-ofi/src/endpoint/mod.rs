@@ -491,10 +491,8 @@ impl Endpoint {
         let base = if inject { sys::FI_INJECT } else { 0 };
         if self.inner.ofi.flush_by_read && self.written_since_flush(peer) {
             base | sys::FI_INJECT_COMPLETE
-        } else if self.inner.ofi.delivery_complete() {
-            base | sys::FI_DELIVERY_COMPLETE
         } else {
-            base
+            base | self.delivered()
         }
     }
 
@@ -507,7 +505,7 @@ impl Endpoint {
 
     /// Notes a put to `peer` at `off` (of `key`) for the next flush, where puts may
     /// complete before delivery. Allocates only when a peer with a higher address than any
-    /// before is written first.
+    /// before is written first, or more peers than ever before between two flushes.
     fn note_put(&self, peer: Addr, off: u64, key: u64) {
         if !self.inner.ofi.flush_by_read {
             return;
@@ -529,10 +527,16 @@ impl Endpoint {
     /// Flags of injected writes: the source is copied at once, and the write counts as
     /// completed when delivered (if the provider can tell), as the endpoint's other writes.
     fn inject_flags(&self) -> u64 {
+        sys::FI_INJECT | self.delivered()
+    }
+
+    /// The completion flag of an operation that completes at delivery where the provider
+    /// can tell (`FI_DELIVERY_COMPLETE`, asked for at open), else none.
+    fn delivered(&self) -> u64 {
         if self.inner.ofi.delivery_complete() {
-            sys::FI_INJECT | sys::FI_DELIVERY_COMPLETE
+            sys::FI_DELIVERY_COMPLETE
         } else {
-            sys::FI_INJECT
+            0
         }
     }
 
