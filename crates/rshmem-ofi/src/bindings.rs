@@ -31,6 +31,7 @@ pub const FI_SEND: u64 = 1 << 11;
 pub const FI_TRANSMIT: u64 = FI_SEND;
 pub const FI_REMOTE_READ: u64 = 1 << 12;
 pub const FI_REMOTE_WRITE: u64 = 1 << 13;
+pub const FI_REMOTE_CQ_DATA: u64 = 1 << 17;
 pub const FI_FENCE: u64 = 1 << 21;
 pub const FI_COMPLETION: u64 = 1 << 24;
 pub const FI_INJECT: u64 = 1 << 25;
@@ -79,6 +80,7 @@ pub const FI_WAIT_FD: c_int = 3;
 pub const FI_GETWAIT: c_int = 5; // control command
 pub const FI_CQ_FORMAT_CONTEXT: c_int = 1;
 pub const FI_CQ_FORMAT_MSG: c_int = 2;
+pub const FI_CQ_FORMAT_DATA: c_int = 3;
 pub const FI_CQ_COND_NONE: c_int = 0;
 pub const FI_CNTR_EVENTS_COMP: c_int = 0;
 pub const FI_ENABLE: c_int = 6; // control command
@@ -686,6 +688,16 @@ pub struct fi_cq_msg_entry {
     pub op_context: *mut c_void,
     pub flags: u64,
     pub len: usize,
+}
+
+/// One entry of `FI_CQ_FORMAT_DATA`.
+#[repr(C)]
+pub struct fi_cq_data_entry {
+    pub op_context: *mut c_void,
+    pub flags: u64,
+    pub len: usize,
+    pub buf: *mut c_void,
+    pub data: u64,
 }
 
 // The exported functions (their default symbol versions in libfabric 1.x: fi_getinfo,

@@ -70,6 +70,8 @@ pub struct Ofi {
     /// Writes complete once sent and quiet reads back from each peer written
     /// ([`Ofi::flushes_by_read`]).
     pub(crate) flush_by_read: bool,
+    /// Writes carry 8 bytes to the target's completion queue (`cq_data_size`).
+    data_with_writes: bool,
     next_key: AtomicU64,
     /// Per form (`AtomicKind as usize`), bit `support_bit(ty, op)` set: supported.
     atomics: [u64; 3],
@@ -229,7 +231,7 @@ impl Ofi {
     ) -> Result<Arc<Ofi>> {
         // SAFETY: `info` is the non-empty list fi_getinfo returned; its attribute structs
         // are filled in.
-        let (provider, fabric_name, domain_name, mr_mode, manual, msg_order, inject, caps) = unsafe {
+        let (provider, fabric_name, domain_name, mr_mode, manual, msg_order, inject, caps, cq_data) = unsafe {
             let i = &*info;
             let d = &*i.domain_attr;
             let f = &*i.fabric_attr;
@@ -242,8 +244,10 @@ impl Ofi {
                 (*i.tx_attr).msg_order,
                 (*i.tx_attr).inject_size,
                 i.caps,
+                d.cq_data_size,
             )
         };
+        let sockets = provider == "sockets";
         let mut ofi = Ofi {
             lib,
             info,
@@ -264,6 +268,10 @@ impl Ofi {
             // delivery completion of a write costs a message from its target.
             flush_by_read: delivery_complete
                 && msg_order & (sys::FI_ORDER_RAW | sys::FI_ORDER_RMA_RAW) != 0,
+            // sockets (libfabric 1.17) hands a write's data on the completion of the next
+            // message received, without FI_REMOTE_CQ_DATA, rather than in an entry of its
+            // own (a unit test: tests::messages).
+            data_with_writes: cq_data >= 8 && !sockets,
             next_key: AtomicU64::new(1),
             atomics: [0; 3],
         };
@@ -391,6 +399,13 @@ impl Ofi {
     /// delivery.
     pub fn flushes_by_read(&self) -> bool {
         self.flush_by_read
+    }
+
+    /// Whether a write can carry 8 bytes to its target's completion queue
+    /// ([`crate::Endpoint::put_with_data_nb`], remote CQ data), which an endpoint that
+    /// receives hands to its handler once the data is in place ([`crate::Arrival::Data`]).
+    pub fn writes_with_data(&self) -> bool {
+        self.data_with_writes
     }
 
     /// The memory registration mode bits the provider asked for (`FI_MR_*`).

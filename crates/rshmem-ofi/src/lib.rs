@@ -45,6 +45,14 @@
 //! bounced, counted as writes). rshmem carries its counts and a collective's small data
 //! this way, where a put, a fence and an atomic went before.
 //!
+//! Where a write can carry 8 bytes to its target's completion queue
+//! ([`Ofi::writes_with_data`]: remote CQ data; not `sockets`, which hands them on the next
+//! message's receive instead), [`Endpoint::put_with_data_nb`] writes them, and the
+//! receiving endpoint's handler gets them ([`Arrival::Data`]) once the written bytes are in
+//! place: rshmem pushes a collective's data longer than a message this way, with its count.
+//! No provider here promises the order of those completions against each other or against
+//! messages (`FI_ORDER_WAW`, `FI_ORDER_SAW`), so the user of this crate orders them.
+//!
 //! # Threads
 //!
 //! The domain is opened `FI_THREAD_SAFE`: [`Ofi`], [`Region`] and [`Progress`] are
@@ -93,7 +101,7 @@ mod library;
 mod progress;
 
 pub use domain::{Addr, Ofi, OpenOptions, Region, RemoteKey, API_VERSION, DEFAULT_LIBRARY};
-pub use endpoint::{AmoBuffer, Endpoint, Issued, MessageHandler};
+pub use endpoint::{AmoBuffer, Arrival, ArrivalHandler, Endpoint, Issued};
 pub use progress::{Driver, Driving, Progress, ProgressThread};
 
 use bindings as sys;

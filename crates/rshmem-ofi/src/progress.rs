@@ -44,10 +44,12 @@ impl Progress {
         if self.inner.receives() {
             return Ok(false);
         }
-        let mut entry = sys::fi_cq_msg_entry {
+        let mut entry = sys::fi_cq_data_entry {
             op_context: std::ptr::null_mut(),
             flags: 0,
             len: 0,
+            buf: std::ptr::null_mut(),
+            data: 0,
         };
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         let cq = self.inner.cq;
@@ -55,7 +57,7 @@ impl Progress {
         let r = unsafe {
             ((*(*cq).ops).sread)(
                 cq,
-                (&mut entry as *mut sys::fi_cq_msg_entry).cast(),
+                (&mut entry as *mut sys::fi_cq_data_entry).cast(),
                 1,
                 std::ptr::null(),
                 ms,

@@ -113,6 +113,7 @@ impl Runtime {
                         len: data.len(),
                     },
                     c.arrivals,
+                    n,
                 )
                 .at(routine)?
         };
@@ -170,6 +171,7 @@ impl Runtime {
     ) -> Result<()> {
         let pe = team.members().pe(to);
         let c = self.channel(team, ch, self.me, pe);
+        let n = c.count.load(Relaxed);
         // SAFETY: the caller's contract; the arrival count is raised after the data.
         unsafe {
             self.fabric
@@ -183,10 +185,11 @@ impl Runtime {
                         len,
                     },
                     c.arrivals,
+                    n,
                 )
                 .at(routine)?
         };
-        c.count.fetch_add(1, Relaxed);
+        c.count.store(n + 1, Relaxed);
         Ok(())
     }
 

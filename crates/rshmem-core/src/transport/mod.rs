@@ -663,12 +663,13 @@ impl Fabric {
     }
 
     /// Puts `x` (a put), then [`Fabric::raise`]s `sig` on its PE by one; the count is
-    /// never visible before the data.
+    /// never visible before the data, nor before the data of the `seq` pushes to `sig`
+    /// before it (`seq` counts them, as the owner of `sig` counts arrivals on it).
     ///
     /// # Safety
-    /// As [`Fabric::xfer`]; `sig` is a runtime word only this PE raises.
+    /// As [`Fabric::xfer`]; `sig` is a runtime word only this PE raises, by this call.
     #[inline]
-    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
+    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr, seq: u64) -> Result<()> {
         debug_assert_eq!(x.dir, Dir::Put);
         match (self.routes[x.pe], &self.net) {
             (Route::Net, Some(Network::Ucx(u))) => {
@@ -678,7 +679,7 @@ impl Fabric {
             }
             (Route::Net, Some(Network::Ofi(o))) => {
                 // SAFETY: forwarded contract.
-                return unsafe { o.put_raise(x, sig) };
+                return unsafe { o.put_raise(x, sig, seq) };
             }
             _ => {}
         }

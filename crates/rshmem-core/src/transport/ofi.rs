@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use rshmem_boot::Bootstrap;
 use rshmem_ofi::{
-    Addr, AmoBuffer, AtomicKind, AtomicOp, AtomicType, Endpoint, Issued, OfiError, OpenOptions,
-    Progress, ProgressThread, Region, RemoteKey,
+    Addr, AmoBuffer, Arrival, AtomicKind, AtomicOp, AtomicType, Endpoint, Issued, OfiError,
+    OpenOptions, Progress, ProgressThread, Region, RemoteKey,
 };
 
 use super::engine::Completion;
@@ -38,6 +38,8 @@ use super::ucx::{get_long, hex, put_long, unhex, Raise, Segment};
 use super::{CswapWord, CtxState, Dir, Seg, SymAddr, Xfer};
 use crate::error::{Error, InitError, Result, UNNAMED};
 use crate::word::{AmoOp, Word};
+
+mod pushes;
 
 /// Regions of each PE, as for UCX: the user heap, the shared globals and the runtime area.
 const REGIONS: usize = 3;
@@ -103,6 +105,11 @@ pub(crate) struct Ofi {
     shared_next: AtomicUsize,
     /// The context of [`Ofi::raise`]'s counts (an endpoint from the pool on first use).
     signals: CtxState,
+    /// The context of pushes by writes that carry their count ([`pushes`]).
+    pushes: CtxState,
+    /// Whether pushes go by writes that carry their count ([`pushes`]): where counts go
+    /// by message and the provider has remote completion-queue data.
+    push_by_write: bool,
     /// Reads of peers' runtime words for liveness checks ([`Ofi::probe_word`]).
     probe: Mutex<Probe>,
     /// Registered until the transport drops.
@@ -246,13 +253,23 @@ impl Ofi {
         let slot = RECV_SLOT.min(Endpoint::MESSAGE_MAX);
         let message_data = if fabric.ordered_messages() && !fabric.ordered_writes() {
             let apply = Raise::handler(&segments);
+            let counts = pushes::Counts::new(&segments);
             service
                 .receive_messages(
                     RECV_SLOTS,
                     slot,
-                    Box::new(move |m: &[u8]| {
-                        let (header, data) = m.split_at(RAISE_HEADER.min(m.len()));
-                        apply(header, data)
+                    Box::new(move |a: Arrival| match a {
+                        Arrival::Message(m) => {
+                            let (header, data) = m.split_at(RAISE_HEADER.min(m.len()));
+                            match pushes::numbered(header) {
+                                Some((plain, d)) => {
+                                    apply(&plain, data);
+                                    counts.landed(d);
+                                }
+                                None => apply(header, data),
+                            }
+                        }
+                        Arrival::Data(d) => counts.landed(d),
                     }),
                 )
                 .map_err(init_error("cannot post libfabric receives"))?;
@@ -260,6 +277,7 @@ impl Ofi {
         } else {
             0
         };
+        let push_by_write = message_data > 0 && fabric.writes_with_data();
         let mut regions = Vec::new();
         let mut desc = Vec::new();
         for seg in segments {
@@ -303,6 +321,8 @@ impl Ofi {
             free: Mutex::new(Vec::new()),
             shared_next: AtomicUsize::new(0),
             signals: CtxState::new(),
+            pushes: CtxState::new(),
+            push_by_write,
             probe: Mutex::new(Probe::default()),
             _regions: regions,
             service: progress,
@@ -375,7 +395,12 @@ impl Ofi {
                 (false, _) => "transmission",
             },
             if self.float_add { "native" } else { "by compare-and-swap" },
-            if self.message_data > 0 {
+            if self.push_by_write {
+                format!(
+                    "by message (with up to {} bytes of data; longer pushes by writes that carry their count)",
+                    self.message_data
+                )
+            } else if self.message_data > 0 {
                 format!("by message (with up to {} bytes of data)", self.message_data)
             } else {
                 "by atomics".to_string()
@@ -726,22 +751,54 @@ impl Ofi {
     }
 
     /// Puts `len` bytes to `dst` on `pe`, then raises `sig` there by one (see
-    /// [`super::Fabric::put_raise`]): one message where the provider sends them ordered,
-    /// else the put, a fence and [`Ofi::raise`].
+    /// [`super::Fabric::put_raise`]; `seq`: the push's number on `sig`): one message up to
+    /// a message's data where the provider sends them ordered, longer data as one write
+    /// that carries its count where it has remote completion data (both numbered then:
+    /// [`pushes`]), else the put, a fence and [`Ofi::raise`].
     ///
     /// # Safety
     /// As [`super::Fabric::put_raise`].
-    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr) -> Result<()> {
+    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr, seq: u64) -> Result<()> {
         let src = x.local as *const u8;
-        if x.len <= self.message_data && self.raise_by_message.load(Ordering::Relaxed) {
+        let by_message = self.raise_by_message.load(Ordering::Relaxed);
+        let numbered = pushes::data(sig, seq).filter(|_| by_message && self.push_by_write);
+        if x.len <= self.message_data && by_message {
             // SAFETY: the caller's contract: `src` is readable for `len` bytes.
             let data = unsafe { std::slice::from_raw_parts(src, x.len) };
-            return self.send_raise(x.pe, Some(x.remote), data, sig, 1);
+            let by = match numbered {
+                Some(_) => pushes::NUMBERED | seq as u32 as u64,
+                None => 1,
+            };
+            return self.send_raise(x.pe, Some(x.remote), data, sig, by);
+        }
+        if let Some(data) = numbered {
+            // SAFETY: forwarded contract.
+            return unsafe { self.push(x, data) };
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };
         self.fence(x.ctx);
         self.raise(x.ctx, x.pe, sig, 1)
+    }
+
+    /// Writes `x` with its count's completion `data` ([`pushes`]), from the pushes'
+    /// endpoint; returns once the source may be reused (at once up to the bounce size).
+    ///
+    /// # Safety
+    /// As [`super::Fabric::put_raise`].
+    unsafe fn push(&self, x: Xfer, data: u64) -> Result<()> {
+        let (peer, raddr, key) = self.target(x.pe, x.remote)?;
+        let err = Self::op_error(x.pe, "a libfabric push failed");
+        let ep = self.endpoint(&self.pushes, x.pe)?;
+        // SAFETY: the caller's contract on `local`, readable for `len` bytes until the
+        // write completed, which is waited for below unless the provider copied it.
+        let issued =
+            unsafe { ep.put_with_data_nb(x.local, x.len, peer, raddr, key, data) }.map_err(&err)?;
+        if issued == Issued::Pending {
+            let _serving = self.serving();
+            ep.wait_writes().map_err(&err)?;
+        }
+        Ok(())
     }
 
     /// Sends a raise ([`Raise`]) with `data` for `dst` to `pe`'s service endpoint, from the
@@ -774,9 +831,11 @@ impl Ofi {
         self.raise_by_message.store(false, Ordering::Relaxed);
     }
 
-    /// Completes the counts [`Ofi::raise`] sent on its own endpoint.
+    /// Completes the counts [`Ofi::raise`] and [`Ofi::put_raise`] sent on their own
+    /// endpoints.
     pub(crate) fn quiet_signals(&self) -> Result<()> {
-        self.quiet(&self.signals)
+        self.quiet(&self.signals)?;
+        self.quiet(&self.pushes)
     }
 
     /// Orders the context's earlier writes before its later ones.

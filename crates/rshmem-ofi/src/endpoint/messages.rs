@@ -4,7 +4,7 @@ use crate::bindings as sys;
 use crate::{Addr, OfiError, Result};
 use std::sync::Mutex;
 
-use super::{Endpoint, MessageHandler, Receiver};
+use super::{ArrivalHandler, Endpoint, Receiver};
 
 impl Endpoint {
     /// The longest message [`Endpoint::send_message`] sends.
@@ -13,14 +13,15 @@ impl Endpoint {
     /// Receives messages from now on ([`Ofi::ordered_messages`] must hold): `slots`
     /// receive buffers of `slot` bytes are posted, and each message that arrives is handed
     /// to `handler` by whichever thread reads the completion queue (its progress), one at
-    /// a time, in arrival order. Once per endpoint.
+    /// a time, in arrival order; so is the data of each write that carries some
+    /// ([`Endpoint::put_with_data_nb`]), once its bytes are in place. Once per endpoint.
     ///
     /// [`Ofi::ordered_messages`]: crate::Ofi::ordered_messages
     pub fn receive_messages(
         &self,
         slots: usize,
         slot: usize,
-        handler: MessageHandler,
+        handler: ArrivalHandler,
     ) -> Result<()> {
         const R: &str = "Endpoint::receive_messages";
         if !self.inner.ofi.ordered_messages() || slots == 0 || slot == 0 {

@@ -36,8 +36,18 @@ pub(crate) struct EpInner {
     flush_sink: std::cell::UnsafeCell<u64>,
 }
 
-/// What handles each message an endpoint receives ([`Endpoint::receive_messages`]).
-pub type MessageHandler = Box<dyn Fn(&[u8]) + Send + Sync>;
+/// What handles each arrival at an endpoint that receives ([`Endpoint::receive_messages`]).
+pub type ArrivalHandler = Box<dyn Fn(Arrival<'_>) + Send + Sync>;
+
+/// What arrived at an endpoint that receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival<'a> {
+    /// A message ([`Endpoint::send_message`]), whole.
+    Message(&'a [u8]),
+    /// The 8 bytes a peer's write carried ([`Endpoint::put_with_data_nb`]); the write's
+    /// data is in place.
+    Data(u64),
+}
 
 /// The receive side of an endpoint: slots posted with `fi_recvmsg`, each handed to the
 /// handler when its message arrives and then posted again.
@@ -46,7 +56,7 @@ pub(crate) struct Receiver {
     bufs: *mut u8,
     slots: usize,
     slot: usize,
-    handler: MessageHandler,
+    handler: ArrivalHandler,
     /// Held while a completion is read and handled: messages of one sender are handled in
     /// the order they arrived (two threads each reading one could apply them swapped).
     reader: Mutex<()>,
@@ -161,14 +171,20 @@ impl EpInner {
             Some(Err(_)) => return false,
             None => None,
         };
-        let mut entry = sys::fi_cq_msg_entry {
+        let mut entry = sys::fi_cq_data_entry {
             op_context: std::ptr::null_mut(),
             flags: 0,
             len: 0,
+            buf: std::ptr::null_mut(),
+            data: 0,
         };
-        // SAFETY: fi_cq_read of at most one FI_CQ_FORMAT_MSG entry into `entry`.
+        // SAFETY: fi_cq_read of at most one FI_CQ_FORMAT_DATA entry into `entry`.
         let r = unsafe {
-            ((*(*self.cq).ops).read)(self.cq, (&mut entry as *mut sys::fi_cq_msg_entry).cast(), 1)
+            ((*(*self.cq).ops).read)(
+                self.cq,
+                (&mut entry as *mut sys::fi_cq_data_entry).cast(),
+                1,
+            )
         };
         if r == -(sys::FI_EAVAIL as isize) {
             self.read_error();
@@ -177,15 +193,24 @@ impl EpInner {
         if r <= 0 {
             return false;
         }
-        if let Some(rx) = rx.filter(|_| entry.flags & sys::FI_RECV != 0) {
+        let Some(rx) = rx else { return true };
+        let written = entry.flags & sys::FI_REMOTE_WRITE != 0;
+        if written && entry.flags & sys::FI_REMOTE_CQ_DATA != 0 {
+            (rx.handler)(Arrival::Data(entry.data));
+        }
+        if entry.flags & sys::FI_RECV != 0 {
             let i = (entry.op_context as usize).wrapping_sub(1);
             if i < rx.slots {
-                // SAFETY: slot i completed: the provider wrote `len` bytes there (at most
-                // the slot) and does not touch it until it is posted again below.
-                let msg = unsafe {
-                    std::slice::from_raw_parts(rx.bufs.add(i * rx.slot), entry.len.min(rx.slot))
-                };
-                (rx.handler)(msg);
+                if !written {
+                    // SAFETY: slot i completed: the provider wrote `len` bytes there (at
+                    // most the slot) and does not touch it until it is posted again below.
+                    let msg = unsafe {
+                        std::slice::from_raw_parts(rx.bufs.add(i * rx.slot), entry.len.min(rx.slot))
+                    };
+                    (rx.handler)(Arrival::Message(msg));
+                }
+                // A write's data that took a receive (where the provider makes it) frees
+                // the slot as a message does.
                 if let Err(e) = rx.post(self.ep, &self.ofi.lib, i) {
                     *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) =
                         Some(format!("a receive could not be posted again: {e}"));
@@ -341,7 +366,8 @@ impl Ofi {
             let mut cq_attr = sys::fi_cq_attr {
                 size: 0,
                 flags: 0,
-                format: sys::FI_CQ_FORMAT_MSG,
+                // With the data writes carry (`Arrival::Data`).
+                format: sys::FI_CQ_FORMAT_DATA,
                 wait_obj,
                 signaling_vector: 0,
                 wait_cond: sys::FI_CQ_COND_NONE,
@@ -506,7 +532,8 @@ impl Endpoint {
     /// Notes a put to `peer` at `off` (of `key`) for the next flush, where puts may
     /// complete before delivery. Allocates only when a peer with a higher address than any
     /// before is written first, or more peers than ever before between two flushes.
-    fn note_put(&self, peer: Addr, off: u64, key: u64) {
+    /// `sent`: the put completes once sent even if it is the first.
+    fn note_put(&self, peer: Addr, off: u64, key: u64, sent: bool) {
         if !self.inner.ofi.flush_by_read {
             return;
         }
@@ -515,13 +542,14 @@ impl Endpoint {
         if i >= u.state.len() {
             u.state.resize(i + 1, Unflushed::CLEAN);
         }
-        match u.state[i] {
-            Unflushed::CLEAN => {
-                u.state[i] = Unflushed::DELIVERED;
-                u.list.push((peer, off, key));
-            }
-            _ => u.state[i] = Unflushed::SENT,
+        if u.state[i] == Unflushed::CLEAN {
+            u.list.push((peer, off, key));
         }
+        u.state[i] = if u.state[i] == Unflushed::CLEAN && !sent {
+            Unflushed::DELIVERED
+        } else {
+            Unflushed::SENT
+        };
     }
 
     /// Flags of injected writes: the source is copied at once, and the write counts as

@@ -19,8 +19,62 @@ impl Endpoint {
         raddr: u64,
         key: &RemoteKey,
     ) -> Result<Issued> {
-        const R: &str = "Endpoint::put_nb";
-        let off = self.inner.ofi.target(R, raddr, len, key)?;
+        // SAFETY: forwarded contract.
+        unsafe { self.write_nb("Endpoint::put_nb", src, len, peer, raddr, key, None) }
+    }
+
+    /// [`Endpoint::put_nb`] whose 8 bytes of `data` reach the target's completion queue once
+    /// the written bytes are in place there ([`Ofi::writes_with_data`] must hold): an
+    /// endpoint receiving at `peer` hands them to its handler ([`crate::Arrival::Data`]).
+    /// Completes once sent where a flush reads back ([`Ofi::flushes_by_read`]; the next
+    /// [`Endpoint::quiet`] reads back from `peer`), so that a run of them waits for no
+    /// acknowledgement; elsewhere as a put.
+    ///
+    /// # Safety
+    /// As [`Endpoint::put_nb`].
+    ///
+    /// [`Ofi::writes_with_data`]: crate::Ofi::writes_with_data
+    /// [`Ofi::flushes_by_read`]: crate::Ofi::flushes_by_read
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put_with_data_nb(
+        &self,
+        src: *const u8,
+        len: usize,
+        peer: Addr,
+        raddr: u64,
+        key: &RemoteKey,
+        data: u64,
+    ) -> Result<Issued> {
+        const R: &str = "Endpoint::put_with_data_nb";
+        if !self.inner.ofi.writes_with_data() {
+            return Err(crate::OfiError::InvalidArgument {
+                routine: R,
+                message: format!(
+                    "provider {} carries no data with writes",
+                    self.inner.ofi.provider()
+                ),
+            });
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.write_nb(R, src, len, peer, raddr, key, Some(data)) }
+    }
+
+    /// A put, with `data` for the target's completion queue if any.
+    ///
+    /// # Safety
+    /// As [`Endpoint::put_nb`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn write_nb(
+        &self,
+        routine: &'static str,
+        src: *const u8,
+        len: usize,
+        peer: Addr,
+        raddr: u64,
+        key: &RemoteKey,
+        data: Option<u64>,
+    ) -> Result<Issued> {
+        let off = self.inner.ofi.target(routine, raddr, len, key)?;
         // Injected, or copied into the bounce arena, or left in place until completion.
         let inject = len <= self.inner.ofi.inject_size;
         let bounced = !inject && len <= BOUNCE_MAX;
@@ -47,20 +101,27 @@ impl Endpoint {
             rma_iov: &rma_iov,
             rma_iov_count: 1,
             context: std::ptr::null_mut(),
-            data: 0,
+            data: data.unwrap_or(0),
         };
         // Not fi_inject_write nor fi_write: their completion follows the endpoint's
         // default, and fi_inject_write's may count before delivery (tcp;ofi_rxm counts it
         // once sent), which would let quiet return too early unless it reads back
         // (`Ofi::flushes_by_read`): the flags say which.
-        let flags = self.put_flags(inject, peer);
+        let flags = match data {
+            None => self.put_flags(inject, peer),
+            Some(_) if self.inner.ofi.flush_by_read => {
+                let base = if inject { sys::FI_INJECT } else { 0 };
+                base | sys::FI_INJECT_COMPLETE | sys::FI_REMOTE_CQ_DATA
+            }
+            Some(_) => self.put_flags(inject, peer) | sys::FI_REMOTE_CQ_DATA,
+        };
         // SAFETY: fi_writemsg through the endpoint's RMA ops; the caller keeps src valid as
         // documented (an injected source is copied before the call returns, a bounced one
         // lives in the arena until the writes complete).
-        self.issue("fi_writemsg", &self.writes, || unsafe {
+        self.issue(routine, &self.writes, || unsafe {
             ((*(*self.ep()).rma).writemsg)(self.ep(), &msg, flags)
         })?;
-        self.note_put(peer, off, key.key);
+        self.note_put(peer, off, key.key, data.is_some());
         Ok(if inject || bounced {
             Issued::Done
         } else {

@@ -19,7 +19,10 @@ fn messages_arrive_whole_and_in_order_per_sender() {
             .receive_messages(
                 4,
                 1024,
-                Box::new(move |m: &[u8]| {
+                Box::new(move |a: Arrival| {
+                    let Arrival::Message(m) = a else {
+                        panic!("{a:?}: only messages were sent")
+                    };
                     let seq = u32::from_ne_bytes(m[1..5].try_into().unwrap());
                     assert_eq!(m.len(), len_of(seq), "a whole message");
                     assert!(m[5..].iter().all(|&b| b == m[0] ^ seq as u8), "its bytes");
@@ -76,5 +79,103 @@ fn messages_arrive_whole_and_in_order_per_sender() {
         }
         drop(got);
         pt.stop().unwrap();
+    });
+}
+
+#[test]
+fn writes_hand_their_data_to_the_target_once_their_bytes_are_in_place() {
+    let _w = watchdog(
+        "writes_hand_their_data_to_the_target_once_their_bytes_are_in_place",
+        120,
+    );
+    each_provider(|ofi, p| {
+        if !ofi.ordered_messages() || !ofi.writes_with_data() {
+            eprintln!("skipped {p}: no ordered messages or no data with writes");
+            return;
+        }
+        // Injected, bounced and in-place writes, each to its own range.
+        const SIZES: [usize; 7] = [8, 64, 65, 1000, 16 << 10, 64 << 10, 1 << 20];
+        const ROUNDS: usize = 3;
+        const TAG: u64 = 0xfeed << 48;
+        let place = |i: usize| -> (usize, usize) {
+            let per_round: usize = SIZES.iter().sum();
+            let at = (i / SIZES.len()) * per_round + SIZES[..i % SIZES.len()].iter().sum::<usize>();
+            (at, SIZES[i % SIZES.len()])
+        };
+        let fill = |i: usize| (i as u8) ^ 0x5a;
+        let n = SIZES.len() * ROUNDS;
+        let target = open(p).unwrap();
+        let heap = Arc::new(Mmap::new(4 * MIB));
+        let service = target.endpoint_with_wait_fd().unwrap();
+        let region = service.register(heap.ptr, heap.len).unwrap();
+        // The write index of each data, in arrival order, and the messages' bytes.
+        let data = Arc::new(std::sync::Mutex::new(Vec::<usize>::new()));
+        let msgs = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let (d, m, h) = (data.clone(), msgs.clone(), heap.clone());
+        service
+            .receive_messages(
+                8,
+                64,
+                Box::new(move |a: Arrival| match a {
+                    Arrival::Data(x) => {
+                        assert_eq!(x & !0xffff_ffff, TAG, "all 8 bytes travel");
+                        let i = (x & 0xffff_ffff) as usize;
+                        let (at, len) = place(i);
+                        let b = h.bytes(at, len);
+                        assert!(b.iter().all(|&v| v == fill(i)), "write {i}'s bytes first");
+                        d.lock().unwrap().push(i);
+                    }
+                    Arrival::Message(b) => m.lock().unwrap().push(b[0]),
+                }),
+            )
+            .unwrap();
+        let pt = ProgressThread::start(service.progress_handle()).unwrap();
+        let c = connect(
+            ofi,
+            &service.name().unwrap(),
+            &region.remote_key().to_bytes(),
+        );
+        let srcs: Vec<Vec<u8>> = (0..n).map(|i| vec![fill(i); place(i).1]).collect();
+        for (i, src) in srcs.iter().enumerate() {
+            // SAFETY: `srcs` outlives the quiet below.
+            unsafe {
+                c.ep.put_with_data_nb(
+                    src.as_ptr(),
+                    src.len(),
+                    c.peer,
+                    heap.addr(place(i).0),
+                    &c.key,
+                    TAG | i as u64,
+                )
+            }
+            .unwrap();
+            c.ep.send_message(&[i as u8], c.peer).unwrap();
+        }
+        c.ep.quiet().unwrap();
+        let start = Instant::now();
+        while data.lock().unwrap().len() < n || msgs.lock().unwrap().len() < n {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{p}: data or messages lost ({} of {n} data, {} messages)",
+                data.lock().unwrap().len(),
+                msgs.lock().unwrap().len()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut got = data.lock().unwrap().clone();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            (0..n).collect::<Vec<_>>(),
+            "{p}: each write's data once"
+        );
+        assert_eq!(
+            *msgs.lock().unwrap(),
+            (0..n).map(|i| i as u8).collect::<Vec<_>>(),
+            "{p}: messages in order"
+        );
+        pt.stop().unwrap();
+        drop(c);
+        drop(region);
     });
 }
