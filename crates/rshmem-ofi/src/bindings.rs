@@ -700,6 +700,17 @@ pub struct fi_cq_data_entry {
     pub data: u64,
 }
 
+impl fi_cq_data_entry {
+    /// An entry for the provider to fill.
+    pub const EMPTY: fi_cq_data_entry = fi_cq_data_entry {
+        op_context: std::ptr::null_mut(),
+        flags: 0,
+        len: 0,
+        buf: std::ptr::null_mut(),
+        data: 0,
+    };
+}
+
 // The exported functions (their default symbol versions in libfabric 1.x: fi_getinfo,
 // fi_freeinfo and fi_dupinfo are FABRIC_1.3, fi_fabric FABRIC_1.1, the rest FABRIC_1.0).
 pub type FiGetinfo = unsafe extern "C" fn(

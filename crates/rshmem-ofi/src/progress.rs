@@ -44,13 +44,7 @@ impl Progress {
         if self.inner.receives() {
             return Ok(false);
         }
-        let mut entry = sys::fi_cq_data_entry {
-            op_context: std::ptr::null_mut(),
-            flags: 0,
-            len: 0,
-            buf: std::ptr::null_mut(),
-            data: 0,
-        };
+        let mut entry = sys::fi_cq_data_entry::EMPTY;
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         let cq = self.inner.cq;
         // SAFETY: fi_cq_sread of at most one entry into `entry`, no condition.

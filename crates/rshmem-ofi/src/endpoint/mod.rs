@@ -171,13 +171,7 @@ impl EpInner {
             Some(Err(_)) => return false,
             None => None,
         };
-        let mut entry = sys::fi_cq_data_entry {
-            op_context: std::ptr::null_mut(),
-            flags: 0,
-            len: 0,
-            buf: std::ptr::null_mut(),
-            data: 0,
-        };
+        let mut entry = sys::fi_cq_data_entry::EMPTY;
         // SAFETY: fi_cq_read of at most one FI_CQ_FORMAT_DATA entry into `entry`.
         let r = unsafe {
             ((*(*self.cq).ops).read)(
@@ -512,10 +506,11 @@ impl Endpoint {
     /// flush completes at delivery and the later ones once their source may be reused
     /// (not `FI_TRANSMIT_COMPLETE`, which over a reliable endpoint waits for the peer to
     /// acknowledge): a single put and quiet then costs one acknowledgement, as before, and
-    /// a run of puts one acknowledgement and one read. Elsewhere, as [`Self::inject_flags`].
-    fn put_flags(&self, inject: bool, peer: Addr) -> u64 {
+    /// a run of puts one acknowledgement and one read. `sent`: complete once sent even if
+    /// first (the flush reads back: [`Self::note_put`]). Elsewhere, as [`Self::inject_flags`].
+    fn put_flags(&self, inject: bool, peer: Addr, sent: bool) -> u64 {
         let base = if inject { sys::FI_INJECT } else { 0 };
-        if self.inner.ofi.flush_by_read && self.written_since_flush(peer) {
+        if self.inner.ofi.flush_by_read && (sent || self.written_since_flush(peer)) {
             base | sys::FI_INJECT_COMPLETE
         } else {
             base | self.delivered()
@@ -542,10 +537,11 @@ impl Endpoint {
         if i >= u.state.len() {
             u.state.resize(i + 1, Unflushed::CLEAN);
         }
-        if u.state[i] == Unflushed::CLEAN {
+        let first = u.state[i] == Unflushed::CLEAN;
+        if first {
             u.list.push((peer, off, key));
         }
-        u.state[i] = if u.state[i] == Unflushed::CLEAN && !sent {
+        u.state[i] = if first && !sent {
             Unflushed::DELIVERED
         } else {
             Unflushed::SENT

@@ -107,14 +107,12 @@ impl Endpoint {
         // default, and fi_inject_write's may count before delivery (tcp;ofi_rxm counts it
         // once sent), which would let quiet return too early unless it reads back
         // (`Ofi::flushes_by_read`): the flags say which.
-        let flags = match data {
-            None => self.put_flags(inject, peer),
-            Some(_) if self.inner.ofi.flush_by_read => {
-                let base = if inject { sys::FI_INJECT } else { 0 };
-                base | sys::FI_INJECT_COMPLETE | sys::FI_REMOTE_CQ_DATA
-            }
-            Some(_) => self.put_flags(inject, peer) | sys::FI_REMOTE_CQ_DATA,
+        let with_data = if data.is_some() {
+            sys::FI_REMOTE_CQ_DATA
+        } else {
+            0
         };
+        let flags = self.put_flags(inject, peer, data.is_some()) | with_data;
         // SAFETY: fi_writemsg through the endpoint's RMA ops; the caller keeps src valid as
         // documented (an injected source is copied before the call returns, a bounced one
         // lives in the arena until the writes complete).

@@ -107,9 +107,15 @@ impl Raise {
                 unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), p, d.len()) };
             }
             // The count, then the counts that rode along (owed acknowledgements:
-            // `Deferred::take_for`), each a (where, by how much) pair of words.
+            // `Deferred::take_for`), each a (where, by how much) pair of words. A count of
+            // 0 raises nothing: its data's count goes another way (numbered pushes over
+            // libfabric, `transport::ofi::pushes`).
             let mut i = 1;
             while let (Some(at), Some(by)) = (word(i), word(i + 1)) {
+                if by == 0 {
+                    i += 2;
+                    continue;
+                }
                 let Some(p) =
                     local(SymAddr::from_word(at), 8).filter(|p| p.cast::<u64>().is_aligned())
                 else {
