@@ -82,9 +82,10 @@
 //! naps on the fd, and the progress thread is not woken for what it serves); elsewhere the
 //! thread sleeps in `fi_cq_sread`, and [`Progress::progress`] lets waiting threads drive the
 //! endpoint too.
-//! Providers with automatic progress run their own thread instead (`sockets`: it sleeps
-//! `FI_SOCKETS_PE_WAITTIME`, 10 ms by default, between polls, which makes every
-//! round trip milliseconds long unless that is set to 0).
+//! Providers with automatic progress run their own thread instead (`sockets`: it spins for
+//! `FI_SOCKETS_PE_WAITTIME`, 10 ms by default, after each operation, which on a machine
+//! whose cores the PEs fill makes every round trip milliseconds long unless that is set
+//! to 0).
 
 #![warn(missing_docs)]
 #![deny(unsafe_code)]

@@ -25,7 +25,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::error::{At, Result};
 use crate::runtime::{Layout, Runtime};
 use crate::team::{Scratch, Team};
-use crate::transport::{Dir, SymAddr, Xfer};
+use crate::transport::{Dir, SourceHeld, SymAddr, Xfer};
 
 /// Where one direction of a channel lives: the receiver's arrival counter and buffers,
 /// the sender's consumption counter, and both sides' message counts.
@@ -114,6 +114,7 @@ impl Runtime {
                     },
                     c.arrivals,
                     n,
+                    SourceHeld::UntilReturn,
                 )
                 .at(routine)?
         };
@@ -155,9 +156,13 @@ impl Runtime {
     /// buffers: a put, then the arrival count. It fills no buffer, so it waits for no
     /// credit; it counts as a message, so later buffered ones keep their credit right.
     ///
+    /// `held`: until when `src` may still be read ([`SourceHeld::UntilSettled`]: until
+    /// [`Runtime::msg_settle`]).
+    ///
     /// # Safety
-    /// `src` is readable for `len` bytes; `dst` is a checked range of `len` bytes on the
-    /// receiver that nobody else writes or reads until the receiver has seen the arrival.
+    /// `src` is readable for `len` bytes and unchanged as long as `held` says; `dst` is a
+    /// checked range of `len` bytes on the receiver that nobody else writes or reads until
+    /// the receiver has seen the arrival.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msg_push(
         &self,
@@ -168,6 +173,7 @@ impl Runtime {
         dst: SymAddr,
         src: *const u8,
         len: usize,
+        held: SourceHeld,
     ) -> Result<()> {
         let pe = team.members().pe(to);
         let c = self.channel(team, ch, self.me, pe);
@@ -186,11 +192,18 @@ impl Runtime {
                     },
                     c.arrivals,
                     n,
+                    held,
                 )
                 .at(routine)?
         };
         c.count.store(n + 1, Relaxed);
         Ok(())
+    }
+
+    /// Waits until no [`Runtime::msg_push`] made with [`SourceHeld::UntilSettled`] reads
+    /// its source any more.
+    pub(crate) fn msg_settle(&self, routine: &'static str) -> Result<()> {
+        self.fabric.settle_pushes().at(routine)
     }
 
     /// Waits for the next [`Runtime::msg_push`] on channel `ch` from team rank `from`

@@ -31,7 +31,7 @@ use crate::error::{At, Result};
 use crate::runtime::Runtime;
 use crate::team::peers::Quorum;
 use crate::team::{Flag, Team};
-use crate::transport::{Dir, Xfer};
+use crate::transport::{Dir, SourceHeld, Xfer};
 
 /// Channel `CH_TREE + k` carries the tree's messages from rank r to rank r + 2^k (mod n):
 /// one fixed sender per receiver whatever the root, as a channel requires (`coll::msg`).
@@ -189,12 +189,14 @@ pub(super) unsafe fn broadcast(
                     d.at(at),
                     data.add(at),
                     len,
+                    SourceHeld::UntilSettled,
                 )?
             };
         }
         at += len;
     }
-    Ok(())
+    // Chunks went out while the next arrived; the caller may change its buffers now.
+    rt.msg_settle(routine)
 }
 
 /// The pieces of block `b` (of `n` elements cut in `blocks`), as element ranges of at
@@ -268,6 +270,7 @@ unsafe fn reduce_ring<T: Elem>(
                         d.at(lo * sz),
                         from.add(lo).cast(),
                         (hi - lo) * sz,
+                        SourceHeld::UntilReturn,
                     )?
                 };
             }

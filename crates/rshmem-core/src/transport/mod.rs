@@ -212,6 +212,16 @@ impl Dir {
     }
 }
 
+/// Until when a push ([`Fabric::put_raise`]) may read its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceHeld {
+    /// Until the call returns.
+    UntilReturn,
+    /// Until [`Fabric::settle_pushes`]: pushes in a row overlap (libfabric sends one while
+    /// the next is issued), and their sources stay untouched until the settle.
+    UntilSettled,
+}
+
 /// One contiguous transfer as it goes from a routine down to the route that carries it:
 /// the context, and what moves where. (The routine is not carried: the caller names it in
 /// any error, with [`At::at`](crate::error::At::at).)
@@ -664,12 +674,20 @@ impl Fabric {
 
     /// Puts `x` (a put), then [`Fabric::raise`]s `sig` on its PE by one; the count is
     /// never visible before the data, nor before the data of the `seq` pushes to `sig`
-    /// before it (`seq` counts them, as the owner of `sig` counts arrivals on it).
+    /// before it (`seq` counts them, as the owner of `sig` counts arrivals on it). `held`
+    /// says until when the source may still be read.
     ///
     /// # Safety
-    /// As [`Fabric::xfer`]; `sig` is a runtime word only this PE raises, by this call.
+    /// As [`Fabric::xfer`], the source readable and unchanged as long as `held` says;
+    /// `sig` is a runtime word only this PE raises, by this call.
     #[inline]
-    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr, seq: u64) -> Result<()> {
+    pub(crate) unsafe fn put_raise(
+        &self,
+        x: Xfer,
+        sig: SymAddr,
+        seq: u64,
+        held: SourceHeld,
+    ) -> Result<()> {
         debug_assert_eq!(x.dir, Dir::Put);
         match (self.routes[x.pe], &self.net) {
             (Route::Net, Some(Network::Ucx(u))) => {
@@ -679,13 +697,22 @@ impl Fabric {
             }
             (Route::Net, Some(Network::Ofi(o))) => {
                 // SAFETY: forwarded contract.
-                return unsafe { o.put_raise(x, sig, seq) };
+                return unsafe { o.put_raise(x, sig, seq, held) };
             }
             _ => {}
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };
         self.raise(x.ctx, x.pe, sig, 1)
+    }
+
+    /// Waits until no push made with [`SourceHeld::UntilSettled`] reads its source any
+    /// more.
+    pub(crate) fn settle_pushes(&self) -> Result<()> {
+        match &self.net {
+            Some(Network::Ofi(o)) => o.settle_pushes(),
+            _ => Ok(()),
+        }
     }
 
     /// Applies `op` to the word at `addr` on `pe` and returns the previous value.

@@ -35,7 +35,7 @@ use rshmem_ofi::{
 
 use super::engine::Completion;
 use super::ucx::{get_long, hex, put_long, unhex, Raise, Segment};
-use super::{CswapWord, CtxState, Dir, Seg, SymAddr, Xfer};
+use super::{CswapWord, CtxState, Dir, Seg, SourceHeld, SymAddr, Xfer};
 use crate::error::{Error, InitError, Result, UNNAMED};
 use crate::word::{AmoOp, Word};
 
@@ -758,7 +758,13 @@ impl Ofi {
     ///
     /// # Safety
     /// As [`super::Fabric::put_raise`].
-    pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr, seq: u64) -> Result<()> {
+    pub(crate) unsafe fn put_raise(
+        &self,
+        x: Xfer,
+        sig: SymAddr,
+        seq: u64,
+        held: SourceHeld,
+    ) -> Result<()> {
         let src = x.local as *const u8;
         let by_message = self.raise_by_message.load(Ordering::Relaxed);
         let numbered = pushes::data(sig, seq).filter(|_| by_message && self.push_by_write);
@@ -773,7 +779,7 @@ impl Ofi {
         }
         if let Some(data) = numbered {
             // SAFETY: forwarded contract.
-            return unsafe { self.push(x, data) };
+            return unsafe { self.push(x, data, held) };
         }
         // SAFETY: forwarded contract.
         unsafe { self.xfer(x)? };
@@ -782,11 +788,12 @@ impl Ofi {
     }
 
     /// Writes `x` with its count's completion `data` ([`pushes`]), from the pushes'
-    /// endpoint; returns once the source may be reused (at once up to the bounce size).
+    /// endpoint; returns once the source may be reused (at once up to the bounce size),
+    /// or at once where `held` lets the source be read until [`Ofi::settle_pushes`].
     ///
     /// # Safety
     /// As [`super::Fabric::put_raise`].
-    unsafe fn push(&self, x: Xfer, data: u64) -> Result<()> {
+    unsafe fn push(&self, x: Xfer, data: u64, held: SourceHeld) -> Result<()> {
         let (peer, raddr, key) = self.target(x.pe, x.remote)?;
         let err = Self::op_error(x.pe, "a libfabric push failed");
         let ep = self.endpoint(&self.pushes, x.pe)?;
@@ -794,11 +801,31 @@ impl Ofi {
         // write completed, which is waited for below unless the provider copied it.
         let issued =
             unsafe { ep.put_with_data_nb(x.local, x.len, peer, raddr, key, data) }.map_err(&err)?;
-        if issued == Issued::Pending {
+        if issued == Issued::Pending && held == SourceHeld::UntilReturn {
             let _serving = self.serving();
             ep.wait_writes().map_err(&err)?;
         }
         Ok(())
+    }
+
+    /// Waits until the pushes' endpoint reads no source any more (see [`Ofi::push`]).
+    pub(crate) fn settle_pushes(&self) -> Result<()> {
+        let p = self.pushes.ofi.0.load(Ordering::Acquire);
+        if p.is_null() {
+            return Ok(());
+        }
+        // SAFETY: as in `endpoint`.
+        let e = unsafe { &*p };
+        let _serving = self.serving();
+        e.ep.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .wait_writes()
+            .map_err(|e| Error::Transport {
+                routine: UNNAMED,
+                pe: None,
+                what: "completing pushes through libfabric failed",
+                status: status(&e),
+            })
     }
 
     /// Sends a raise ([`Raise`]) with `data` for `dst` to `pe`'s service endpoint, from the
