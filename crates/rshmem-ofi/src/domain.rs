@@ -25,8 +25,8 @@ pub const API_VERSION: (u32, u32) = (1, 17);
 /// `FI_OFI_RXM_TX_SIZE`), as Sandia OpenSHMEM leaves it: posted atomics and small puts
 /// hold a slot until the target acknowledges them, so a burst deeper than the queue is
 /// paced by the target's round trips. With 256, the OSU posted adds at 4 PEs over
-/// `tcp;ofi_rxm` took 8-11 us each, with 2048 1.4-2.4 us in most runs, and the 8 B put
-/// message rate rose from 0.19-0.32 to 0.59-0.66 M/s. A fixed 2048 would exclude
+/// `tcp;ofi_rxm` took 8.4-11.5 us each (3 jobs of 3), with 2048 1.5-6.1 us in 3 jobs of 5,
+/// and the 8 B put message rate rose from 0.19-0.32 to 0.59-0.66 M/s. A fixed 2048 would exclude
 /// `sockets`, whose limit is lower.
 const RX_DEPTH: usize = 256;
 
