@@ -810,22 +810,11 @@ impl Ofi {
 
     /// Waits until the pushes' endpoint reads no source any more (see [`Ofi::push`]).
     pub(crate) fn settle_pushes(&self) -> Result<()> {
-        let p = self.pushes.ofi.0.load(Ordering::Acquire);
-        if p.is_null() {
-            return Ok(());
-        }
-        // SAFETY: as in `endpoint`.
-        let e = unsafe { &*p };
-        let _serving = self.serving();
-        e.ep.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .wait_writes()
-            .map_err(|e| Error::Transport {
-                routine: UNNAMED,
-                pe: None,
-                what: "completing pushes through libfabric failed",
-                status: status(&e),
-            })
+        self.complete(
+            &self.pushes,
+            "completing pushes through libfabric failed",
+            |ep| ep.wait_writes(),
+        )
     }
 
     /// Sends a raise ([`Raise`]) with `data` for `dst` to `pe`'s service endpoint, from the
@@ -879,6 +868,21 @@ impl Ofi {
 
     /// Completes the context's operations (its counters reach what it issued).
     pub(crate) fn quiet(&self, ctx: &CtxState) -> Result<()> {
+        self.complete(
+            ctx,
+            "completing operations through libfabric failed",
+            |ep| ep.quiet(),
+        )
+    }
+
+    /// Runs the wait `f` on the context's endpoint, if it has one, serving the service
+    /// endpoint meanwhile where a wait left it out; `what` names a failure.
+    fn complete(
+        &self,
+        ctx: &CtxState,
+        what: &'static str,
+        f: impl FnOnce(&Endpoint) -> rshmem_ofi::Result<()>,
+    ) -> Result<()> {
         let p = ctx.ofi.0.load(Ordering::Acquire);
         if p.is_null() {
             return Ok(());
@@ -886,15 +890,12 @@ impl Ofi {
         // SAFETY: as in `endpoint`.
         let e = unsafe { &*p };
         let _serving = self.serving();
-        e.ep.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .quiet()
-            .map_err(|e| Error::Transport {
-                routine: UNNAMED,
-                pe: None,
-                what: "completing operations through libfabric failed",
-                status: status(&e),
-            })
+        f(&e.ep.lock().unwrap_or_else(|e| e.into_inner())).map_err(|e| Error::Transport {
+            routine: UNNAMED,
+            pe: None,
+            what,
+            status: status(&e),
+        })
     }
 
     /// Completes the operations of every context endpoint.
