@@ -81,7 +81,9 @@
 //! thread that waits anyway takes it over ([`Driver::drive`]: it drives the endpoint and
 //! naps on the fd, and the progress thread is not woken for what it serves); elsewhere the
 //! thread sleeps in `fi_cq_sread`, and [`Progress::progress`] lets waiting threads drive the
-//! endpoint too.
+//! endpoint too. Other endpoints ([`Ofi::endpoint`]) have no wait object: nothing sleeps
+//! on them, and under `tcp;ofi_rxm` a wait object puts the endpoint's sockets in an epoll
+//! set, whose callbacks every arriving segment pays.
 //! Providers with automatic progress run their own thread instead (`sockets`: it spins for
 //! `FI_SOCKETS_PE_WAITTIME`, 10 ms by default, after each operation, which on a machine
 //! whose cores the PEs fill makes every round trip milliseconds long unless that is set

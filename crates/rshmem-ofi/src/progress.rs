@@ -41,7 +41,7 @@ impl Progress {
     /// cannot sleep on this completion queue (then poll instead).
     fn sleep(&self, timeout: Duration) -> Result<bool> {
         // A message read here would escape its handler and the order of the others.
-        if self.inner.receives() {
+        if self.inner.receives() || !self.inner.waitable {
             return Ok(false);
         }
         let mut entry = sys::fi_cq_data_entry::EMPTY;
@@ -76,6 +76,9 @@ impl Progress {
     /// The completion queue's file descriptor (`FI_GETWAIT`), if it was opened with one
     /// ([`crate::Ofi::endpoint_with_wait_fd`]). Owned by the queue: do not close it.
     pub fn wait_fd(&self) -> Option<RawFd> {
+        if !self.inner.waitable {
+            return None;
+        }
         let mut fd: libc::c_int = -1;
         let cq = self.inner.cq;
         // SAFETY: fi_control(FI_GETWAIT) on the live queue writes an int for FI_WAIT_FD
@@ -93,6 +96,9 @@ impl Progress {
     /// Whether a thread may now sleep on [`Progress::wait_fd`] (`fi_trywait`): false while
     /// completions or provider work are pending (progress, then try again).
     pub fn trywait(&self) -> bool {
+        if !self.inner.waitable {
+            return false;
+        }
         let ofi = &self.inner.ofi;
         let mut cq = self.inner.cq_fid();
         // SAFETY: fi_trywait on the provider's fabric with one live queue.
@@ -102,6 +108,10 @@ impl Progress {
 
     /// Wakes a thread sleeping in [`ProgressThread`] (`fi_cq_signal`).
     fn wake(&self) {
+        if !self.inner.waitable {
+            // The thread polls, and sees its stop flag within a pause.
+            return;
+        }
         let cq = self.inner.cq;
         // SAFETY: fi_cq_signal on the live completion queue.
         unsafe { ((*(*cq).ops).signal)(cq) };

@@ -8,12 +8,33 @@ fn progress_thread_sleeps_when_idle() {
     let Some(ofi) = open(PROVIDERS[0]) else {
         return;
     };
-    let ep = ofi.endpoint().unwrap();
+    let ep = ofi.endpoint_with_wait_fd().unwrap();
     let pt = ProgressThread::start(ep.progress_handle()).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let r = pt.rounds();
-    // Sleeping in fi_cq_sread (100 ms per round) rather than spinning.
+    // Asleep on the queue's wait fd (or in fi_cq_sread, 100 ms per round) rather than
+    // spinning.
     assert!(r <= 20, "{r} rounds in 300 ms");
+    pt.stop().unwrap();
+}
+
+/// A context's endpoint has no wait object (nothing sleeps on it): no fd, no `fi_trywait`
+/// (libfabric's `FI_GETWAIT` on such a queue crashed in rxm), and a progress thread over
+/// it polls and still stops.
+#[test]
+fn an_endpoint_without_a_wait_object_is_polled() {
+    let _w = watchdog("an_endpoint_without_a_wait_object_is_polled", 60);
+    let Some(ofi) = open(PROVIDERS[0]) else {
+        return;
+    };
+    let ep = ofi.endpoint().unwrap();
+    let p = ep.progress_handle();
+    assert!(p.wait_fd().is_none());
+    assert!(!p.trywait());
+    let pt = ProgressThread::start(p).unwrap();
+    assert!(pt.driver().is_none());
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(pt.rounds() > 0);
     pt.stop().unwrap();
 }
 
