@@ -2,8 +2,9 @@
 //! process would (its own domain), not asserted anywhere:
 //! `cargo run --release -p rshmem-ofi --example ofi_latency [PROVIDER] [ITERATIONS] [spin]`
 //! (PROVIDER default `tcp;ofi_rxm`; `env` takes the first that FI_PROVIDER allows). The
-//! target is served by a [`ProgressThread`] sleeping in the provider, or with `spin` by a
-//! thread polling without pause (the floor a busy target would give).
+//! target is served by a [`ProgressThread`] sleeping on its queue's wait fd (or in the
+//! provider), as a PE's service endpoint is, or with `spin` by a thread polling without
+//! pause (the floor a busy target would give).
 
 use rshmem_ofi::{AtomicOp, AtomicType, Ofi, OpenOptions, ProgressThread};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut heap = vec![0u64; 1024];
     let region = target_ofi.register(heap.as_mut_ptr().cast(), heap.len() * 8)?;
-    let target = target_ofi.endpoint()?;
+    let target = target_ofi.endpoint_with_wait_fd()?;
     let stop = Arc::new(AtomicBool::new(false));
     let (progress, spinner) = if spin {
         let (p, s) = (target.progress_handle(), stop.clone());
