@@ -290,11 +290,16 @@ else
     for kv in "${envs[@]}"; do
         xenv+=(-x "$kv")
     done
+    # Unbound: each host's daemon sees the whole machine and would bind its first PE to
+    # core 0 as every other host's does, so the hosts' PEs would share one real core (an
+    # OSHMEM 2-PE barrier took 4.0 ms and a get 8 ms, a scheduler tick per exchange, and its
+    # OSU programs timed out). rshmem's PEs count cores per machine, not per host.
     # shellcheck disable=SC2086
     timeout -s KILL "$limit" ip netns exec "$launch_ns" \
         mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$work/fake_ssh" \
         --mca oob_tcp_if_include "${net}.0/24" --mca btl_tcp_if_include "${net}.0/24" \
-        -H "$hostlist" -n $((hosts * ppn)) "${xenv[@]}" ${SIMHOSTS_MPIRUN_ARGS:-} "$prog" "$@"
+        --bind-to none -H "$hostlist" -n $((hosts * ppn)) "${xenv[@]}" ${SIMHOSTS_MPIRUN_ARGS:-} \
+        "$prog" "$@"
 fi
 status=$?
 set -e
