@@ -293,7 +293,8 @@ else
     # Unbound: each host's daemon sees the whole machine and would bind its first PE to
     # core 0 as every other host's does, so the hosts' PEs would share one real core (an
     # OSHMEM 2-PE barrier took 4.0 ms and a get 8 ms, a scheduler tick per exchange, and its
-    # OSU programs timed out). rshmem's PEs count cores per machine, not per host.
+    # OSU programs timed out). Hydra, which starts rshmem's PEs here, binds none either. A
+    # --bind-to in SIMHOSTS_MPIRUN_ARGS comes later and wins.
     # shellcheck disable=SC2086
     timeout -s KILL "$limit" ip netns exec "$launch_ns" \
         mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$work/fake_ssh" \
