@@ -182,6 +182,13 @@ impl Driver {
         handoff::claim(self)
     }
 
+    /// A wait begins ([`Handoff::touch`]): the endpoint stays the waiters' while they keep
+    /// waiting, even in waits too short to claim it.
+    #[inline]
+    pub fn touch(&self) {
+        self.handoff.touch();
+    }
+
     /// [`Driver::drive`] only if a waiter left the endpoint out of the thread's set
     /// ([`handoff::claim_if_out`]), for a thread about to block on its own operations.
     pub fn drive_if_out(&self) -> Option<Driving<'_>> {

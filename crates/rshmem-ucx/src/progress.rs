@@ -57,19 +57,25 @@ impl handoff::Service for Driver {
 }
 
 impl Driver {
-    /// Progresses the worker until idle unless another thread is driving it; true if this
-    /// call found work (a peer's operation was served, or one of ours completed).
+    /// Progresses the worker once unless another thread is driving it; true if this call
+    /// found work (a peer's operation was served, or one of ours completed). Once, not
+    /// until idle: a waiter checks its condition as soon as something came, where one more
+    /// round (over TCP an `epoll_wait`) cost every 2-PE barrier 0.4 us between the
+    /// message's handler and the wait's end (TSC stamps, issue 27).
     pub fn try_progress(&self) -> bool {
         match self.lock.try_lock() {
-            Ok(_g) => {
-                let mut any = false;
-                while self.worker.progress() {
-                    any = true;
-                }
-                any
-            }
+            Ok(_g) => self.worker.progress(),
             Err(_) => false,
         }
+    }
+
+    /// Runs `f` with the worker to this thread alone: the progress thread and other
+    /// drivers stand aside until it returns (they take or try the same sleeping lock), so a
+    /// send from the service worker never spins on UCX's own lock against the thread. Not
+    /// to be nested in a progress call of this worker (an active-message handler).
+    pub fn exclusive<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        f()
     }
 
     /// Claims the worker for a waiting thread: until the claim drops, the progress thread
@@ -77,6 +83,13 @@ impl Driver {
     /// checks, [`Driver::sleep`] rather than a timed sleep).
     pub fn drive(&self) -> Driving<'_> {
         handoff::claim(self)
+    }
+
+    /// A wait begins ([`Handoff::touch`]): the worker stays the waiters' while they keep
+    /// waiting, even in waits too short to claim it.
+    #[inline]
+    pub fn touch(&self) {
+        self.handoff.touch();
     }
 
     /// [`Driver::drive`] only if a waiter left the worker out of the thread's set

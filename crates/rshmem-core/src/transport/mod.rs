@@ -633,9 +633,9 @@ impl Fabric {
                 unsafe { u64::rmw(p, AmoOp::Add(by)) };
                 Ok(())
             }
-            // Counted for quiet like any posted atomic: left uncounted (a count needs
-            // delivery, not a flush), a PE's last sync flags could still be in flight when
-            // its peers saw it finalize (a 4-PE job over mixed routes hung in finalize).
+            // Through UCX an active message from the service worker (complete once sent;
+            // teardown flushes what a full socket left in UCX), or a posted atomic counted
+            // for quiet (`transport::ucx::raise`).
             Route::Net => match self.net() {
                 Network::Ucx(u) => u.raise(ctx, pe, addr, by, self.deferred.take_for(pe)),
                 Network::Ofi(o) => o.raise(ctx, pe, addr, by),
@@ -897,12 +897,18 @@ impl Fabric {
         own_every: u32,
         flush: Option<(&'f Deferred, &'f CtxState)>,
     ) -> NetWait<'f> {
+        match &self.net {
+            Some(Network::Ucx(u)) => u.touch(),
+            Some(Network::Ofi(o)) => o.touch(),
+            None => {}
+        }
         NetWait {
             net: self.net.as_ref(),
             driving: None,
             since: None,
             pauses: 0,
             own_every,
+            own_owed: false,
             flush,
         }
     }
@@ -965,8 +971,10 @@ impl Fabric {
 ///
 /// Peers' operations arrive on the service; the contexts' workers or endpoints only
 /// complete this PE's own (and take the acknowledgements of its posted ones), so a wait for
-/// peers drives them every [`PEERS_OWN_EVERY`] pauses: over TCP each one's progress is a
-/// system call.
+/// peers drives them every [`PEERS_OWN_EVERY`] pauses, after the service and not in a pause
+/// whose service found work: over TCP each one's progress is a system call, and driven
+/// before the service they made a 2-PE barrier see its peer's message about 0.5 us later
+/// (TSC stamps, issue 27).
 #[derive(Debug)]
 pub(crate) struct NetWait<'f> {
     net: Option<&'f Network>,
@@ -976,6 +984,8 @@ pub(crate) struct NetWait<'f> {
     pauses: u32,
     /// The contexts' workers are driven every this many pauses.
     own_every: u32,
+    /// A pause skipped the contexts' workers (its service found work): the next drives them.
+    own_owed: bool,
     /// Deferred raises to send at the first pause, and the context to send them on.
     flush: Option<(&'f Deferred, &'f CtxState)>,
 }
@@ -1032,7 +1042,7 @@ impl NetWait<'_> {
         if self.driving.is_none() && self.pauses.is_multiple_of(CLAIM_CHECK_EVERY) {
             self.claim_if_due();
         }
-        let own = self.pauses.is_multiple_of(self.own_every);
+        let own = self.own_owed || self.pauses.is_multiple_of(self.own_every);
         self.pauses = self.pauses.wrapping_add(1);
         match net {
             Network::Ofi(o) => {
@@ -1043,7 +1053,9 @@ impl NetWait<'_> {
                 }
             }
             Network::Ucx(u) => {
-                if u.progress(own) {
+                let (any, skipped) = u.progress_in_order(own, self.own_every == 1);
+                self.own_owed = skipped;
+                if any {
                     w.keep_hot();
                 }
                 w.snooze_with(|nap| u.sleep(nap));

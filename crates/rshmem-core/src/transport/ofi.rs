@@ -926,6 +926,14 @@ impl Ofi {
         any
     }
 
+    /// A wait begins: see [`rshmem_ofi::Driver::touch`].
+    #[inline]
+    pub(crate) fn touch(&self) {
+        if let Some(d) = &self.driver {
+            d.touch();
+        }
+    }
+
     /// Claims the service endpoint for a waiting thread (see [`super::NetWait`]), where the
     /// progress thread sleeps on a wait fd.
     pub(crate) fn drive(&self) -> Option<rshmem_ofi::Driving<'_>> {

@@ -41,12 +41,16 @@ impl Ucx {
     /// [`TEARDOWN_FLUSH`]: a peer that exited never answers when a process it started
     /// inherited its sockets and holds the connection open (seen: a PE that left a `sleep`
     /// behind; its peer's flush waited for an acknowledgement until the job timed out).
+    /// The service worker's raises ([`Ucx::svc`]) too.
     pub(crate) fn flush_at_teardown(&self, ctx: &CtxState) {
         let p = ctx.ucx.0.load(Ordering::Acquire);
         if !p.is_null() {
             // SAFETY: as in `worker`.
             let _ = unsafe { &*p }.worker.flush_within(TEARDOWN_FLUSH);
         }
+        let _ = self
+            .service
+            .exclusive(|| self.svc.worker.flush_within(TEARDOWN_FLUSH));
     }
 
     /// Completes the context's operations (a flush of its worker).
@@ -120,7 +124,11 @@ impl Ucx {
         matches!(self.peers.get(pe), Some(Some(p)) if p.left.load(Ordering::Relaxed))
     }
 
-    /// Completes the operations of every context worker.
+    /// Completes the operations of every context worker. Not the service worker's raises
+    /// ([`Ucx::svc`]): they are complete once sent, and a flush of the whole service worker
+    /// also waits on its endpoints back to the peers' context workers, which peers asleep
+    /// in a wait do not drive (a thread's drain at the end of an `_nbe` scope hung so across
+    /// simulated hosts). Teardown flushes it, bounded ([`Ucx::flush_at_teardown`]).
     pub(crate) fn flush_all(&self) -> Result<()> {
         let mut r = Ok(());
         for (_, w) in self.workers.iter() {
@@ -145,13 +153,34 @@ impl Ucx {
     /// Returns whether anything happened (an operation of ours completed, or a peer's was
     /// served): the wait then stays hot, as more is likely to follow.
     pub(crate) fn progress(&self, contexts: bool) -> bool {
-        let mut any = false;
-        if contexts {
-            for (_, w) in self.workers.iter() {
-                any |= w.worker.progress();
-            }
+        self.progress_in_order(contexts, true).0
+    }
+
+    /// [`Ucx::progress`], the service first; with `always` false the contexts' workers are
+    /// skipped when the service found work (a wait for peers: what it waits for most
+    /// likely just came, and is checked before one more system call). Returns whether
+    /// anything happened, and whether the contexts' workers were skipped (the caller owes
+    /// them the next pause, so that a busy service never starves them).
+    #[inline]
+    pub(crate) fn progress_in_order(&self, contexts: bool, always: bool) -> (bool, bool) {
+        let served = self.service.try_progress();
+        if !contexts {
+            return (served, false);
         }
-        self.service.try_progress() || any
+        if served && !always {
+            return (true, true);
+        }
+        let mut any = served;
+        for (_, w) in self.workers.iter() {
+            any |= w.worker.progress();
+        }
+        (any, false)
+    }
+
+    /// A wait begins: see [`rshmem_ucx::Driver::touch`].
+    #[inline]
+    pub(crate) fn touch(&self) {
+        self.service.touch();
     }
 
     /// Claims the service worker for a waiting thread (the progress thread stands aside

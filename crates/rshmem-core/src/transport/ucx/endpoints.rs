@@ -13,14 +13,28 @@ use crate::transport::{CtxState, Seg, SymAddr};
 impl Ucx {
     /// Connects the context's worker to every peer now, wire-up included (at init, for
     /// the default context, while every peer is alive and serving).
+    /// The service worker's endpoints ([`Ucx::svc`]) are made the first time too.
     pub(crate) fn wire_up(&self, ctx: &CtxState) -> Result<()> {
         let w = self.worker(ctx)?;
         for pe in (0..self.peers.len()).filter(|&pe| self.peers[pe].is_some()) {
             if w.conns[pe].get().is_none() {
                 self.open(w, pe)?;
             }
+            self.svc_conn(pe)?;
         }
         Ok(())
+    }
+
+    /// The service worker's endpoint to `pe`'s service worker ([`Ucx::svc`]), made on first
+    /// use with the worker to this thread alone (its wire-up flush progresses it).
+    #[inline]
+    pub(super) fn svc_conn(&self, pe: usize) -> Result<&Conn> {
+        match self.svc.conns[pe].get() {
+            Some(c) => Ok(c),
+            None => self
+                .service
+                .exclusive(|| self.open_with(&self.svc, pe, false)),
+        }
     }
 
     /// The context's worker, made (or taken from the pool) on first use.
@@ -119,6 +133,15 @@ impl Ucx {
 
     #[cold]
     fn open<'w>(&self, w: &'w CtxWorker, pe: usize) -> Result<&'w Conn> {
+        self.open_with(w, pe, true)
+    }
+
+    /// [`Ucx::open`]; `wire_up`: complete the endpoint's wire-up now, by a flush of `w`.
+    /// The service worker's endpoints skip it: its thread and waiters drive it anyway, and
+    /// a flush of the whole service worker would also wait on its endpoints back to the
+    /// peers' context workers, which a peer doing the same at init does not drive.
+    #[cold]
+    fn open_with<'w>(&self, w: &'w CtxWorker, pe: usize, wire_up: bool) -> Result<&'w Conn> {
         let peer = self.peers[pe].as_ref().expect("a UCX route has a peer");
         let fail = |what: &'static str| {
             move |e: UcxError| Error::Transport {
@@ -144,9 +167,11 @@ impl Ucx {
         // Complete the wire-up now: until it is done UCX queues operations on the endpoint
         // (reporting them complete), and only a progress call of this worker sends them,
         // which a PE that goes on to compute might not make for a long time.
-        w.worker
-            .flush()
-            .map_err(fail("cannot connect to the PE through UCX"))?;
+        if wire_up {
+            w.worker
+                .flush()
+                .map_err(fail("cannot connect to the PE through UCX"))?;
+        }
         // Where the peer's UCX allocated its heap segment (one key for the runtime area and
         // the heap: one allocation, hence one mapping).
         let one_allocation = peer.rkeys[HEAP] == peer.rkeys[RUNTIME_AREA];

@@ -12,6 +12,9 @@
 //! - Each context has its own worker (made on the context's first UCX operation, pooled
 //!   when the context is destroyed, with its endpoints), so threads on private contexts
 //!   share nothing; endpoints to the peers' service workers are made on first use.
+//! - The runtime's raised counts (syncs, channels, pushed chunks: [`Raise`]) leave from the
+//!   service worker itself, on one endpoint per peer made at wire-up, so that two PEs'
+//!   raises to each other share one connection.
 //! - Blocking operations wait for local completion; `quiet` is a flush of the context's
 //!   worker; `fence` is the worker's fence; non-blocking operations count their
 //!   completion in a [`Completion`](super::engine::Completion) from UCX's completion
@@ -127,6 +130,14 @@ pub(crate) struct Ucx {
     _service: Arc<Worker>,
     /// Drives the service worker from waiting threads, one at a time.
     service: Driver,
+    /// The service worker's own endpoints to the peers' service workers, which carry every
+    /// [`Raise`]: a peer's raises to this PE come back on the same connection, so over TCP
+    /// each message acknowledges the last one the other way, where raises sent from the
+    /// contexts' workers (one connection each way) drew a bare acknowledgement per two
+    /// messages (3.0 TCP segments per 2-PE barrier against 2.1; tcpdump). Sent under
+    /// [`Driver::exclusive`]; made at wire-up. Its issue counts are unused: a raise is
+    /// complete once sent.
+    svc: CtxWorker,
     ucp: Arc<Ucp>,
     /// Where the user heap starts in the heap segment (the runtime area is below).
     heap_off: usize,

@@ -3,8 +3,6 @@
 
 use std::sync::atomic::Ordering;
 
-use rshmem_ucx::Endpoint;
-
 use super::rma::copy;
 use super::{CtxWorker, Segment, Ucx, DATA, HEAP, REGIONS, RUNTIME_AREA};
 use crate::error::Result;
@@ -20,8 +18,9 @@ use crate::word::AmoOp;
 /// [`RIDE_MAX`] pairs (where, by how much) of other counts of the target this PE owed
 /// (acknowledgements it deferred: `Deferred::take_for`), applied after the first. The target's service worker applies it
 /// in its progress call (the progress thread, or a wait that claimed it): the copy, then a
-/// release add, so a waiter that sees the count sees the data. Message channels keep two
-/// messages in flight and pushed chunks several, each counted on one word: they rely on
+/// release add, so a waiter that sees the count sees the data. Every raise leaves from the
+/// service worker, on its endpoint to the peer's ([`Ucx::svc`]): message channels keep two
+/// messages in flight and pushed chunks several, each counted on one word, so they rely on
 /// UCX applying one endpoint's eager active messages in the order sent, which its single
 /// active-message lane gives (`UCX_MAX_EAGER_LANES`, 1 unless the user raises it).
 /// libfabric carries the same header and data as one message (`transport::ofi`).
@@ -141,8 +140,9 @@ impl Raise {
 
 impl Ucx {
     /// A put whose arrival a count announces (see
-    /// [`crate::transport::Fabric::put_raise`]): the put, a fence, the count (both counted
-    /// for quiet: see `Fabric::raise`), or over a heap mapped here, a copy and the raise.
+    /// [`crate::transport::Fabric::put_raise`]): one message carrying data and count, or
+    /// for data longer than a message, the put, its flush, the count; over a heap mapped
+    /// here, a copy and the raise.
     ///
     /// # Safety
     /// As [`crate::transport::Fabric::put_raise`].
@@ -158,17 +158,25 @@ impl Ucx {
         let (ep, raddr, key) = self.target(w, x.pe, x.remote)?;
         // SAFETY: the caller's contract: `src` is readable for `len` bytes.
         let data = unsafe { std::slice::from_raw_parts(src, x.len) };
-        if x.len <= Raise::MAX_DATA && self.raise_by_message.load(Ordering::Relaxed) {
+        let by_message = self.raise_by_message.load(Ordering::Relaxed);
+        if x.len <= Raise::MAX_DATA && by_message {
             // Data and count in one message: no fence, no acknowledgement.
-            return Self::send_raise(w, ep, x.pe, Some(x.remote), data, sig, 1, &riders);
+            return self.send_raise(x.pe, Some(x.remote), data, sig, 1, &riders);
         }
         // The remote range was checked.
         let r = ep.put_blocking(data, raddr, key);
         w.note_issued();
         r.map_err(Self::op_error(x.pe, "a UCX transfer failed"))?;
-        w.worker
-            .fence()
-            .map_err(Self::op_error(x.pe, "a UCX fence failed"))?;
+        // A count by message leaves from another worker than the put: the put must have
+        // landed first. A posted atomic goes the put's way, after a fence.
+        if by_message {
+            w.flush_if_issued()
+                .map_err(Self::op_error(x.pe, "a UCX flush failed"))?;
+        } else {
+            w.worker
+                .fence()
+                .map_err(Self::op_error(x.pe, "a UCX fence failed"))?;
+        }
         self.raise_served(x.ctx, w, x.pe, sig, 1, riders)
     }
 
@@ -207,19 +215,25 @@ impl Ucx {
         by: u64,
         riders: Riders,
     ) -> Result<()> {
-        if Self::mapped(w, pe, addr).is_some() || !self.raise_by_message.load(Ordering::Relaxed) {
+        // The service's endpoint (made at wire-up) says whether the heap is mapped here,
+        // whether or not this context has reached `pe` yet.
+        self.svc_conn(pe)?;
+        if Self::mapped(&self.svc, pe, addr).is_some()
+            || !self.raise_by_message.load(Ordering::Relaxed)
+        {
             self.amo_post(ctx, pe, addr, AmoOp::Add(by))?;
             return self.raise_each(ctx, w, pe, &riders);
         }
-        let (ep, _, _) = self.target(w, pe, addr)?;
-        Self::send_raise(w, ep, pe, None, &[], addr, by, &riders)
+        self.send_raise(pe, None, &[], addr, by, &riders)
     }
 
-    /// Sends a [`Raise`] on `ep` (of `w`, to `pe`): `data` to `dst`, then `sig` up by `by`.
-    #[allow(clippy::too_many_arguments)]
+    /// Sends a [`Raise`] to `pe` from the service worker ([`Ucx::svc`]): `data` to `dst`,
+    /// then `sig` up by `by`. Complete on return: the message is in UCX's hands, and the
+    /// service worker, always driven by its thread or a waiter, sends what a full socket
+    /// left over (finalize's teardown flushes it). Nothing the contexts' workers carry is
+    /// ordered before it: a caller that needs their puts landed first flushes them.
     fn send_raise(
-        w: &CtxWorker,
-        ep: &Endpoint,
+        &self,
         pe: usize,
         dst: Option<SymAddr>,
         data: &[u8],
@@ -227,11 +241,11 @@ impl Ucx {
         by: u64,
         riders: &Riders,
     ) -> Result<()> {
+        let conn = self.svc_conn(pe)?;
         let (header, len) = Raise::header_with(dst, sig, by, riders);
-        let r = ep.am_send(Raise::ID, &header[..len], data);
-        // Counted for quiet, as the posted add it replaces.
-        w.note_issued();
-        r.map_err(Self::op_error(pe, "a UCX active message failed"))
+        self.service
+            .exclusive(|| conn.ep.am_send(Raise::ID, &header[..len], data))
+            .map_err(Self::op_error(pe, "a UCX active message failed"))
     }
 
     /// From now on counts are raised by posted atomics, whose flush completes them at

@@ -1,14 +1,15 @@
 //! Starting UCX and connecting the peers: the settings UCX is loaded with, the segments
 //! registered and published through the bootstrap's store, the peers' values read back.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rshmem_boot::Bootstrap;
 use rshmem_ucx::{LoadOptions, ProgressThread, Ucp, UcxError};
 
 use super::{
-    get_long, hex, put_long, unhex, Peer, Raise, Segment, Ucx, HEAP, REGIONS, RUNTIME_AREA,
+    get_long, hex, put_long, unhex, CtxWorker, Peer, Raise, Segment, Ucx, HEAP, REGIONS,
+    RUNTIME_AREA,
 };
 use crate::error::{InitError, Result};
 
@@ -191,6 +192,12 @@ impl Ucx {
             free: Mutex::new(Vec::new()),
             progress: Mutex::new(Some(progress)),
             _regions: regions,
+            svc: CtxWorker {
+                conns: Box::new([]),
+                worker: service.clone(),
+                issued: AtomicU64::new(0),
+                flushed: AtomicU64::new(0),
+            },
             _service: service,
             service: driver,
             ucp,
@@ -235,6 +242,7 @@ impl Ucx {
                 finalized: AtomicBool::new(false),
             }));
         }
+        self.svc.conns = peers.iter().map(|_| OnceLock::new()).collect();
         self.peers = peers.into_boxed_slice();
         Ok(())
     }
