@@ -421,8 +421,11 @@ pub(super) unsafe fn reduce<T: Elem>(
     // Each member's chunks, then its count on every other member: once every other
     // member has counted, our destination is complete and nobody reads our source any
     // more (each fetched it before putting). A count's writers all passed the sync above,
-    // so no member's count for the next call can come before this call's.
-    rt.fabric.fence(ctx);
+    // so no member's count for the next call can come before this call's. The chunks are
+    // completed, not fenced: a count by message leaves from another worker or endpoint
+    // than the puts (UCX's service worker, libfabric's signal endpoint), which a fence of
+    // the context does not order.
+    rt.fabric.quiet(ctx).at(routine)?;
     let others = || (0..npes).filter(move |&r| r != me);
     for r in others() {
         rt.signal(routine, team, DONE, r, true)?;
@@ -430,7 +433,7 @@ pub(super) unsafe fn reduce<T: Elem>(
     let want = team.direct_done.load(Relaxed) + npes as u64 - 1;
     rt.await_signals(routine, team, DONE, others, want, 1, Quorum::All)?;
     team.direct_done.store(want, Relaxed);
-    // The accumulator is reused by the next call: our puts from it must be complete.
+    // Counts raised by atomics (finalize's last sync) complete too (nothing, mostly).
     rt.fabric.quiet(ctx).at(routine)
 }
 
