@@ -182,8 +182,8 @@ impl Driver {
         handoff::claim(self)
     }
 
-    /// A wait begins ([`Handoff::touch`]): the endpoint stays the waiters' while they keep
-    /// waiting, even in waits too short to claim it.
+    /// A wait pauses and drives the endpoint ([`Handoff::touch`]): the endpoint stays the
+    /// waiters' while they keep driving it, even in waits too short to claim it.
     #[inline]
     pub fn touch(&self) {
         self.handoff.touch();

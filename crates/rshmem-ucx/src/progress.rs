@@ -85,8 +85,8 @@ impl Driver {
         handoff::claim(self)
     }
 
-    /// A wait begins ([`Handoff::touch`]): the worker stays the waiters' while they keep
-    /// waiting, even in waits too short to claim it.
+    /// A wait pauses and drives the worker ([`Handoff::touch`]): the worker stays the
+    /// waiters' while they keep driving it, even in waits too short to claim it.
     #[inline]
     pub fn touch(&self) {
         self.handoff.touch();

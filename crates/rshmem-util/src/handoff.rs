@@ -9,9 +9,9 @@
 //! arrival wakes the one thread that needs it: over TCP, a thread woken for every message
 //! that a waiter served anyway cost a 2-PE barrier about 8 system calls and a wake-up
 //! (issue 27), and a libfabric fetching atomic twice the time of Sandia OpenSHMEM's (issue 30).
-//! Most waits end lazily ([`Handoff::release_lazily`]), and every wait that begins marks the
-//! fd in use ([`Handoff::touch`]): the thread takes it back only once the process has
-//! stopped waiting for a while.
+//! Most waits end lazily ([`Handoff::release_lazily`]), and every wait that drives the
+//! network marks the fd in use ([`Handoff::touch`]): the thread takes it back only once
+//! the process has stopped driving it for a while.
 
 use std::cell::Cell;
 use std::io;
@@ -27,8 +27,9 @@ pub struct Handoff {
     /// `Hold::held`, readable without the lock: a blocking operation asks
     /// ([`Handoff::claim_if_out`]) at every network operation, and mostly the fd is in.
     out: AtomicBool,
-    /// Waits begun so far ([`Handoff::touch`]): the thread takes a lazily released fd back
-    /// only after a whole linger in which neither this nor `Hold::releases` changed.
+    /// Waits that drove the network so far ([`Handoff::touch`]): the thread takes a lazily
+    /// released fd back only after a whole linger in which neither this nor
+    /// `Hold::releases` changed.
     /// Written by the waiting threads alone, read by the thread once per linger.
     begun: AtomicU64,
     epoll: RawFd,
@@ -181,16 +182,17 @@ impl Handoff {
         self.out.load(Ordering::Relaxed)
     }
 
-    /// A wait for the network begins, whether or not it will claim: while the process keeps
-    /// waiting, the fd stays out of the thread's set. With the fd out this is one store;
-    /// with it in (the first wait, or the first after a linger with none), the fd is
-    /// taken out and released lazily at once, one system call.
+    /// A wait for the network pauses for the first time, and drives the network (the
+    /// caller's contract), whether or not it will claim: while the process keeps driving
+    /// it so, the fd stays out of the thread's set. With the fd out this is one store;
+    /// with it in (the first wait, or the first after a linger with none), the fd is taken
+    /// out and released lazily at once, one system call. Only waits that drive count: the
+    /// network is then served at least once per linger, or the thread takes it back.
     ///
     /// Counting only the waits that claimed let the thread take the fd back in a loop of
-    /// 2-PE barriers over UCX's TCP: the PE that came second found its peer's message
-    /// already served and never waited long enough to claim, so from then on each
-    /// arrival woke its thread, which took the core from a PE (650-13,000 wake-ups in
-    /// 200,000 barriers, in about half the runs).
+    /// 2-PE barriers over UCX's TCP: the PE that came second waited too briefly to claim,
+    /// so from then on each arrival woke its thread, which took the core from a PE
+    /// (650-13,000 wake-ups in 200,000 barriers, in about half the runs).
     #[inline]
     pub fn touch(&self) {
         if self.out.load(Ordering::Relaxed) {
@@ -306,7 +308,7 @@ impl Handoff {
                 && self.begun.load(Ordering::Relaxed) == begun
             {
                 // A timed sleep that ran its course with no claim ended meanwhile, none
-                // held and no wait begun: the last wait was at least that long ago.
+                // held and no wait driving: the last wait was at least that long ago.
                 self.give_back(&mut h);
             } else {
                 h.linger = (h.linger * 2).min(LINGER_MAX);

@@ -897,11 +897,6 @@ impl Fabric {
         own_every: u32,
         flush: Option<(&'f Deferred, &'f CtxState)>,
     ) -> NetWait<'f> {
-        match &self.net {
-            Some(Network::Ucx(u)) => u.touch(),
-            Some(Network::Ofi(o)) => o.touch(),
-            None => {}
-        }
         NetWait {
             net: self.net.as_ref(),
             driving: None,
@@ -1034,6 +1029,12 @@ impl NetWait<'_> {
             return w.snooze();
         };
         if self.pauses == 0 {
+            // The service stays the waiters' while waits keep driving it (this pause
+            // does, below); a wait that never pauses drives nothing, so it does not count.
+            match net {
+                Network::Ucx(u) => u.touch(),
+                Network::Ofi(o) => o.touch(),
+            }
             if let Some((d, ctx)) = self.flush.take().filter(|(d, _)| d.any()) {
                 // A raise to a peer that failed: the wait's own checks report the failure.
                 let _ = d.flush(net, ctx);

@@ -926,7 +926,7 @@ impl Ofi {
         any
     }
 
-    /// A wait begins: see [`rshmem_ofi::Driver::touch`].
+    /// A wait pauses and drives the service: see [`rshmem_ofi::Driver::touch`].
     #[inline]
     pub(crate) fn touch(&self) {
         if let Some(d) = &self.driver {

@@ -177,7 +177,7 @@ impl Ucx {
         (any, false)
     }
 
-    /// A wait begins: see [`rshmem_ucx::Driver::touch`].
+    /// A wait pauses and drives the service: see [`rshmem_ucx::Driver::touch`].
     #[inline]
     pub(crate) fn touch(&self) {
         self.service.touch();
