@@ -495,6 +495,34 @@ mod tests {
         unsafe { libc::close(ev) };
     }
 
+    /// A thread playing the progress thread: sleeps on `h` until [`stop_sleeper`]; returns
+    /// how many sleeps it made.
+    fn sleeper(h: &Arc<Handoff>) -> (Arc<AtomicBool>, std::thread::JoinHandle<u32>) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let t = {
+            let (h, stop) = (h.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut sleeps = 0u32;
+                while !stop.load(Ordering::Acquire) {
+                    h.sleep().unwrap();
+                    sleeps += 1;
+                }
+                sleeps
+            })
+        };
+        (stop, t)
+    }
+
+    /// Stops a [`sleeper`]; its count of sleeps.
+    fn stop_sleeper(
+        h: &Handoff,
+        (stop, t): (Arc<AtomicBool>, std::thread::JoinHandle<u32>),
+    ) -> u32 {
+        stop.store(true, Ordering::Release);
+        h.stop();
+        t.join().unwrap()
+    }
+
     #[test]
     #[cfg_attr(miri, ignore = "epoll and ppoll")]
     fn an_event_wakes_the_thread_only_while_nobody_claims_it() {
@@ -609,18 +637,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "epoll")]
     fn a_loop_of_waits_wakes_the_thread_at_most_every_linger_max() {
         let (ev, h) = shared_handoff();
-        let stop = Arc::new(AtomicBool::new(false));
-        let t = {
-            let (h, stop) = (h.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let mut sleeps = 0u32;
-                while !stop.load(Ordering::Acquire) {
-                    h.sleep().unwrap();
-                    sleeps += 1;
-                }
-                sleeps
-            })
-        };
+        let thread = sleeper(&h);
         std::thread::sleep(Duration::from_millis(20));
         // Waits one after the other, each released lazily, for 200 ms.
         let start = Instant::now();
@@ -629,9 +646,7 @@ mod tests {
             std::thread::sleep(Duration::from_micros(50));
             h.release_lazily();
         }
-        stop.store(true, Ordering::Release);
-        h.stop();
-        let sleeps = t.join().unwrap();
+        let sleeps = stop_sleeper(&h, thread);
         // One wake for the first lazy release, looks at 1, 2, then every 4 ms (timers end
         // late, never early), and the stop. Before LINGER_MAX it woke 942 times here.
         let most = 3 + (200 / LINGER_MAX.as_millis() as u32) + 2;
@@ -646,15 +661,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "epoll")]
     fn waits_too_short_to_claim_keep_the_fd_out() {
         let (ev, h) = shared_handoff();
-        let stop = Arc::new(AtomicBool::new(false));
-        let t = {
-            let (h, stop) = (h.clone(), stop.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Acquire) {
-                    h.sleep().unwrap();
-                }
-            })
-        };
+        let thread = sleeper(&h);
         std::thread::sleep(Duration::from_millis(20));
         // The first wait takes the fd out of the thread's set though it never claims.
         assert!(!h.claimed());
@@ -683,9 +690,7 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(1));
         }
-        stop.store(true, Ordering::Release);
-        h.stop();
-        t.join().unwrap();
+        stop_sleeper(&h, thread);
         close(ev, h);
     }
 

@@ -1054,9 +1054,13 @@ impl NetWait<'_> {
                 }
             }
             Network::Ucx(u) => {
-                let (any, skipped) = u.progress_in_order(own, self.own_every == 1);
-                self.own_owed = skipped;
-                if any {
+                // The service first: what a wait for peers waits for comes there. When it
+                // found work, such a wait checks before one more system call, and owes the
+                // contexts' workers to the next pause (so a busy service never starves them).
+                let served = u.serve();
+                let skip = own && served && self.own_every > 1;
+                self.own_owed = skip;
+                if (own && !skip && u.progress_contexts()) || served {
                     w.keep_hot();
                 }
                 w.snooze_with(|nap| u.sleep(nap));

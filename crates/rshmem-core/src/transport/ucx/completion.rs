@@ -153,28 +153,25 @@ impl Ucx {
     /// Returns whether anything happened (an operation of ours completed, or a peer's was
     /// served): the wait then stays hot, as more is likely to follow.
     pub(crate) fn progress(&self, contexts: bool) -> bool {
-        self.progress_in_order(contexts, true).0
+        let served = self.serve();
+        (contexts && self.progress_contexts()) || served
     }
 
-    /// [`Ucx::progress`], the service first; with `always` false the contexts' workers are
-    /// skipped when the service found work (a wait for peers: what it waits for most
-    /// likely just came, and is checked before one more system call). Returns whether
-    /// anything happened, and whether the contexts' workers were skipped (the caller owes
-    /// them the next pause, so that a busy service never starves them).
+    /// Drives the service worker once, unless another thread is driving it; whether it
+    /// found work.
     #[inline]
-    pub(crate) fn progress_in_order(&self, contexts: bool, always: bool) -> (bool, bool) {
-        let served = self.service.try_progress();
-        if !contexts {
-            return (served, false);
-        }
-        if served && !always {
-            return (true, true);
-        }
-        let mut any = served;
+    pub(crate) fn serve(&self) -> bool {
+        self.service.try_progress()
+    }
+
+    /// Drives every context worker once; whether any found work.
+    #[inline]
+    pub(crate) fn progress_contexts(&self) -> bool {
+        let mut any = false;
         for (_, w) in self.workers.iter() {
             any |= w.worker.progress();
         }
-        (any, false)
+        any
     }
 
     /// A wait pauses and drives the service: see [`rshmem_ucx::Driver::touch`].
