@@ -79,12 +79,33 @@ pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
 /// the channels a round), [`DataAlg::Direct`] above.
 pub const NET_RD_MAX: usize = crate::coll::msg::MAX_MSG;
 
+/// Bytes up to which `auto` reduces across hosts on teams of more than 2 by Rabenseifner's
+/// algorithm ([`DataAlg::Rabenseifner`], 2 log n messages of the channels) above
+/// [`NET_RD_MAX`], rather than [`DataAlg::Direct`]'s ring of 2 (n - 1) steps, each of which
+/// waits for a neighbour to be scheduled: UCX over TCP, OSU reduce, 4 PEs on 2 cores,
+/// 32 KiB 202-212 -> 81-102 us, 64 KiB 228-235 -> 165-205 (OSHMEM 142-152 and 204-209);
+/// 3 PEs, 32 KiB 110-133 -> 62 (OSHMEM 84-90), 64 KiB level; from 128 KiB the ring is
+/// faster (docs/decisions/0023-network-collectives-push.md).
+pub const NET_RABENSEIFNER_MAX: usize = 4 * NET_RD_MAX;
+
 /// Bytes up to which `auto` broadcasts across hosts push down a binomial tree on teams of
 /// more than 2 ([`DataAlg::Binomial`]); above, every member gets the data from the root.
 pub const NET_BCAST_PUSH_MAX: usize = 256 << 10;
 
 /// Fan-out of the broadcast tree.
 pub const TREE_RADIX: usize = 4;
+
+/// `auto`'s reduction of `bytes` on a team of `npes` whose members reach each other through
+/// the network (another team across hosts, or the LEADERS step of WORLD's).
+pub fn net_reduce(bytes: usize, npes: usize) -> DataAlg {
+    if bytes <= NET_RD_MAX {
+        DataAlg::RecursiveDoubling
+    } else if npes > 2 && bytes <= NET_RABENSEIFNER_MAX {
+        DataAlg::Rabenseifner
+    } else {
+        DataAlg::Direct
+    }
+}
 
 /// The chosen algorithm of every collective.
 #[derive(Debug, Clone, Copy)]
@@ -179,8 +200,7 @@ impl Algorithms {
             Span::World => DataAlg::Hierarchical,
             // Single copy only among PEs that map each other; across hosts, one message
             // a round up to a message's size, bulk transfers above (`coll::net`).
-            Span::Hosts if bytes <= NET_RD_MAX => DataAlg::RecursiveDoubling,
-            Span::Hosts => DataAlg::Direct,
+            Span::Hosts => net_reduce(bytes, npes),
             Span::Host if npes > 2 && bytes <= self.reduce_crossover => DataAlg::RecursiveDoubling,
             Span::Host => DataAlg::Shm,
         }
@@ -314,47 +334,24 @@ mod tests {
         assert_eq!(auto.reduce_for(8, 2, h), DataAlg::Ll);
         assert_eq!(auto.reduce_for(LL_MAX, 4, h), DataAlg::Ll);
         assert_eq!(auto.reduce_for(LL_MAX + 1, 2, h), DataAlg::Shm);
-        assert_eq!(
-            auto.reduce_for(8, 4, Span::Hosts),
-            DataAlg::RecursiveDoubling
-        );
-        assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
-        assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Shm);
-        assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
-        assert_eq!(auto.bcast_for(1 << 20, 2, Span::Hosts), DataAlg::Binomial);
-        assert_eq!(
-            auto.bcast_for(NET_BCAST_PUSH_MAX, 3, Span::Hosts),
-            DataAlg::Binomial
-        );
-        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Shm);
-        let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
-        assert_eq!(ll.reduce_for(8, 3, h), DataAlg::LlRd);
-        assert_eq!(ll.reduce_for(1 << 20, 3, h), DataAlg::Shm);
-        assert_eq!(ll.reduce_for(8, 3, Span::Hosts), DataAlg::RecursiveDoubling);
-        let llb = Algorithms::from_config(&cfg("SHMEM_BCAST_ALGORITHM", "ll")).unwrap();
-        assert_eq!(llb.bcast_for(8, 3, h), DataAlg::Ll);
-        assert_eq!(llb.bcast_for(8, 3, Span::Hosts), DataAlg::Shm);
-        assert_eq!(a.reduce_for(8, 4, h), DataAlg::Ring);
-        assert_eq!(a.reduce_for(8, 4, Span::World), DataAlg::Ring);
-        assert_eq!(auto.reduce_for(8, 4, Span::World), DataAlg::Hierarchical);
-        assert_eq!(auto.bcast_for(8, 4, Span::World), DataAlg::Binomial);
-        assert_eq!(
-            auto.bcast_for(1 << 20, 4, Span::World),
-            DataAlg::Hierarchical
-        );
-        assert_eq!(
-            auto.reduce_for(8, 4, Span::Hosts),
-            DataAlg::RecursiveDoubling
-        );
-        assert_eq!(
-            auto.reduce_for(NET_RD_MAX, 2, Span::Hosts),
-            DataAlg::RecursiveDoubling
-        );
-        assert_eq!(
-            auto.reduce_for(NET_RD_MAX + 1, 2, Span::Hosts),
-            DataAlg::Direct
-        );
-        assert_eq!(auto.reduce_for(1 << 20, 4, Span::Hosts), DataAlg::Direct);
+        // Across hosts: one message a round, then on more than 2 PEs Rabenseifner's
+        // log-depth rounds rather than the ring, then bulk.
+        use DataAlg::{Direct, Rabenseifner, RecursiveDoubling};
+        for (bytes, npes, want) in [
+            (8, 4, RecursiveDoubling),
+            (NET_RD_MAX, 2, RecursiveDoubling),
+            (NET_RD_MAX + 1, 2, Direct),
+            (NET_RD_MAX + 1, 3, Rabenseifner),
+            (NET_RABENSEIFNER_MAX, 4, Rabenseifner),
+            (NET_RABENSEIFNER_MAX + 1, 4, Direct),
+            (1 << 20, 4, Direct),
+        ] {
+            assert_eq!(
+                auto.reduce_for(bytes, npes, Span::Hosts),
+                want,
+                "{bytes} B at {npes}"
+            );
+        }
         assert_eq!(auto.sync_for(Span::World), SyncAlg::Hierarchical);
         assert_eq!(auto.sync_for(Span::Hosts), SyncAlg::Dissemination);
         let hier =

@@ -298,11 +298,7 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
     unsafe { super::reduce_with(routine, &host, dest, src, n, op, inner)? };
     if let Some(leaders) = rt.teams().inner_leaders.clone() {
         // Across the network: one message a round for small vectors, bulk above.
-        let across = if bytes <= crate::algo::NET_RD_MAX {
-            DataAlg::RecursiveDoubling
-        } else {
-            DataAlg::Direct
-        };
+        let across = crate::algo::net_reduce(bytes, leaders.n_pes());
         // SAFETY: `dest` holds `n` elements; in place is allowed.
         unsafe { super::reduce_with(routine, &leaders, dest, dest, n, op, across)? };
     }
