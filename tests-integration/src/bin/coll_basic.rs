@@ -2,7 +2,7 @@
 //! WORLD, a strided sub-team and a reversed team, back to back with no barrier between:
 //! broadcast from every root, fcollect, collect with uneven sizes, alltoall, alltoalls,
 //! reductions (every operator, several types, in place and disjoint, element counts below
-//! and above the team size, and around the network algorithms' 16 and 64 KiB thresholds), sum
+//! and above the team size, and around the network algorithms' 16 and 32 KiB thresholds), sum
 //! scans. Prints `ok coll_basic pe=<me>`.
 #![allow(unsafe_code)]
 
@@ -234,10 +234,10 @@ fn check_team(t: &Team, bufs: &Bufs) {
             assert_eq!(*bb.add(i), want_sum, "big sum elem {i}");
             assert_eq!(*ba.add(i), want_max, "big max elem {i}");
         }
-        // Around the network algorithms' thresholds (16 KiB: one channel message; 64 KiB:
+        // Around the network algorithms' thresholds (16 KiB: one channel message; 32 KiB:
         // Rabenseifner's last size on more than 2 PEs), from the last rank, counts that do
         // not divide among the members.
-        for elems in [2048, 2049, 2 * 2048 + 3, 4 * 2048, 4 * 2048 + 1] {
+        for elems in [2048, 2049, 2 * 2048, 2 * 2048 + 3, 4 * 2048 + 1] {
             for i in 0..elems {
                 *ba.add(i) = (me * 13 + i) as i64;
             }

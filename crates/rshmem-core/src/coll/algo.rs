@@ -80,13 +80,14 @@ pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
 pub const NET_RD_MAX: usize = crate::coll::msg::MAX_MSG;
 
 /// Bytes up to which `auto` reduces across hosts on teams of more than 2 by Rabenseifner's
-/// algorithm ([`DataAlg::Rabenseifner`], 2 log n messages of the channels) above
-/// [`NET_RD_MAX`], rather than [`DataAlg::Direct`]'s ring of 2 (n - 1) steps, each of which
-/// waits for a neighbour to be scheduled: UCX over TCP, OSU reduce, 4 PEs on 2 cores,
-/// 32 KiB 202-212 -> 81-102 us, 64 KiB 228-235 -> 165-205 (OSHMEM 142-152 and 204-209);
-/// 3 PEs, 32 KiB 110-133 -> 62 (OSHMEM 84-90), 64 KiB level; from 128 KiB the ring is
-/// faster (docs/decisions/0023-network-collectives-push.md).
-pub const NET_RABENSEIFNER_MAX: usize = 4 * NET_RD_MAX;
+/// algorithm ([`DataAlg::Rabenseifner`], 2 log n messages of the channels, one pass up to
+/// this size) above [`NET_RD_MAX`], rather than [`DataAlg::Direct`]'s ring of 2 (n - 1)
+/// steps, each of which waits for a neighbour to be scheduled: OSU reduce of 32 KiB over
+/// UCX's TCP, 4 PEs on 2 cores, 184-227 -> 67-82 us (OSHMEM 107-125), 3 PEs 110-133 -> 62
+/// (OSHMEM 84-90). At 64 KiB (two passes) it won at 4 PEs over TCP (200-230 -> 136-169
+/// us), tied at 3, and lost over UCX's shared memory (4 PEs 37.6-39.9 -> 44.2-64.2), so
+/// the ring keeps it (docs/decisions/0023-network-collectives-push.md).
+pub const NET_RABENSEIFNER_MAX: usize = 2 * NET_RD_MAX;
 
 /// Bytes up to which `auto` broadcasts across hosts push down a binomial tree on teams of
 /// more than 2 ([`DataAlg::Binomial`]); above, every member gets the data from the root.
