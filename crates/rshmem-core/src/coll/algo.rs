@@ -335,6 +335,30 @@ mod tests {
         assert_eq!(auto.reduce_for(8, 2, h), DataAlg::Ll);
         assert_eq!(auto.reduce_for(LL_MAX, 4, h), DataAlg::Ll);
         assert_eq!(auto.reduce_for(LL_MAX + 1, 2, h), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
+        assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(1 << 20, 2, Span::Hosts), DataAlg::Binomial);
+        assert_eq!(
+            auto.bcast_for(NET_BCAST_PUSH_MAX, 3, Span::Hosts),
+            DataAlg::Binomial
+        );
+        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Shm);
+        let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
+        assert_eq!(ll.reduce_for(8, 3, h), DataAlg::LlRd);
+        assert_eq!(ll.reduce_for(1 << 20, 3, h), DataAlg::Shm);
+        assert_eq!(ll.reduce_for(8, 3, Span::Hosts), DataAlg::RecursiveDoubling);
+        let llb = Algorithms::from_config(&cfg("SHMEM_BCAST_ALGORITHM", "ll")).unwrap();
+        assert_eq!(llb.bcast_for(8, 3, h), DataAlg::Ll);
+        assert_eq!(llb.bcast_for(8, 3, Span::Hosts), DataAlg::Shm);
+        assert_eq!(a.reduce_for(8, 4, h), DataAlg::Ring);
+        assert_eq!(a.reduce_for(8, 4, Span::World), DataAlg::Ring);
+        assert_eq!(auto.reduce_for(8, 4, Span::World), DataAlg::Hierarchical);
+        assert_eq!(auto.bcast_for(8, 4, Span::World), DataAlg::Binomial);
+        assert_eq!(
+            auto.bcast_for(1 << 20, 4, Span::World),
+            DataAlg::Hierarchical
+        );
         // Across hosts: one message a round, then on more than 2 PEs Rabenseifner's
         // log-depth rounds rather than the ring, then bulk.
         use DataAlg::{Direct, Rabenseifner, RecursiveDoubling};
