@@ -31,7 +31,7 @@ pub struct Handoff {
     /// released fd back only after a whole linger in which neither this nor
     /// `Hold::releases` changed.
     /// Written by the waiting threads alone, read by the thread once per linger.
-    begun: AtomicU64,
+    driven: AtomicU64,
     epoll: RawFd,
     stop: RawFd,
     event: RawFd,
@@ -127,7 +127,7 @@ impl Handoff {
         let h = Handoff {
             state: Mutex::new(Hold::default()),
             out: AtomicBool::new(false),
-            begun: AtomicU64::new(0),
+            driven: AtomicU64::new(0),
             epoll,
             stop,
             event,
@@ -198,8 +198,8 @@ impl Handoff {
         if self.out.load(Ordering::Relaxed) {
             // One writer at a time in practice; a lost increment between two racing
             // threads still changes the value, which is all the thread looks for.
-            let n = self.begun.load(Ordering::Relaxed);
-            self.begun.store(n.wrapping_add(1), Ordering::Relaxed);
+            let n = self.driven.load(Ordering::Relaxed);
+            self.driven.store(n.wrapping_add(1), Ordering::Relaxed);
         } else {
             self.take_out();
         }
@@ -269,7 +269,7 @@ impl Handoff {
     /// back an fd released lazily that long ago with no claim since: the thread then
     /// drives and arms the network before its next sleep.
     pub fn sleep(&self) -> io::Result<()> {
-        let (timeout, releases, begun) = {
+        let (timeout, releases, driven) = {
             let mut h = self.hold();
             // Timed while the fd is out, claimed or not: a waiter's lazy release then needs
             // no wake-up, and the thread takes the fd back on its own once the waits stop.
@@ -279,7 +279,7 @@ impl Handoff {
             } else {
                 -1
             };
-            (timeout, h.releases, self.begun.load(Ordering::Relaxed))
+            (timeout, h.releases, self.driven.load(Ordering::Relaxed))
         };
         let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 2];
         // SAFETY: `ev` is a valid array of 2 events; the set outlives the call.
@@ -305,7 +305,7 @@ impl Handoff {
         if r == 0 && timeout >= 0 && h.held {
             if h.waiters == 0
                 && h.releases == releases
-                && self.begun.load(Ordering::Relaxed) == begun
+                && self.driven.load(Ordering::Relaxed) == driven
             {
                 // A timed sleep that ran its course with no claim ended meanwhile, none
                 // held and no wait driving: the last wait was at least that long ago.
@@ -513,6 +513,20 @@ mod tests {
         (stop, t)
     }
 
+    /// Polls every `poll` until the thread has taken the fd back (10 s at most); how long
+    /// that took.
+    fn until_taken_back(h: &Handoff, poll: Duration) -> Duration {
+        let start = Instant::now();
+        while h.claimed() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "never taken back"
+            );
+            std::thread::sleep(poll);
+        }
+        start.elapsed()
+    }
+
     /// Stops a [`sleeper`]; its count of sleeps.
     fn stop_sleeper(
         h: &Handoff,
@@ -617,15 +631,7 @@ mod tests {
         h.claim();
         h.release_lazily();
         assert!(h.claimed());
-        let start = Instant::now();
-        while h.claimed() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "never taken back"
-            );
-            std::thread::sleep(Duration::from_micros(100));
-        }
-        assert!(start.elapsed() >= LINGER);
+        assert!(until_taken_back(&h, Duration::from_micros(100)) >= LINGER);
         // Back in its set: an event ends its (untimed) sleep.
         tx.send(()).unwrap();
         signal(ev);
@@ -682,14 +688,7 @@ mod tests {
             "taken back {taken_back} times while waits went on"
         );
         // Once they stop, the thread takes it back.
-        let start = Instant::now();
-        while h.claimed() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "never taken back"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        until_taken_back(&h, Duration::from_millis(1));
         stop_sleeper(&h, thread);
         close(ev, h);
     }

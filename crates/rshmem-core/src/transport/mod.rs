@@ -102,7 +102,7 @@ impl Network {
     #[inline]
     fn progress(&self) -> bool {
         match self {
-            Network::Ucx(u) => u.progress(true),
+            Network::Ucx(u) => u.progress(),
             Network::Ofi(o) => o.progress(true),
         }
     }

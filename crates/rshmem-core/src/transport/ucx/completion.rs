@@ -144,17 +144,18 @@ impl Ucx {
         r
     }
 
-    /// Drives every context worker once when `contexts` (waiting threads call it), and the
-    /// service worker when no other thread is driving it: a peer's get or fetching atomic is then served
+    /// Drives the service worker once when no other thread is driving it, then every
+    /// context worker once ([`Ucx::serve`], [`Ucx::progress_contexts`]; a wait composes
+    /// the two itself, `NetWait::pause`): a peer's get or fetching atomic is then served
     /// by the waiting thread at once, not after the progress thread wakes up. (Driving it
     /// under UCX's own spinning lock, contended by the progress thread, made collectives
     /// at 4 PEs on 2 cores take milliseconds; the driver's lock sleeps instead.)
     ///
     /// Returns whether anything happened (an operation of ours completed, or a peer's was
     /// served): the wait then stays hot, as more is likely to follow.
-    pub(crate) fn progress(&self, contexts: bool) -> bool {
+    pub(crate) fn progress(&self) -> bool {
         let served = self.serve();
-        (contexts && self.progress_contexts()) || served
+        self.progress_contexts() || served
     }
 
     /// Drives the service worker once, unless another thread is driving it; whether it

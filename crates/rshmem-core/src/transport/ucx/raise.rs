@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use super::rma::copy;
-use super::{CtxWorker, Segment, Ucx, DATA, HEAP, REGIONS, RUNTIME_AREA};
+use super::{Conn, CtxWorker, Segment, Ucx, DATA, HEAP, REGIONS, RUNTIME_AREA};
 use crate::error::Result;
 use crate::transport::deferred::{Riders, RIDE_MAX};
 use crate::transport::{CtxState, Dir, Seg, SymAddr, Xfer};
@@ -161,7 +161,8 @@ impl Ucx {
         let by_message = self.raise_by_message.load(Ordering::Relaxed);
         if x.len <= Raise::MAX_DATA && by_message {
             // Data and count in one message: no fence, no acknowledgement.
-            return self.send_raise(x.pe, Some(x.remote), data, sig, 1, &riders);
+            let conn = self.svc_conn(x.pe)?;
+            return self.send_raise(conn, x.pe, Some(x.remote), data, sig, 1, &riders);
         }
         // The remote range was checked.
         let r = ep.put_blocking(data, raddr, key);
@@ -217,23 +218,26 @@ impl Ucx {
     ) -> Result<()> {
         // The service's endpoint (made at wire-up) says whether the heap is mapped here,
         // whether or not this context has reached `pe` yet.
-        self.svc_conn(pe)?;
+        let conn = self.svc_conn(pe)?;
         if Self::mapped(&self.svc, pe, addr).is_some()
             || !self.raise_by_message.load(Ordering::Relaxed)
         {
             self.amo_post(ctx, pe, addr, AmoOp::Add(by))?;
             return self.raise_each(ctx, w, pe, &riders);
         }
-        self.send_raise(pe, None, &[], addr, by, &riders)
+        self.send_raise(conn, pe, None, &[], addr, by, &riders)
     }
 
-    /// Sends a [`Raise`] to `pe` from the service worker ([`Ucx::svc`]): `data` to `dst`,
+    /// Sends a [`Raise`] to `pe` on `conn`, the service worker's endpoint to it
+    /// ([`Ucx::svc`], [`Ucx::svc_conn`]): `data` to `dst`,
     /// then `sig` up by `by`. Complete on return: the message is in UCX's hands, and the
     /// service worker, always driven by its thread or a waiter, sends what a full socket
     /// left over (finalize's teardown flushes it). Nothing the contexts' workers carry is
     /// ordered before it: a caller that needs their puts landed first flushes them.
+    #[allow(clippy::too_many_arguments)]
     fn send_raise(
         &self,
+        conn: &Conn,
         pe: usize,
         dst: Option<SymAddr>,
         data: &[u8],
@@ -241,7 +245,6 @@ impl Ucx {
         by: u64,
         riders: &Riders,
     ) -> Result<()> {
-        let conn = self.svc_conn(pe)?;
         let (header, len) = Raise::header_with(dst, sig, by, riders);
         self.service
             .exclusive(|| conn.ep.am_send(Raise::ID, &header[..len], data))
