@@ -1,7 +1,8 @@
-//! The low-latency (LL) small reductions and broadcasts at 2, 3, 4 and 6 PEs (3 and 6:
-//! ranks folded in and out of recursive doubling; 4 and 6 oversubscribe the machine's
-//! cores, so waits must yield), chosen by `auto`, forced (`ll`, `ll_rd`), and through
-//! UCX, where teams spanning hosts keep the message algorithms.
+//! The low-latency (LL) small reductions and broadcasts and the staged broadcasts at 2, 3,
+//! 4 and 6 PEs (3 and 6: ranks folded in and out of recursive doubling; 4 and 6
+//! oversubscribe the machine's cores, so waits must yield), chosen by `auto`, forced
+//! (`ll`, `ll_rd`, `staged`), and through UCX, where teams spanning hosts keep the
+//! message algorithms.
 
 use std::time::Duration;
 
@@ -47,6 +48,15 @@ fn ll_forced_one_shot_and_recursive_doubling() {
             ("SHMEM_BCAST_ALGORITHM", "ll"),
         ];
         // Through the network LL never applies either (see `ll_auto`).
+        run(np, &env, if time_scale() > 1 { "20" } else { "100" });
+    }
+}
+
+#[test]
+fn staged_broadcast_forced() {
+    // Every size (auto takes it at 3 PEs and more up to 32 KiB), chunks wrapping.
+    for np in [2, 3, 4, 6] {
+        let env = [("SHMEM_BCAST_ALGORITHM", "staged")];
         run(np, &env, if time_scale() > 1 { "20" } else { "100" });
     }
 }

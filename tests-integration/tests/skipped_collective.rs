@@ -46,7 +46,7 @@ fn skipped_team_sync_fails() {
 #[test]
 fn skipped_broadcast_fails() {
     for np in [2, 3, 4] {
-        for alg in ["shm", "linear", "tree"] {
+        for alg in ["shm", "linear", "tree", "staged"] {
             let out = skip(np, "broadcast", 0, &[("SHMEM_BCAST_ALGORITHM", alg)]);
             fails_naming(&out, "shmem_broadcastmem", 0);
         }

@@ -1,11 +1,13 @@
-//! Small team reductions and broadcasts back to back, the low-latency (LL) algorithms'
-//! ground: WORLD, the even ranks, a pair and the reversed world in turn with no barrier
-//! between; every operator on several types, in place and disjoint, at sizes around the
-//! LL limit (1 B to 1 KiB, odd word counts); values change every call, so stale words of
-//! an earlier call would show; broadcasts from rotating roots (more calls than the LL
-//! broadcast has buffers), the root's dest kept or written; a team destroyed and made
-//! again (its slot's LL words must not leak into the new team). Prints
-//! `ok coll_ll pe=<me>`. Argument: iterations of the back-to-back loop (default 300).
+//! Small team reductions and broadcasts back to back, the ground of the algorithms that
+//! do not sync (LL, staged broadcasts): WORLD, the even ranks, a pair and the reversed
+//! world in turn with no barrier between; every operator on several types, in place and
+//! disjoint, at sizes around the LL limit (1 B to 1 KiB, odd word counts); values change
+//! every call, so stale words of an earlier call would show; broadcasts from rotating roots
+//! (more calls than the LL broadcast has buffers, and sizes around the staging chunks up to
+//! beyond all of them, so chunks wrap and roots wait for members), the root's dest kept or
+//! written; a team destroyed and made again (its slot's words must not leak into the new
+//! team). Prints `ok coll_ll pe=<me>`. Argument: iterations of the back-to-back loop
+//! (default 300).
 #![allow(unsafe_code)]
 
 use std::fmt::Debug;
@@ -15,14 +17,18 @@ use rshmem_core::coll::{self, Complex, Elem, ReduceOp};
 use rshmem_core::team::{self, Team, TeamConfig};
 use rshmem_core::{memory, setup, ThreadLevel};
 
-/// Largest count of elements of any test (1 KiB of u8 plus slack).
+/// Largest count of elements of any reduction (1 KiB of u8 plus slack).
 const CAP: usize = 1100;
+/// Bytes of each buffer: the largest broadcast (more than a root's staging chunks hold).
+const BYTES: usize = 80 << 10;
+/// Broadcast sizes around the staging chunks (8 KiB, 8 of them).
+const STAGED_SIZES: [usize; 7] = [4095, 8191, 8192, 8193, 20000, 32 << 10, 70001];
 
 fn sym<T>(n: usize) -> *mut T {
     memory::malloc("shmem_malloc", n * std::mem::size_of::<T>()).unwrap() as *mut T
 }
 
-/// Two symmetric buffers of CAP 16-byte elements.
+/// Two symmetric buffers of [`BYTES`] (at least CAP 16-byte elements).
 struct Bufs {
     a: *mut u8,
     b: *mut u8,
@@ -158,7 +164,7 @@ fn broadcasts(t: &Team, bufs: &Bufs, nbytes: usize, it: usize) {
     let (me, n) = (t.my_pe(), t.n_pes());
     let val = |r: usize, i: usize| (r * 31 + i * 7 + it) as u8;
     for root in 0..n {
-        // SAFETY: both buffers hold CAP × 16 bytes; nbytes stays below that.
+        // SAFETY: both buffers hold BYTES; nbytes stays below that.
         unsafe {
             for i in 0..nbytes {
                 *bufs.a.add(i) = val(me, i);
@@ -207,9 +213,10 @@ fn main() {
         .nth(1)
         .map(|s| s.parse().expect("iterations"))
         .unwrap_or(300);
+    const { assert!(CAP * 16 <= BYTES) };
     let bufs = Bufs {
-        a: sym::<u8>(CAP * 16),
-        b: sym::<u8>(CAP * 16),
+        a: sym::<u8>(BYTES),
+        b: sym::<u8>(BYTES),
     };
     let world = team::world().unwrap();
     let cfg = TeamConfig::default();
@@ -229,6 +236,9 @@ fn main() {
         for nbytes in [1, 3, 4, 8, 13, 256, 511, 512, 513, 1024] {
             broadcasts(t, &bufs, nbytes, 0);
         }
+        for nbytes in STAGED_SIZES {
+            broadcasts(t, &bufs, nbytes, 0);
+        }
     }
     // Back to back, teams alternating (teams are disjoint or nested, so every PE meets
     // its teams in one order).
@@ -236,6 +246,9 @@ fn main() {
         for t in &teams {
             reductions(t, &bufs, it, false);
             broadcasts(t, &bufs, 8 + it % 9, it);
+            if it % 10 == 0 {
+                broadcasts(t, &bufs, STAGED_SIZES[it / 10 % STAGED_SIZES.len()], it);
+            }
         }
     }
     // A team destroyed and made again (likely on the same slot) starts clean.
@@ -246,6 +259,7 @@ fn main() {
         for it in 0..5 + round {
             reductions(&t, &bufs, it, false);
             broadcasts(&t, &bufs, 8, it);
+            broadcasts(&t, &bufs, 8193, it);
         }
         team::destroy(&t).unwrap();
     }

@@ -61,6 +61,11 @@ pub enum DataAlg {
     Ll,
     /// Reductions only: [`DataAlg::Ll`] forced to recursive doubling at any team size.
     LlRd,
+    /// Broadcast only, on teams whose members all map each other (`coll::staged`): the
+    /// root copies the data into staging chunks of its own and returns; members copy out
+    /// of them as each chunk is published. No team sync. Other teams and active sets
+    /// without a slot fall back to [`DataAlg::Shm`].
+    Staged,
     /// WORLD across hosts (other teams take `Shm`). Reductions: within each host
     /// (single-copy), across the LEADERS team (recursive doubling; [`DataAlg::Direct`]
     /// above [`NET_RD_MAX`]), then a broadcast within
@@ -74,6 +79,13 @@ pub use crate::team::Span;
 /// Bytes up to which `auto` takes the low-latency algorithms on node-local teams
 /// (measured: see docs/decisions/0021-low-latency-ll-collectives.md).
 pub const LL_MAX: usize = crate::coll::ll::MAX_BYTES;
+
+/// Bytes up to which `auto` broadcasts on node-local teams of more than 2 through the
+/// root's staging chunks ([`DataAlg::Staged`]) above [`LL_MAX`] (or on teams too large for
+/// LL): no team sync, where single-copy's two wait for every member to be scheduled (OSU
+/// broadcast, 3 PEs on 2 cores, 1-16 KiB 6.7-7.7 -> 0.4-2.7 us; at 2 PEs single-copy
+/// stays ahead; docs/decisions/0044-staged-broadcasts.md).
+pub const STAGED_MAX: usize = 32 << 10;
 
 /// Bytes up to which `auto` reduces across hosts by recursive doubling (one message of
 /// the channels a round), [`DataAlg::Direct`] above.
@@ -119,7 +131,8 @@ pub struct Algorithms {
     /// Broadcast.
     pub bcast: DataAlg,
     /// `SHMEM_BCAST_ALGORITHM=auto`: across hosts the binomial tree (on WORLD up to 16 KiB,
-    /// hierarchical above), LL or `bcast` on one host.
+    /// hierarchical above); on one host LL, staged (3+ PEs, up to [`STAGED_MAX`]) or
+    /// `bcast`.
     pub bcast_auto: bool,
     /// Reductions and scans.
     pub reduce: DataAlg,
@@ -228,7 +241,11 @@ impl Algorithms {
                 }
             }
             _ if self.bcast_auto && ll && bytes <= self.ll_max => DataAlg::Ll,
+            _ if self.bcast_auto && span == Span::Host && npes > 2 && bytes <= STAGED_MAX => {
+                DataAlg::Staged
+            }
             DataAlg::Ll if !ll => DataAlg::Shm,
+            DataAlg::Staged if span != Span::Host => DataAlg::Shm,
             alg => alg,
         }
     }
@@ -266,6 +283,7 @@ impl Algorithms {
                 "tree" => DataAlg::Tree,
                 "binomial" => DataAlg::Binomial,
                 "ll" => DataAlg::Ll,
+                "staged" => DataAlg::Staged,
                 "hierarchical" => DataAlg::Hierarchical,
                 "" | "auto" | "shm" | "linear" => {
                     parse_data("SHMEM_BCAST_ALGORITHM", &cfg.bcast_algorithm)?
@@ -274,7 +292,7 @@ impl Algorithms {
                     return Err(unknown(
                         "SHMEM_BCAST_ALGORITHM",
                         other,
-                        "auto, shm, linear, ll, tree, binomial, hierarchical",
+                        "auto, shm, linear, ll, staged, tree, binomial, hierarchical",
                     ))
                 }
             },
@@ -336,7 +354,15 @@ mod tests {
         assert_eq!(auto.reduce_for(LL_MAX, 4, h), DataAlg::Ll);
         assert_eq!(auto.reduce_for(LL_MAX + 1, 2, h), DataAlg::Shm);
         assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
-        assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Shm);
+        // Staged above LL's limits on more than 2 PEs, up to STAGED_MAX.
+        assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Staged);
+        assert_eq!(auto.bcast_for(LL_MAX + 1, 2, h), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(LL_MAX + 1, 3, h), DataAlg::Staged);
+        assert_eq!(auto.bcast_for(STAGED_MAX, 4, h), DataAlg::Staged);
+        assert_eq!(auto.bcast_for(STAGED_MAX + 1, 4, h), DataAlg::Shm);
+        let st = Algorithms::from_config(&cfg("SHMEM_BCAST_ALGORITHM", "staged")).unwrap();
+        assert_eq!(st.bcast_for(1 << 20, 2, h), DataAlg::Staged);
+        assert_eq!(st.bcast_for(8, 3, Span::Hosts), DataAlg::Shm);
         assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
         assert_eq!(auto.bcast_for(1 << 20, 2, Span::Hosts), DataAlg::Binomial);
         assert_eq!(

@@ -9,7 +9,7 @@ use crate::team::frame::Frame;
 use crate::team::{Flag, Team};
 use crate::transport::Dir;
 
-use super::{ll, net, Buf};
+use super::{ll, net, staged, Buf};
 
 /// `shmem_broadcastmem`: `nbytes` of `src` on team rank `root` into `dest` on every member
 /// (the root included).
@@ -92,6 +92,11 @@ pub unsafe fn broadcast_with(
     unsafe { broadcast_impl(routine, team, dest, src, nbytes, root, alg, true) }
 }
 
+/// A broadcast that needs no team sync (`ll`, `staged`): (runtime, routine, team, dest,
+/// src, bytes, root, root_dest).
+type Unsynced =
+    unsafe fn(&Runtime, &'static str, &Team, *mut u8, *const u8, usize, usize, bool) -> Result<()>;
+
 /// The broadcasts; `root_dest` says whether the root's `dest` receives the data too.
 ///
 /// # Safety
@@ -122,10 +127,16 @@ unsafe fn broadcast_impl(
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     rt.coll_buf(routine, "dest", dest, nbytes)?;
     let me_root = team.my_pe() == root as usize;
-    if alg == DataAlg::Ll && team.n_pes() > 1 && ll::bcast_eligible(rt, team, nbytes) {
+    // The algorithms that need no team sync, where they serve this team.
+    let unsynced = match alg {
+        DataAlg::Ll if ll::bcast_eligible(rt, team, nbytes) => Some(ll::broadcast as Unsynced),
+        DataAlg::Staged if staged::eligible(rt, team) => Some(staged::broadcast as Unsynced),
+        _ => None,
+    };
+    if let Some(run) = unsynced.filter(|_| team.n_pes() > 1) {
         // SAFETY: forwarded; both buffers were checked above.
         return unsafe {
-            ll::broadcast(
+            run(
                 rt,
                 routine,
                 team,

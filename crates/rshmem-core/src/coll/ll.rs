@@ -327,18 +327,14 @@ pub(super) unsafe fn broadcast(
         // Buffer `buf` last carried call c - BCAST_BUFS: every member must be past it.
         let need = c.saturating_sub(BCAST_BUFS as u64);
         if team.ll_consumed.load(Relaxed) < need {
-            let mut low = u64::MAX;
-            for r in (0..npes).filter(|&r| r != me) {
-                let pe = team.members().pe(r);
+            let low = rt.members_past(routine, team, need, |r| {
                 let p = rt
                     .fabric
-                    .ptr(pe, rt.ll_buf(team, CONSUMED))
+                    .ptr(team.members().pe(r), rt.ll_buf(team, CONSUMED))
                     .expect("LL collectives run among PEs that map each other");
                 // SAFETY: the peer's consumed word, line-aligned, only accessed atomically.
-                let word = unsafe { AtomicU64::from_ptr(p.cast()) };
-                rt.wait_peer_in(routine, team, pe, || word.load(Acquire) >= need)?;
-                low = low.min(word.load(Acquire));
-            }
+                unsafe { AtomicU64::from_ptr(p.cast()) }
+            })?;
             team.ll_consumed.store(low, Relaxed);
         }
         // SAFETY: `src` holds `nbytes` (contract); the scratch holds MAX_BYTES.

@@ -10,6 +10,8 @@
 //! (results complete); nothing else is needed between consecutive collectives.
 
 use std::cell::RefCell;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Acquire;
 
 pub mod algo;
 mod allreduce;
@@ -20,6 +22,7 @@ pub(crate) mod msg;
 mod net;
 pub mod nonblocking;
 mod reduce;
+pub mod staged;
 pub mod sync;
 mod team_sync;
 pub mod tolerant_sync;
@@ -274,6 +277,26 @@ impl Runtime {
                 })
                 .at(routine)
         }
+    }
+
+    /// Waits until the count `word(r)` of every other member `r` has reached `need`, and
+    /// returns the lowest count seen: what a root that reuses its buffers (LL, staged
+    /// broadcasts) may cache as every member's progress.
+    fn members_past<'w>(
+        &self,
+        routine: &'static str,
+        team: &Team,
+        need: u64,
+        word: impl Fn(usize) -> &'w AtomicU64,
+    ) -> Result<u64> {
+        let mut low = u64::MAX;
+        for r in (0..team.n_pes()).filter(|&r| r != team.my_pe()) {
+            let w = word(r);
+            let pe = team.members().pe(r);
+            self.wait_peer_in(routine, team, pe, || w.load(Acquire) >= need)?;
+            low = low.min(w.load(Acquire));
+        }
+        Ok(low)
     }
 
     /// Runs `f` on the `len` elements at `buf + off` on team rank `r`: in place where

@@ -109,7 +109,7 @@ pub unsafe fn reduce_with<T: Elem>(
             // SAFETY: forwarded; both buffers are checked for `n` elements.
             return unsafe { net::reduce(rt, routine, team, dest, src, &s, &d, n, op) };
         }
-        DataAlg::Shm | DataAlg::Linear | DataAlg::Tree | DataAlg::Binomial => {}
+        DataAlg::Shm | DataAlg::Linear | DataAlg::Tree | DataAlg::Binomial | DataAlg::Staged => {}
         DataAlg::RecursiveDoubling | DataAlg::Ring | DataAlg::Rabenseifner => {
             // SAFETY: forwarded; both buffers are checked for `n` elements.
             return unsafe { allreduce::reduce_msg(rt, routine, team, dest, src, n, op, alg) };

@@ -73,7 +73,8 @@ pub(crate) enum PeState {
 /// one barrier flag per (team slot, round), then one availability bitmap per team slot
 /// (scratch of the slot agreement), then per slot the collective scratch line, the message
 /// channels' counters, the `SHMEM_DEBUG` check line and the channels' buffers, then the
-/// active sets' pair scratch, then per slot the low-latency buffers, then the user heap.
+/// active sets' pair scratch, then per slot the low-latency buffers and the staged
+/// broadcasts' buffers, then the user heap.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
     sync_off: usize,
@@ -95,6 +96,8 @@ pub(crate) struct Layout {
     pair_buf_off: usize,
     /// Low-latency buffers of every slot (`coll::ll`).
     ll_off: usize,
+    /// Staged broadcasts' buffers of every slot (`coll::staged`).
+    stage_off: usize,
     /// Bytes before the user heap.
     pub(crate) size: usize,
 }
@@ -120,8 +123,9 @@ impl Layout {
         let set_off = pair_off + npes * Self::PAIR_LINES * Self::LINE;
         let pair_buf_off = (set_off + 2 * Self::LINE).next_multiple_of(4096);
         let ll_off = (pair_buf_off + npes * 2 * Self::MSG_BYTES).next_multiple_of(4096);
-        let size =
-            (ll_off + max_teams * Self::LL_BUFS * Self::LL_BYTES).next_multiple_of(SLOT_ALIGN);
+        let stage_off =
+            (ll_off + max_teams * Self::LL_BUFS * Self::LL_BYTES).next_multiple_of(4096);
+        let size = (stage_off + max_teams * Self::STAGE_STRIDE).next_multiple_of(SLOT_ALIGN);
         Layout {
             sync_off,
             bits_off,
@@ -137,6 +141,7 @@ impl Layout {
             set_off,
             pair_buf_off,
             ll_off,
+            stage_off,
             size,
         }
     }
@@ -235,6 +240,35 @@ impl Layout {
         SymAddr {
             seg: Seg::Heap,
             off: self.ll_off + (slot * Self::LL_BUFS + i) * Self::LL_BYTES,
+        }
+    }
+
+    /// Staging chunks per team slot (`coll::staged`), used in turn.
+    pub(crate) const STAGE_CHUNKS: usize = 8;
+    /// Bytes of each staging chunk.
+    pub(crate) const STAGE_CHUNK: usize = 8 << 10;
+    /// A slot's staging area: a page of lines (one head per chunk, then the consumed
+    /// count), then the chunks.
+    const STAGE_STRIDE: usize = 4096 + Self::STAGE_CHUNKS * Self::STAGE_CHUNK;
+
+    /// Line `i` of team `slot`'s staging page: chunk `i`'s head for `i` <
+    /// [`Layout::STAGE_CHUNKS`], the consumed count for `i` = `STAGE_CHUNKS`.
+    #[inline(always)]
+    pub(crate) fn stage_line(&self, slot: usize, i: usize) -> SymAddr {
+        debug_assert!(i <= Self::STAGE_CHUNKS);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.stage_off + slot * Self::STAGE_STRIDE + i * Self::LINE,
+        }
+    }
+
+    /// Staging chunk `i` of team `slot`.
+    #[inline(always)]
+    pub(crate) fn stage_chunk(&self, slot: usize, i: usize) -> SymAddr {
+        debug_assert!(i < Self::STAGE_CHUNKS);
+        SymAddr {
+            seg: Seg::Heap,
+            off: self.stage_off + slot * Self::STAGE_STRIDE + 4096 + i * Self::STAGE_CHUNK,
         }
     }
 

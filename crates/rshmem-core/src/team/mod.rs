@@ -77,6 +77,10 @@ pub struct Team {
     pub(crate) ll_calls: AtomicU64,
     pub(crate) ll_bcasts: AtomicU64,
     pub(crate) ll_consumed: AtomicU64,
+    /// Staged broadcasts (`coll::staged`): chunks published on the team so far, and the
+    /// count every other member is known to have consumed.
+    pub(crate) stage_chunks: AtomicU64,
+    pub(crate) stage_consumed: AtomicU64,
     /// Shareable contexts made from the team (addresses), destroyed with it.
     pub(crate) ctxs: Mutex<Vec<usize>>,
     /// Where the members lie (`Runtime::span`), found on the first collective.
@@ -117,6 +121,8 @@ impl Team {
             ll_calls: AtomicU64::new(0),
             ll_bcasts: AtomicU64::new(0),
             ll_consumed: AtomicU64::new(0),
+            stage_chunks: AtomicU64::new(0),
+            stage_consumed: AtomicU64::new(0),
             ctxs: Mutex::new(Vec::new()),
             span: OnceLock::new(),
         }
@@ -467,6 +473,7 @@ impl Runtime {
         }
         self.set_own(self.layout.ft_word(slot), 0);
         self.ll_reset(team);
+        self.stage_reset(team);
         for w in 0..8 {
             let word = self.layout.coll_word(slot, w);
             self.set_own(word, 0);
