@@ -608,7 +608,7 @@ env_table! {
     collect_algorithm "COLLECT_ALGORITHM": Text(String) = "auto", "collectives",
         "Collect algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
     fcollect_algorithm "FCOLLECT_ALGORITHM": Text(String) = "auto", "collectives",
-        "Fcollect algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
+        "Fcollect algorithm: auto (ll up to 512 B per PE, 256 B on 2 PEs, on node-local teams of up to 8: each PE stores its block into every other, no sync; shm elsewhere), shm (single-copy pull), linear (each PE pushes).";
     alltoall_algorithm "ALLTOALL_ALGORITHM": Text(String) = "auto", "collectives",
         "Alltoall(s) algorithm: auto, shm (single-copy pull), linear (each PE pushes).";
     virtual_hosts "VIRTUAL_HOSTS": Count(usize) = "0", "teams",

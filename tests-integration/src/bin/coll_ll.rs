@@ -1,13 +1,13 @@
-//! Small team reductions and broadcasts back to back, the ground of the algorithms that
-//! do not sync (LL, staged broadcasts): WORLD, the even ranks, a pair and the reversed
-//! world in turn with no barrier between; every operator on several types, in place and
-//! disjoint, at sizes around the LL limit (1 B to 1 KiB, odd word counts); values change
-//! every call, so stale words of an earlier call would show; broadcasts from rotating roots
-//! (more calls than the LL broadcast has buffers, and sizes around the staging chunks up to
-//! beyond all of them, so chunks wrap and roots wait for members), the root's dest kept or
-//! written; a team destroyed and made again (its slot's words must not leak into the new
-//! team). Prints `ok coll_ll pe=<me>`. Argument: iterations of the back-to-back loop
-//! (default 300).
+//! Small team reductions, broadcasts and fcollects back to back, the ground of the
+//! algorithms that do not sync (LL, staged broadcasts): WORLD, the even ranks, a pair and
+//! the reversed world in turn with no barrier between; every operator on several types, in
+//! place and disjoint, at sizes around the LL limits (1 B to 1 KiB, odd word counts);
+//! values change every call, so stale words of an earlier call would show; broadcasts from
+//! rotating roots (more calls than the LL broadcast has buffers, and sizes around the
+//! staging chunks up to beyond all of them, so chunks wrap and roots wait for members), the
+//! root's dest kept or written; fcollects sharing the reductions' LL lanes; a team
+//! destroyed and made again (its slot's words must not leak into the new team). Prints
+//! `ok coll_ll pe=<me>`. Argument: iterations of the back-to-back loop (default 300).
 #![allow(unsafe_code)]
 
 use std::fmt::Debug;
@@ -159,6 +159,29 @@ fn reductions(t: &Team, bufs: &Bufs, it: usize, full: bool) {
     }
 }
 
+/// An fcollect of `nbytes` per member: every block lands in rank order.
+fn fcollect(t: &Team, bufs: &Bufs, nbytes: usize, it: usize) {
+    let (me, n) = (t.my_pe(), t.n_pes());
+    let val = |r: usize, i: usize| (r * 57 + i * 3 + it * 11) as u8;
+    // SAFETY: both buffers hold BYTES; nbytes × n stays below that.
+    unsafe {
+        for i in 0..nbytes {
+            *bufs.a.add(i) = val(me, i);
+        }
+        std::ptr::write_bytes(bufs.b, 0xee, nbytes * n);
+        coll::fcollect("shmem_fcollectmem", t, bufs.b, bufs.a, nbytes).unwrap();
+        for r in 0..n {
+            for i in 0..nbytes {
+                assert_eq!(
+                    *bufs.b.add(r * nbytes + i),
+                    val(r, i),
+                    "fcollect {nbytes} B block {r} byte {i}"
+                );
+            }
+        }
+    }
+}
+
 /// Broadcasts of `nbytes` from every root in turn, the root's dest written or kept.
 fn broadcasts(t: &Team, bufs: &Bufs, nbytes: usize, it: usize) {
     let (me, n) = (t.my_pe(), t.n_pes());
@@ -239,6 +262,9 @@ fn main() {
         for nbytes in STAGED_SIZES {
             broadcasts(t, &bufs, nbytes, 0);
         }
+        for nbytes in [1, 3, 8, 13, 255, 256, 257, 511, 512, 513, 1024] {
+            fcollect(t, &bufs, nbytes, 0);
+        }
     }
     // Back to back, teams alternating (teams are disjoint or nested, so every PE meets
     // its teams in one order).
@@ -246,6 +272,7 @@ fn main() {
         for t in &teams {
             reductions(t, &bufs, it, false);
             broadcasts(t, &bufs, 8 + it % 9, it);
+            fcollect(t, &bufs, 4 + it % 13, it);
             if it % 10 == 0 {
                 broadcasts(t, &bufs, STAGED_SIZES[it / 10 % STAGED_SIZES.len()], it);
             }
@@ -260,6 +287,7 @@ fn main() {
             reductions(&t, &bufs, it, false);
             broadcasts(&t, &bufs, 8, it);
             broadcasts(&t, &bufs, 8193, it);
+            fcollect(&t, &bufs, 12, it);
         }
         team::destroy(&t).unwrap();
     }

@@ -149,6 +149,9 @@ pub struct Algorithms {
     pub collect: DataAlg,
     /// Fcollect.
     pub fcollect: DataAlg,
+    /// `SHMEM_FCOLLECT_ALGORITHM=auto`: LL (`coll::ll::fcollect`) for contributions up to
+    /// 512 B on node-local teams of up to 8, single-copy elsewhere.
+    pub fcollect_auto: bool,
     /// Alltoall(s).
     pub alltoall: DataAlg,
 }
@@ -303,6 +306,7 @@ impl Algorithms {
             ll_max: LL_MAX,
             collect: parse_data("SHMEM_COLLECT_ALGORITHM", &cfg.collect_algorithm)?,
             fcollect: parse_data("SHMEM_FCOLLECT_ALGORITHM", &cfg.fcollect_algorithm)?,
+            fcollect_auto: matches!(cfg.fcollect_algorithm.as_str(), "" | "auto"),
             alltoall: parse_data("SHMEM_ALLTOALL_ALGORITHM", &cfg.alltoall_algorithm)?,
         })
     }

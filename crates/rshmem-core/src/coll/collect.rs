@@ -11,7 +11,7 @@ use crate::transport::Dir;
 use crate::transport::SymAddr;
 use crate::word::AmoOp;
 
-use super::Buf;
+use super::{ll, Buf};
 
 /// `shmem_fcollectmem`: concatenates every member's `nbytes` of `src` in rank order into
 /// `dest` (`nbytes * n_pes` bytes) on every member.
@@ -39,6 +39,10 @@ pub unsafe fn fcollect(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
+    if rt.algs().fcollect_auto && n > 1 && ll::fcollect_eligible(rt, team, nbytes) {
+        // SAFETY: both buffers were checked above.
+        return unsafe { ll::fcollect(rt, routine, team, dest, src, nbytes) };
+    }
     rt.try_sync_in(routine, team)?;
     let me = team.my_pe();
     for r in 0..n {

@@ -1,5 +1,5 @@
-//! Low-latency ("LL") small-message reductions and broadcasts on teams whose members all
-//! map each other (`Span::Host`).
+//! Low-latency ("LL") small-message reductions, broadcasts and fcollects on teams whose
+//! members all map each other (`Span::Host`).
 //!
 //! Every 8-byte word a PE stores into a peer's buffer carries 4 bytes of data and the low
 //! 32 bits of the team's LL call count (its sequence), written with one aligned atomic
@@ -14,6 +14,9 @@
 //! the reader's data of call s + 1, which the reader sends only once it has consumed call
 //! s. So buffers need no reset while the team lives; destroy zeroes them for the slot's
 //! next team, whose sequence starts again at 1.
+//!
+//! Fcollects (teams of up to [`ONE_SHOT_MAX`]) are the one-shot exchange without the
+//! fold, on the same lanes and sequence.
 //!
 //! Broadcasts (teams of up to [`ONE_SHOT_MAX`]): the root stores the data into every
 //! member's broadcast buffer of the call (one of [`BCAST_BUFS`], in turn) and returns;
@@ -61,6 +64,17 @@ pub(crate) fn eligible(rt: &Runtime, team: &Team, bytes: usize) -> bool {
 /// Whether a broadcast of `bytes` on `team` goes LL.
 pub(crate) fn bcast_eligible(rt: &Runtime, team: &Team, bytes: usize) -> bool {
     team.n_pes() <= ONE_SHOT_MAX && eligible(rt, team, bytes)
+}
+
+/// Whether an fcollect of `bytes` per member on `team` goes LL (one-shot: every member
+/// stores its block into every other). Two members take it up to half of [`MAX_BYTES`]:
+/// there single-copy's syncs are one cache-line round trip each, and LL's doubled bytes
+/// cost more from 512 B (OSU fcollect, 2 PEs: 512 B 0.79-0.85 against 0.57-0.63 us; 4
+/// PEs on 2 cores 5.7-8.0 against 6.6-10.5).
+pub(crate) fn fcollect_eligible(rt: &Runtime, team: &Team, bytes: usize) -> bool {
+    let n = team.n_pes();
+    let max = if n == 2 { MAX_BYTES / 2 } else { MAX_BYTES };
+    n <= ONE_SHOT_MAX && bytes <= max && eligible(rt, team, bytes)
 }
 
 /// Stores `data` as LL words of sequence `seq` at `dst` (a peer's buffer).
@@ -294,6 +308,54 @@ pub(super) unsafe fn reduce<T: Elem>(
     }
     // SAFETY: `dest` holds `n` elements and only this PE writes it.
     unsafe { std::ptr::copy_nonoverlapping(acc.elems::<T>(n).as_ptr(), dest, n) };
+    Ok(())
+}
+
+/// LL fcollect of `nbytes` (≤ [`MAX_BYTES`]) per member on an [`fcollect_eligible`] team
+/// of at least two members: the one-shot reduction's exchange without the fold, on the
+/// same lanes and sequence (every member hears from every other in each call, so the
+/// buffers' parity rule holds across both).
+///
+/// # Safety
+/// `src` holds `nbytes` and `dest` `nbytes` per member; they may overlap (the source is
+/// read before `dest` is written).
+pub(super) unsafe fn fcollect(
+    rt: &Runtime,
+    routine: &'static str,
+    team: &Team,
+    dest: *mut u8,
+    src: *const u8,
+    nbytes: usize,
+) -> Result<()> {
+    debug_assert!(nbytes <= MAX_BYTES && team.n_pes() > 1 && team.n_pes() <= ONE_SHOT_MAX);
+    let (k, words) = (nbytes.div_ceil(4), nbytes.div_ceil(8));
+    let c = team.ll_calls.load(Relaxed) + 1;
+    team.ll_calls.store(c, Relaxed);
+    let seq = c as u32;
+    let (me, npes) = (team.my_pe(), team.n_pes());
+    let mut mine = Scratch::new(words);
+    // SAFETY: `src` holds `nbytes` (contract); the scratch holds MAX_BYTES.
+    unsafe { std::ptr::copy_nonoverlapping(src, mine.0.as_mut_ptr().cast::<u8>(), nbytes) };
+    for r in (0..npes).filter(|&r| r != me) {
+        rt.ll_send(team, r, lane(me, seq), mine.halves(k), seq);
+    }
+    let mut block = Scratch::new(words);
+    for r in 0..npes {
+        let from = if r == me {
+            &mine
+        } else {
+            rt.ll_recv(routine, team, r, lane(r, seq), block.halves(k), seq)?;
+            &block
+        };
+        // SAFETY: `dest` holds `nbytes` per member and only this PE writes it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                from.0.as_ptr().cast::<u8>(),
+                dest.add(r * nbytes),
+                nbytes,
+            )
+        };
+    }
     Ok(())
 }
 
