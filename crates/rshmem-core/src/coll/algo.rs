@@ -223,6 +223,25 @@ impl Algorithms {
         }
     }
 
+    /// The fcollect algorithm for `bytes` per member on a team of `npes` lying as `span`
+    /// says: `auto` takes LL's one-shot exchange on node-local teams of up to
+    /// [`crate::coll::ll::ONE_SHOT_MAX`] for up to [`LL_MAX`] bytes, half of it on 2 PEs,
+    /// where single-copy's syncs are one cache-line round trip each and LL's doubled bytes
+    /// cost more from 512 B (OSU fcollect, 2 PEs: 512 B 0.79-0.85 against 0.57-0.63 us;
+    /// docs/decisions/0021-low-latency-ll-collectives.md).
+    pub fn fcollect_for(&self, bytes: usize, npes: usize, span: Span) -> DataAlg {
+        let max = if npes == 2 { LL_MAX / 2 } else { LL_MAX };
+        if self.fcollect_auto
+            && span == Span::Host
+            && npes <= crate::coll::ll::ONE_SHOT_MAX
+            && bytes <= max
+        {
+            DataAlg::Ll
+        } else {
+            self.fcollect
+        }
+    }
+
     /// The broadcast algorithm for `bytes` on a team of `npes` lying as `span` says.
     pub fn bcast_for(&self, bytes: usize, npes: usize, span: Span) -> DataAlg {
         let ll = span == Span::Host
@@ -358,6 +377,13 @@ mod tests {
         assert_eq!(auto.reduce_for(LL_MAX, 4, h), DataAlg::Ll);
         assert_eq!(auto.reduce_for(LL_MAX + 1, 2, h), DataAlg::Shm);
         assert_eq!(auto.bcast_for(8, 4, h), DataAlg::Ll);
+        assert_eq!(auto.fcollect_for(LL_MAX, 3, h), DataAlg::Ll);
+        assert_eq!(auto.fcollect_for(LL_MAX / 2, 2, h), DataAlg::Ll);
+        assert_eq!(auto.fcollect_for(LL_MAX / 2 + 1, 2, h), DataAlg::Shm);
+        assert_eq!(auto.fcollect_for(8, 9, h), DataAlg::Shm);
+        assert_eq!(auto.fcollect_for(8, 4, Span::Hosts), DataAlg::Shm);
+        let fc = Algorithms::from_config(&cfg("SHMEM_FCOLLECT_ALGORITHM", "linear")).unwrap();
+        assert_eq!(fc.fcollect_for(8, 4, h), DataAlg::Linear);
         // Staged above LL's limits on more than 2 PEs, up to STAGED_MAX.
         assert_eq!(auto.bcast_for(8, 9, h), DataAlg::Staged);
         assert_eq!(auto.bcast_for(LL_MAX + 1, 2, h), DataAlg::Shm);

@@ -39,14 +39,15 @@ pub unsafe fn fcollect(
     }
     let s = rt.coll_buf(routine, "source", src, nbytes)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes * n)?;
-    if rt.algs().fcollect_auto && n > 1 && ll::fcollect_eligible(rt, team, nbytes) {
+    let alg = rt.algs().fcollect_for(nbytes, n, rt.span(team));
+    if alg == DataAlg::Ll && n > 1 && ll::eligible(rt, team, nbytes) {
         // SAFETY: both buffers were checked above.
         return unsafe { ll::fcollect(rt, routine, team, dest, src, nbytes) };
     }
     rt.try_sync_in(routine, team)?;
     let me = team.my_pe();
     for r in 0..n {
-        if rt.algs().fcollect != DataAlg::Linear {
+        if alg != DataAlg::Linear {
             // SAFETY: peer sources are stable during the collective; our dest holds
             // `nbytes * n` bytes.
             unsafe {

@@ -66,17 +66,6 @@ pub(crate) fn bcast_eligible(rt: &Runtime, team: &Team, bytes: usize) -> bool {
     team.n_pes() <= ONE_SHOT_MAX && eligible(rt, team, bytes)
 }
 
-/// Whether an fcollect of `bytes` per member on `team` goes LL (one-shot: every member
-/// stores its block into every other). Two members take it up to half of [`MAX_BYTES`]:
-/// there single-copy's syncs are one cache-line round trip each, and LL's doubled bytes
-/// cost more from 512 B (OSU fcollect, 2 PEs: 512 B 0.79-0.85 against 0.57-0.63 us; 4
-/// PEs on 2 cores 5.7-8.0 against 6.6-10.5).
-pub(crate) fn fcollect_eligible(rt: &Runtime, team: &Team, bytes: usize) -> bool {
-    let n = team.n_pes();
-    let max = if n == 2 { MAX_BYTES / 2 } else { MAX_BYTES };
-    n <= ONE_SHOT_MAX && bytes <= max && eligible(rt, team, bytes)
-}
-
 /// Stores `data` as LL words of sequence `seq` at `dst` (a peer's buffer).
 ///
 /// # Safety
@@ -311,8 +300,8 @@ pub(super) unsafe fn reduce<T: Elem>(
     Ok(())
 }
 
-/// LL fcollect of `nbytes` (≤ [`MAX_BYTES`]) per member on an [`fcollect_eligible`] team
-/// of at least two members: the one-shot reduction's exchange without the fold, on the
+/// LL fcollect of `nbytes` (≤ [`MAX_BYTES`]) per member on an [`eligible`] team of two to
+/// [`ONE_SHOT_MAX`] members (`algo::Algorithms::fcollect_for`): the one-shot reduction's exchange without the fold, on the
 /// same lanes and sequence (every member hears from every other in each call, so the
 /// buffers' parity rule holds across both).
 ///
