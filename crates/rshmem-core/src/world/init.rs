@@ -60,6 +60,8 @@ pub fn init(requested: ThreadLevel) -> InitResult<ThreadLevel> {
     let (seg, files) = publish_segment(&job)?;
     let found = locate(&job)?;
     let mapped = map_peers(&job, &seg, &files, &found)?;
+    // Before a barrier, which waits for the slowest PE anyway.
+    sys::prefault_own_code(PREFAULT_MAX);
     // Nobody may drop its files before every peer has mapped them.
     job.boot.barrier()?;
     drop(files);
@@ -71,6 +73,11 @@ pub fn init(requested: ThreadLevel) -> InitResult<ThreadLevel> {
     exit::register_at_exit();
     Ok(level)
 }
+
+/// The most read-only bytes of the object holding the library's code that init maps
+/// ([`sys::prefault_own_code`]): the C library's are 11 MiB; a program the Rust API is
+/// linked into may be much larger, and then keeps its pages to first use.
+const PREFAULT_MAX: usize = 64 << 20;
 
 /// What [`connect`] found: the configuration and the launcher's connection.
 struct Job {
