@@ -234,6 +234,23 @@ fn check_team(t: &Team, bufs: &Bufs) {
             assert_eq!(*bb.add(i), want_sum, "big sum elem {i}");
             assert_eq!(*ba.add(i), want_max, "big max elem {i}");
         }
+        // A large broadcast: over UCX, a pipeline of about ten pushed chunks, the last short.
+        for i in 0..BIG {
+            *ba.add(i) = (me * 7 + i) as i64;
+        }
+        let root = n / 2;
+        coll::broadcast(
+            "shmem_broadcastmem",
+            t,
+            bb.cast(),
+            ba.cast(),
+            BIG * 8,
+            root as i64,
+        )
+        .unwrap();
+        for i in 0..BIG {
+            assert_eq!(*bb.add(i), (root * 7 + i) as i64, "big broadcast elem {i}");
+        }
         // Around the network algorithms' thresholds (16 KiB: one channel message; 32 KiB:
         // Rabenseifner's last size on more than 2 PEs), from the last rank, counts that do
         // not divide among the members.
@@ -293,8 +310,8 @@ struct Bufs {
     big_b: *mut i64,
 }
 
-/// Elements of the large reductions (640 KB: many 16 KiB messages, and at 2 PEs blocks of
-/// two 256 KiB pieces for the network ring).
+/// Elements of the large reductions and broadcast (640 KB: many 16 KiB messages, and
+/// several pushed chunks for the network ring and broadcast: `Fabric::push_chunk`).
 const BIG: usize = 80_000;
 
 fn main() {

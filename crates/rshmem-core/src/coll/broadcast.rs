@@ -253,8 +253,13 @@ unsafe fn host_broadcast(
 
 /// Pipelined k-ary tree broadcast. Counts in the team's scratch line: word 3 ("ready",
 /// raised by the parent once per chunk it holds) and word 4 ("done", raised on the
-/// parent by each child once per chunk it copied). Both only grow; each PE knows locally
-/// how far they must have grown, so no team sync is needed around the broadcast.
+/// parent by each child once per chunk it copied). Both only grow, and each PE knows
+/// locally how far they must have grown. They count every sender's raises together, so
+/// the broadcast starts with a team sync: without it a PE that left the previous broadcast
+/// early (a leaf) could start the next one as root and raise "ready" on a PE still waiting
+/// for its old parent's chunk, which then copied the chunk before it was there (seen over
+/// the network at 6 PEs on 2 simulated hosts: a 640 KB broadcast from rank 3 followed by
+/// one from rank 5 left rank 2 the stale first chunk of rank 4).
 ///
 /// # Safety
 /// `dest` is our checked destination of `nbytes`; `src` the checked source.
@@ -279,6 +284,9 @@ unsafe fn tree_broadcast(
     let children = || (k * v + 1..(k * v + k + 1).min(n)).map(rank);
     let chunks = nbytes.div_ceil(CHUNK);
     let (ready, done) = (Flag::Word(3), Flag::Word(4));
+    // Every member has left the previous broadcast: no raise of this one meets a waiter
+    // of that one.
+    rt.try_sync_in(routine, team)?;
     let announce = |c: usize| -> Result<()> {
         let _ = c;
         for ch in children() {
