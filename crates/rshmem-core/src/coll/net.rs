@@ -55,9 +55,6 @@ const FLAT_MAX_PES: usize = 8;
 /// team's collective line; several writers).
 const DONE: Flag = Flag::Word(6);
 
-/// Bytes of a pipelined chunk of a large broadcast.
-const CHUNK: usize = 256 << 10;
-
 /// Bytes of the scratch a large reduction fetches into at a time.
 const FETCH_MAX: usize = 8 << 20;
 
@@ -170,9 +167,10 @@ pub(super) unsafe fn broadcast(
     rt.try_sync_in(routine, team)?;
     let d = rt.coll_buf(routine, "dest", dest, nbytes)?;
     let down: Vec<usize> = down.collect();
+    let chunk = rt.fabric.push_chunk();
     let mut at = 0;
     while at < nbytes {
-        let len = CHUNK.min(nbytes - at);
+        let len = chunk.min(nbytes - at);
         if let Some(k) = up {
             rt.msg_arrived(routine, team, CH_TREE + k, from(k))?;
         }
@@ -200,11 +198,17 @@ pub(super) unsafe fn broadcast(
 }
 
 /// The pieces of block `b` (of `n` elements cut in `blocks`), as element ranges of at
-/// most [`CHUNK`] bytes: each travels as one message, so a receiver folds one piece while
-/// the next is on its way.
-fn pieces(n: usize, blocks: usize, b: usize, sz: usize) -> impl Iterator<Item = (usize, usize)> {
+/// most `chunk` bytes ([`Fabric::push_chunk`](crate::transport::Fabric::push_chunk)): each
+/// travels as one message, so a receiver folds one piece while the next is on its way.
+fn pieces(
+    n: usize,
+    blocks: usize,
+    b: usize,
+    sz: usize,
+    chunk: usize,
+) -> impl Iterator<Item = (usize, usize)> {
     let (lo, hi) = (n * b / blocks, n * (b + 1) / blocks);
-    let step = (CHUNK / sz).max(1);
+    let step = (chunk / sz).max(1);
     (lo..hi)
         .step_by(step)
         .map(move |at| (at, (at + step).min(hi)))
@@ -237,6 +241,7 @@ unsafe fn reduce_ring<T: Elem>(
     let (right, left) = ((me + 1) % npes, (me + npes - 1) % npes);
     let sz = std::mem::size_of::<T>();
     let block = |k: usize| (me + npes * 2 - k) % npes;
+    let chunk = rt.fabric.push_chunk();
     SCRATCH.with(|cell| -> Result<()> {
         let mut own_copy = cell.borrow_mut();
         // In place, the destination is where the left neighbour's blocks land: fold from a
@@ -256,7 +261,7 @@ unsafe fn reduce_ring<T: Elem>(
         };
         rt.try_sync_in(routine, team)?;
         let push = |b: usize, from: *const T| -> Result<()> {
-            for (lo, hi) in pieces(n, npes, b, sz) {
+            for (lo, hi) in pieces(n, npes, b, sz, chunk) {
                 // SAFETY: the piece lies in every member's checked destination; the right
                 // neighbour's is free (it passed the sync) and its block `b` is written by
                 // us alone in this phase; `from` holds the block and stays untouched until
@@ -280,7 +285,7 @@ unsafe fn reduce_ring<T: Elem>(
         for s in 0..npes - 1 {
             let from = if s == 0 { own } else { dest.cast_const() };
             push(block(s + 1), from)?;
-            for (lo, hi) in pieces(n, npes, block(s + 2), sz) {
+            for (lo, hi) in pieces(n, npes, block(s + 2), sz, chunk) {
                 rt.msg_arrived(routine, team, allreduce::CH_RING, left)?;
                 // SAFETY: the piece of our destination just landed and is written by
                 // nobody else before we forward it; `own` holds `n` elements, disjoint
@@ -297,7 +302,7 @@ unsafe fn reduce_ring<T: Elem>(
         // Allgather: forward each finished block; they land in place.
         for s in 0..npes - 1 {
             push(block(s), dest.cast_const())?;
-            for _ in pieces(n, npes, block(s + 1), sz) {
+            for _ in pieces(n, npes, block(s + 1), sz, chunk) {
                 rt.msg_arrived(routine, team, allreduce::CH_RING, left)?;
             }
         }

@@ -147,6 +147,9 @@ pub(crate) struct Ucx {
     /// mapped here ([`Conn::mapped`]) is then a CPU atomic on the mapping, and the job's
     /// node-local atomics need not go through UCX (`Fabric::amo`).
     cpu_atomics: bool,
+    /// Bytes of a chunk collectives push in one active message (`setup::push_chunk_for`),
+    /// the smallest of every PE's after [`Ucx::connect`].
+    push_chunk: usize,
     /// Whether some connection maps its PE's heap segment ([`Conn::mapped`]): fences then
     /// complete what went through UCX, since later copies do not queue behind it.
     maps_peer: AtomicBool,

@@ -12,6 +12,7 @@ use super::{
     RUNTIME_AREA,
 };
 use crate::error::{InitError, Result};
+use crate::transport::PUSH_CHUNK;
 
 fn ucx_init_error(what: &str) -> impl FnOnce(UcxError) -> InitError + '_ {
     move |e| InitError::Transport(format!("{what}: {e}"))
@@ -181,6 +182,8 @@ impl Ucx {
         let addr = service
             .address()
             .map_err(ucx_init_error("cannot read the UCX worker address"))?;
+        let push_chunk = push_chunk_for(tls.as_deref(), !tcp_chosen && tcp_allowed(tls.as_deref()));
+        desc.push(format!("push:{push_chunk}"));
         put_long(boot, "ucx-worker", &hex(&addr))?;
         put_long(boot, "ucx-segs", &desc.join(","))?;
         let progress = ProgressThread::start(Arc::clone(&service))
@@ -204,6 +207,7 @@ impl Ucx {
             heap_off,
             direct,
             cpu_atomics: atomics_are_cpu_atomics(),
+            push_chunk,
             maps_peer: AtomicBool::new(false),
             raise_by_message: AtomicBool::new(true),
         })
@@ -229,11 +233,20 @@ impl Ucx {
             let segs = get_long(boot, pe, "ucx-segs")?;
             let mut rkeys: [Vec<u8>; REGIONS] = Default::default();
             let mut base = [0u64; REGIONS];
-            for (i, d) in segs.split(',').enumerate().take(REGIONS) {
+            let mut fields = segs.split(',');
+            for (i, d) in fields.by_ref().enumerate().take(REGIONS) {
                 let (b, k) = d.split_once(':').ok_or_else(|| bad("segment"))?;
                 base[i] = u64::from_str_radix(b, 16).map_err(|_| bad("segment base"))?;
                 rkeys[i] = unhex(k).ok_or_else(|| bad("remote key"))?;
             }
+            let chunk: usize = fields
+                .next()
+                .and_then(|f| f.strip_prefix("push:"))
+                .and_then(|v| v.parse().ok())
+                .filter(|&c| c > 0)
+                .ok_or_else(|| bad("chunk size"))?;
+            // Receivers count the chunks: every PE takes the smallest any PE can send whole.
+            self.push_chunk = self.push_chunk.min(chunk);
             peers.push(Some(Peer {
                 worker,
                 rkeys,
@@ -253,10 +266,56 @@ impl Ucx {
         self.direct
     }
 
+    /// Bytes of a chunk pushed in one active message, the same on every PE once
+    /// [`Ucx::connect`] has read them all ([`push_chunk_for`]).
+    pub(crate) fn push_chunk(&self) -> usize {
+        self.push_chunk
+    }
+
     /// Whether UCX's atomics are CPU atomics ([`atomics_are_cpu_atomics`]).
     pub(crate) fn cpu_atomics(&self) -> bool {
         self.cpu_atomics
     }
+}
+
+/// Room left in a TCP segment for the headers around a pushed chunk: UCX's (under 32 B)
+/// and [`Raise`]'s with its riders (88 B).
+const SEGMENT_HEADROOM: usize = 512;
+
+/// The chunk this PE would push in one active message ([`Ucx::push_chunk`]). Over TCP a
+/// message that fits one segment is handed to the handler from UCX's receive buffer; a
+/// larger one is first reassembled, one more copy of every byte. So where TCP carries the
+/// messages (no RDMA adapter here) and the segment size is known (`we_set_segment`: the
+/// 64 KiB `Ucx::start` sets, else the user's `UCX_TCP_TX_SEG_SIZE`) and at least 32 KiB,
+/// a chunk fills one segment. OSU broadcast at 2 PEs over TCP, 4 interleaved rounds, us
+/// (OSHMEM over the same UCX): 1 MiB 204-225 -> 160-203 (147-182), 512 KiB 109-118 ->
+/// 89-108 (95-114); 96 and 128 KiB chunks (two segments) measured between the two.
+fn push_chunk_for(tls: Option<&str>, we_set_segment: bool) -> usize {
+    if !tcp_allowed(tls) || rdma_adapter_present() {
+        return PUSH_CHUNK;
+    }
+    let segment = if we_set_segment {
+        parse_ucx_size(TCP_SEGMENT)
+    } else {
+        std::env::var("UCX_TCP_TX_SEG_SIZE")
+            .ok()
+            .and_then(|v| parse_ucx_size(&v))
+    };
+    match segment {
+        Some(s) if s >= 32 << 10 => (s - SEGMENT_HEADROOM).min(PUSH_CHUNK),
+        _ => PUSH_CHUNK,
+    }
+}
+
+/// A size as UCX writes them (`65536`, `64k`, `64kb`, `1M`); `None` for `inf`, `auto` or
+/// anything else.
+fn parse_ucx_size(v: &str) -> Option<usize> {
+    let v = v.trim();
+    let v = match v.strip_suffix(['b', 'B']) {
+        Some(r) if r.ends_with(|c: char| c.is_ascii_alphabetic()) => r,
+        _ => v,
+    };
+    rshmem_util::config::parse_size(v).ok()
 }
 
 /// Whether every atomic UCX applies is a CPU atomic, so that this process's own CPU
@@ -307,7 +366,39 @@ impl Drop for Ucx {
 
 #[cfg(test)]
 mod tests {
-    use super::{shm_transports_allowed, tcp_allowed};
+    use super::{parse_ucx_size, push_chunk_for, shm_transports_allowed, tcp_allowed};
+    use crate::transport::PUSH_CHUNK;
+
+    #[test]
+    fn ucx_sizes_parse_as_ucx_writes_them() {
+        for (v, n) in [
+            ("65536", 65536),
+            ("64k", 65536),
+            ("64K", 65536),
+            ("64kb", 65536),
+            ("1M", 1 << 20),
+            (" 8kB ", 8192),
+        ] {
+            assert_eq!(parse_ucx_size(v), Some(n), "{v:?}");
+        }
+        for v in ["inf", "auto", "", "k", "64q"] {
+            assert_eq!(parse_ucx_size(v), None, "{v:?}");
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)] // reads /sys/class/infiniband
+    fn pushed_chunks_fill_one_tcp_segment_where_tcp_carries_them() {
+        let rdma = super::rdma_adapter_present();
+        let ours = push_chunk_for(Some("tcp"), true);
+        if rdma {
+            assert_eq!(ours, PUSH_CHUNK, "an RDMA adapter's segments are not TCP's");
+        } else {
+            assert_eq!(ours, (64 << 10) - super::SEGMENT_HEADROOM);
+        }
+        assert_eq!(push_chunk_for(Some("sm,self"), false), PUSH_CHUNK);
+        assert_eq!(push_chunk_for(Some("^tcp"), true), PUSH_CHUNK);
+    }
 
     #[test]
     fn which_ucx_tls_lists_allow_tcp() {
