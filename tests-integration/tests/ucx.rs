@@ -114,6 +114,13 @@ fn a_heap_ucx_allocated_runs_rma_atomics_and_collectives() {
                 out.stderr.contains("PE 0 has its heap allocated by UCX"),
                 "{prog} {args:?} at {np}: {out:?}"
             );
+            // Every PE's is, so the collectives choose as for memory the network maps
+            // (`Span::Mapped`): coll_basic's large broadcasts take gets from 3 PEs.
+            assert!(
+                out.stderr
+                    .contains("collectives choose for memory the network maps"),
+                "{prog} {args:?} at {np}: {out:?}"
+            );
         }
     }
 }

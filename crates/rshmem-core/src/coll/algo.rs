@@ -92,17 +92,26 @@ pub const STAGED_MAX: usize = 32 << 10;
 pub const NET_RD_MAX: usize = crate::coll::msg::MAX_MSG;
 
 /// Bytes up to which `auto` reduces across hosts on teams of more than 2 by Rabenseifner's
-/// algorithm ([`DataAlg::Rabenseifner`], 2 log n messages of the channels, one pass up to
-/// this size) above [`NET_RD_MAX`], rather than [`DataAlg::Direct`]'s ring of 2 (n - 1)
-/// steps, each of which waits for a neighbour to be scheduled: OSU reduce of 32 KiB over
-/// UCX's TCP, 4 PEs on 2 cores, 184-227 -> 67-82 us (OSHMEM 107-125), 3 PEs 110-133 -> 62
-/// (OSHMEM 84-90). At 64 KiB (two passes) it won at 4 PEs over TCP (200-230 -> 136-169
-/// us), tied at 3, and lost over UCX's shared memory (4 PEs 37.6-39.9 -> 44.2-64.2), so
-/// the ring keeps it (docs/decisions/0023-network-collectives-push.md).
-pub const NET_RABENSEIFNER_MAX: usize = 2 * NET_RD_MAX;
+/// algorithm ([`DataAlg::Rabenseifner`], 2 log n messages of the channels) above
+/// [`NET_RD_MAX`], rather than [`DataAlg::Direct`]'s ring of 2 (n - 1) steps, each of which
+/// waits for a neighbour to be scheduled: OSU reduce of 32 KiB over UCX's TCP, 4 PEs on 2
+/// cores, 184-227 -> 67-82 us (OSHMEM 107-125), 3 PEs 110-133 -> 62 (OSHMEM 84-90); 64 KiB
+/// (two passes) at 4 PEs 200-230 -> 136-169, a tie at 3. Where the network maps the
+/// members ([`Span::Mapped`]) it stops at [`NET_RABENSEIFNER_MAPPED_MAX`]
+/// (docs/decisions/0023-network-collectives-push.md).
+pub const NET_RABENSEIFNER_MAX: usize = 4 * NET_RD_MAX;
 
-/// Bytes up to which `auto` broadcasts across hosts push down a binomial tree on teams of
-/// more than 2 ([`DataAlg::Binomial`]); above, every member gets the data from the root.
+/// [`NET_RABENSEIFNER_MAX`] on teams the network maps ([`Span::Mapped`]): there a step of
+/// the ring is a copy by UCX, and at 64 KiB Rabenseifner lost (UCX's shared memory, 4 PEs:
+/// 37.6-39.9 -> 44.2-64.2 us).
+pub const NET_RABENSEIFNER_MAPPED_MAX: usize = 2 * NET_RD_MAX;
+
+/// Bytes up to which `auto` broadcasts on teams the network maps ([`Span::Mapped`]) push
+/// down a binomial tree on teams of more than 2 ([`DataAlg::Binomial`]); above, every
+/// member gets the data from the root, a copy by UCX (UCX's shared memory, 4 PEs: 512 KiB
+/// 39-47 us against pushes' 64-73, 1 MiB 118-137 against 149-206). Across real networks
+/// pushes win at every size (UCX's TCP, 4 PEs: 512 KiB 301-366 against gets' 485-513, 1 MiB
+/// 585-661 against 976-1055).
 pub const NET_BCAST_PUSH_MAX: usize = 256 << 10;
 
 /// Fan-out of the broadcast tree.
@@ -110,10 +119,15 @@ pub const TREE_RADIX: usize = 4;
 
 /// `auto`'s reduction of `bytes` on a team of `npes` whose members reach each other through
 /// the network (another team across hosts, or the LEADERS step of WORLD's).
-pub fn net_reduce(bytes: usize, npes: usize) -> DataAlg {
+pub fn net_reduce(bytes: usize, npes: usize, span: Span) -> DataAlg {
+    let rabenseifner_max = if span == Span::Mapped {
+        NET_RABENSEIFNER_MAPPED_MAX
+    } else {
+        NET_RABENSEIFNER_MAX
+    };
     if bytes <= NET_RD_MAX {
         DataAlg::RecursiveDoubling
-    } else if npes > 2 && bytes <= NET_RABENSEIFNER_MAX {
+    } else if npes > 2 && bytes <= rabenseifner_max {
         DataAlg::Rabenseifner
     } else {
         DataAlg::Direct
@@ -203,8 +217,9 @@ fn unknown(var: &str, v: &str, available: &str) -> String {
 impl Algorithms {
     /// The reduction algorithm for a vector of `bytes` on a team of `npes`, given where
     /// the team lies: `Span::Host` (every member maps every other), `Span::World` (WORLD
-    /// across hosts whose PEs share memory: the HOST / LEADERS composition applies) or
-    /// `Span::Hosts` (another team across hosts).
+    /// across hosts whose PEs share memory: the HOST / LEADERS composition applies),
+    /// `Span::Hosts` (another team across hosts) or `Span::Mapped` (through a network
+    /// library that maps every member).
     pub fn reduce_for(&self, bytes: usize, npes: usize, span: Span) -> DataAlg {
         let ll = span == Span::Host && bytes <= crate::coll::ll::MAX_BYTES;
         let forced_ll = matches!(self.reduce, DataAlg::Ll | DataAlg::LlRd);
@@ -217,7 +232,7 @@ impl Algorithms {
             Span::World => DataAlg::Hierarchical,
             // Single copy only among PEs that map each other; across hosts, one message
             // a round up to a message's size, bulk transfers above (`coll::net`).
-            Span::Hosts => net_reduce(bytes, npes),
+            Span::Hosts | Span::Mapped => net_reduce(bytes, npes, span),
             Span::Host if npes > 2 && bytes <= self.reduce_crossover => DataAlg::RecursiveDoubling,
             Span::Host => DataAlg::Shm,
         }
@@ -252,10 +267,10 @@ impl Algorithms {
             // its top levels cross the network (no leader get, no syncs).
             _ if self.bcast_auto && span == Span::World && bytes <= NET_RD_MAX => DataAlg::Binomial,
             _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
-            // Pushes down a tree, except large data on larger teams, where one get per
-            // member from the root measured faster on this machine (see
-            // docs/decisions/0023-network-collectives-push.md).
-            _ if self.bcast_auto && span == Span::Hosts => {
+            // Pushes down a tree; where the network maps the members, large data on larger
+            // teams by one get per member from the root ([`NET_BCAST_PUSH_MAX`]).
+            _ if self.bcast_auto && span == Span::Hosts => DataAlg::Binomial,
+            _ if self.bcast_auto && span == Span::Mapped => {
                 if bytes <= NET_BCAST_PUSH_MAX || npes <= 2 {
                     DataAlg::Binomial
                 } else {
@@ -395,11 +410,15 @@ mod tests {
         assert_eq!(st.bcast_for(8, 3, Span::Hosts), DataAlg::Shm);
         assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
         assert_eq!(auto.bcast_for(1 << 20, 2, Span::Hosts), DataAlg::Binomial);
-        assert_eq!(
-            auto.bcast_for(NET_BCAST_PUSH_MAX, 3, Span::Hosts),
-            DataAlg::Binomial
-        );
-        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Binomial);
+        // Where the network maps the members, large data on 3+ by gets from the root.
+        let m = Span::Mapped;
+        assert_eq!(auto.bcast_for(8, 4, m), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(NET_BCAST_PUSH_MAX, 3, m), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(NET_BCAST_PUSH_MAX + 1, 3, m), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(1 << 20, 2, m), DataAlg::Binomial);
+        assert_eq!(auto.fcollect_for(8, 4, m), DataAlg::Shm);
+        assert_eq!(auto.sync_for(m), SyncAlg::Dissemination);
         let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
         assert_eq!(ll.reduce_for(8, 3, h), DataAlg::LlRd);
         assert_eq!(ll.reduce_for(1 << 20, 3, h), DataAlg::Shm);
@@ -416,21 +435,30 @@ mod tests {
             DataAlg::Hierarchical
         );
         // Across hosts: one message a round, then on more than 2 PEs Rabenseifner's
-        // log-depth rounds rather than the ring, then bulk.
+        // log-depth rounds rather than the ring, then bulk; where the network maps the
+        // members, the ring from half the size.
         use DataAlg::{Direct, Rabenseifner, RecursiveDoubling};
-        for (bytes, npes, want) in [
-            (8, 4, RecursiveDoubling),
-            (NET_RD_MAX, 2, RecursiveDoubling),
-            (NET_RD_MAX + 1, 2, Direct),
-            (NET_RD_MAX + 1, 3, Rabenseifner),
-            (NET_RABENSEIFNER_MAX, 4, Rabenseifner),
-            (NET_RABENSEIFNER_MAX + 1, 4, Direct),
-            (1 << 20, 4, Direct),
+        let mapped = NET_RABENSEIFNER_MAPPED_MAX;
+        for (bytes, npes, hosts, on_mapped) in [
+            (8, 4, RecursiveDoubling, RecursiveDoubling),
+            (NET_RD_MAX, 2, RecursiveDoubling, RecursiveDoubling),
+            (NET_RD_MAX + 1, 2, Direct, Direct),
+            (NET_RD_MAX + 1, 3, Rabenseifner, Rabenseifner),
+            (mapped, 4, Rabenseifner, Rabenseifner),
+            (mapped + 1, 4, Rabenseifner, Direct),
+            (NET_RABENSEIFNER_MAX, 4, Rabenseifner, Direct),
+            (NET_RABENSEIFNER_MAX + 1, 4, Direct, Direct),
+            (1 << 20, 4, Direct, Direct),
         ] {
             assert_eq!(
                 auto.reduce_for(bytes, npes, Span::Hosts),
-                want,
+                hosts,
                 "{bytes} B at {npes}"
+            );
+            assert_eq!(
+                auto.reduce_for(bytes, npes, m),
+                on_mapped,
+                "{bytes} B at {npes}, mapped"
             );
         }
         assert_eq!(auto.sync_for(Span::World), SyncAlg::Hierarchical);

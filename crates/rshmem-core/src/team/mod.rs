@@ -37,6 +37,10 @@ pub enum Span {
     World,
     /// Any other team that spans hosts.
     Hosts,
+    /// Every member is reached through the network library, which maps their memory
+    /// (UCX's shared memory, one host): its transfers are copies, its messages cheap, yet
+    /// no member maps another's memory itself, so the node-local algorithms cannot run.
+    Mapped,
 }
 
 /// The x-team and y-team of a 2-D split (`None` where this PE is not a member).
@@ -212,6 +216,8 @@ impl Runtime {
                 Span::Host
             } else if std::ptr::eq(team, &*self.teams().world) && self.teams().world_hier {
                 Span::World
+            } else if self.fabric.network_maps_every_pe() {
+                Span::Mapped
             } else {
                 Span::Hosts
             }

@@ -412,6 +412,13 @@ impl Fabric {
         }
     }
 
+    /// Whether every PE is reached through a network library that maps its memory (UCX's
+    /// shared memory on one host), the same answer on every PE: teams then lie as
+    /// [`Span::Mapped`](crate::team::Span::Mapped).
+    pub(crate) fn network_maps_every_pe(&self) -> bool {
+        matches!(&self.net, Some(Network::Ucx(u)) if u.maps_every_pe())
+    }
+
     /// Whether [`Fabric::put_raise`] to a network peer carries its data in the message that
     /// raises the count (UCX's active messages, up to a MiB; see `transport::ucx`), so that
     /// a pushed ring moves bulk data faster than one-sided transfers do over TCP.

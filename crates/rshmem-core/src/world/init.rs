@@ -632,6 +632,9 @@ fn print_banner(rt: &Runtime) {
         match rt.fabric.ucx_allocated_heap() {
             Some(true) => {
                 let _ = writeln!(err, "UCX: PE {} has its heap allocated by UCX (reached one-sidedly by UCX's shared-memory transports)", rt.me);
+                if rt.fabric.network_maps_every_pe() {
+                    let _ = writeln!(err, "UCX: every PE's heap is allocated by UCX on this one host: collectives choose for memory the network maps");
+                }
             }
             Some(false) => {
                 let _ = writeln!(err, "UCX: PE {} has its heap registered with UCX", rt.me);

@@ -150,6 +150,11 @@ pub(crate) struct Ucx {
     /// Bytes of a chunk collectives push in one active message (`setup::push_chunk_for`),
     /// the smallest of every PE's after [`Ucx::connect`].
     push_chunk: usize,
+    /// Whether every PE of the job is on this host (`Ucx::start`'s `one_host`).
+    one_host: bool,
+    /// Whether UCX maps every PE's memory here ([`Ucx::maps_every_pe`]), known to every PE
+    /// alike after [`Ucx::connect`].
+    maps_every_pe: bool,
     /// Whether some connection maps its PE's heap segment ([`Conn::mapped`]): fences then
     /// complete what went through UCX, since later copies do not queue behind it.
     maps_peer: AtomicBool,

@@ -184,6 +184,7 @@ impl Ucx {
             .map_err(ucx_init_error("cannot read the UCX worker address"))?;
         let push_chunk = push_chunk_for(tls.as_deref(), !tcp_chosen && tcp_allowed(tls.as_deref()));
         desc.push(format!("push:{push_chunk}"));
+        desc.push(format!("allocated:{}", u8::from(direct)));
         put_long(boot, "ucx-worker", &hex(&addr))?;
         put_long(boot, "ucx-segs", &desc.join(","))?;
         let progress = ProgressThread::start(Arc::clone(&service))
@@ -208,6 +209,8 @@ impl Ucx {
             direct,
             cpu_atomics: atomics_are_cpu_atomics(),
             push_chunk,
+            one_host,
+            maps_every_pe: false,
             maps_peer: AtomicBool::new(false),
             raise_by_message: AtomicBool::new(true),
         })
@@ -220,6 +223,7 @@ impl Ucx {
         remote: &[bool],
     ) -> Result<(), InitError> {
         let mut peers = Vec::with_capacity(remote.len());
+        let mut every_allocated = true;
         for (pe, &r) in remote.iter().enumerate() {
             if !r {
                 peers.push(None);
@@ -247,6 +251,12 @@ impl Ucx {
                 .ok_or_else(|| bad("chunk size"))?;
             // Receivers count the chunks: every PE takes the smallest any PE can send whole.
             self.push_chunk = self.push_chunk.min(chunk);
+            let allocated = match fields.next().and_then(|f| f.strip_prefix("allocated:")) {
+                Some("1") => true,
+                Some("0") => false,
+                _ => return Err(bad("allocation flag")),
+            };
+            every_allocated &= allocated;
             peers.push(Some(Peer {
                 worker,
                 rkeys,
@@ -255,9 +265,24 @@ impl Ucx {
                 finalized: AtomicBool::new(false),
             }));
         }
+        // One host, and UCX allocated every PE's heap segment, which it does only where
+        // its shared-memory transports may reach it (`Ucx::start`): they map it. Every PE
+        // reads the same published flags to the same answer.
+        self.maps_every_pe = self.one_host && every_allocated && remote.iter().all(|&r| r);
+        if self.maps_every_pe {
+            // Shared memory carries the messages: no TCP segment to fit.
+            self.push_chunk = PUSH_CHUNK;
+        }
         self.svc.conns = peers.iter().map(|_| OnceLock::new()).collect();
         self.peers = peers.into_boxed_slice();
         Ok(())
+    }
+
+    /// Whether UCX maps every PE's memory into this process (one host, every heap
+    /// segment allocated by UCX where its shared-memory transports reach it): collectives
+    /// then choose as for [`Span::Mapped`](crate::team::Span::Mapped).
+    pub(crate) fn maps_every_pe(&self) -> bool {
+        self.maps_every_pe
     }
 
     /// Whether UCX allocated this PE's heap segment, so that its shared-memory transports
