@@ -102,6 +102,7 @@ fn a_heap_ucx_allocated_runs_rma_atomics_and_collectives() {
             ("core_rma", &["contig"]),
             ("core_rma", &["nbi"]),
             ("coll_basic", &[]),
+            ("api_aset", &[]),
         ] {
             let out = over_ucx(np, prog)
                 .env("UCX_TLS", "sm,self")
@@ -122,6 +123,18 @@ fn a_heap_ucx_allocated_runs_rma_atomics_and_collectives() {
                 "{prog} {args:?} at {np}: {out:?}"
             );
         }
+    }
+    // A non-blocking collective's worker raises from a fresh context: each of its raises
+    // must take the way the service's endpoint says (the mapping), not the message its
+    // context's unopened endpoint would send first, or a count shows before its data
+    // (Rabenseifner's channel messages over active sets read stale buffers 5 runs in 10).
+    for _ in 0..3 {
+        let out = over_ucx(3, "api_aset")
+            .env("UCX_TLS", "sm,self")
+            .env("SHMEM_REDUCE_ALGORITHM", "rabenseifner")
+            .run();
+        out.assert_ok();
+        assert_eq!(out.lines_with("ok api_aset pe=").len(), 3, "{out:?}");
     }
 }
 

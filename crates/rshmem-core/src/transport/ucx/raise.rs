@@ -149,7 +149,13 @@ impl Ucx {
     pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr, riders: Riders) -> Result<()> {
         let src = x.local as *const u8;
         let w = self.worker(x.ctx)?;
-        if let Some(p) = Self::mapped(w, x.pe, x.remote) {
+        // Whether the heap is mapped here, from the service's endpoint (made at wire-up),
+        // not this context's: a context's first raise to `pe` opens its endpoint, and
+        // decided by it that raise went as a message and the next ones by the mapping,
+        // whose count then showed before the message's data had landed (a non-blocking
+        // collective's fresh context over UCX's shared memory read stale channel buffers).
+        self.svc_conn(x.pe)?;
+        if let Some(p) = Self::mapped(&self.svc, x.pe, x.remote) {
             // SAFETY: as in `xfer`.
             unsafe { copy(Dir::Put, p, src.cast_mut(), x.len) };
             self.amo_post(x.ctx, x.pe, sig, AmoOp::Add(1))?;
