@@ -125,10 +125,17 @@ impl Ucx {
     /// `addr` on `pe` as mapped in this process ([`Conn::mapped`]), if it is.
     #[inline(always)]
     pub(super) fn mapped(w: &CtxWorker, pe: usize, addr: SymAddr) -> Option<*mut u8> {
-        match (addr.seg, w.conns[pe].get()) {
-            (Seg::Heap, Some(c)) if c.mapped != 0 => Some((c.mapped + addr.off) as *mut u8),
-            _ => None,
-        }
+        w.conns[pe].get().and_then(|c| c.at(addr))
+    }
+
+    /// The way every raise to `pe` takes: the service's endpoint (made at wire-up), and
+    /// where it maps `pe`'s heap, `addr` there. Decided by this one endpoint, not by the
+    /// sending context's (which a context opens on its first transfer to `pe`), so all
+    /// raises to `pe` go alike, as messages or by the mapping; a count raised by the
+    /// mapping could otherwise show before an earlier message's data had landed.
+    pub(super) fn raise_route(&self, pe: usize, addr: SymAddr) -> Result<(&Conn, Option<*mut u8>)> {
+        let conn = self.svc_conn(pe)?;
+        Ok((conn, conn.at(addr)))
     }
 
     #[cold]

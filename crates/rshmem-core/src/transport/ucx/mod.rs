@@ -38,6 +38,7 @@ use rshmem_ucx::{Driver, Endpoint, ProgressThread, Region, RemoteKey, Ucp, UcxEr
 pub(super) use raise::Raise;
 
 use crate::error::{Error, InitError, Result};
+use crate::transport::{Seg, SymAddr};
 
 /// What this PE knows of a peer it reaches through UCX.
 #[derive(Debug)]
@@ -67,6 +68,14 @@ struct Conn {
     /// UCX allocated it and reaches it through shared memory (`ucp_rkey_ptr`); 0 otherwise.
     /// Transfers there are copies, as on rshmem's own shared memory.
     mapped: usize,
+}
+
+impl Conn {
+    /// `addr` as mapped in this process ([`Conn::mapped`]), if it is.
+    #[inline(always)]
+    fn at(&self, addr: SymAddr) -> Option<*mut u8> {
+        (addr.seg == Seg::Heap && self.mapped != 0).then(|| (self.mapped + addr.off) as *mut u8)
+    }
 }
 
 /// A context's worker and its endpoints (made on first use).

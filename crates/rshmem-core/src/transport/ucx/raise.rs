@@ -149,13 +149,8 @@ impl Ucx {
     pub(crate) unsafe fn put_raise(&self, x: Xfer, sig: SymAddr, riders: Riders) -> Result<()> {
         let src = x.local as *const u8;
         let w = self.worker(x.ctx)?;
-        // Whether the heap is mapped here, from the service's endpoint (made at wire-up),
-        // not this context's: a context's first raise to `pe` opens its endpoint, and
-        // decided by it that raise went as a message and the next ones by the mapping,
-        // whose count then showed before the message's data had landed (a non-blocking
-        // collective's fresh context over UCX's shared memory read stale channel buffers).
-        self.svc_conn(x.pe)?;
-        if let Some(p) = Self::mapped(&self.svc, x.pe, x.remote) {
+        let (conn, mapped) = self.raise_route(x.pe, x.remote)?;
+        if let Some(p) = mapped {
             // SAFETY: as in `xfer`.
             unsafe { copy(Dir::Put, p, src.cast_mut(), x.len) };
             self.amo_post(x.ctx, x.pe, sig, AmoOp::Add(1))?;
@@ -167,7 +162,6 @@ impl Ucx {
         let by_message = self.raise_by_message.load(Ordering::Relaxed);
         if x.len <= Raise::MAX_DATA && by_message {
             // Data and count in one message: no fence, no acknowledgement.
-            let conn = self.svc_conn(x.pe)?;
             return self.send_raise(conn, x.pe, Some(x.remote), data, sig, 1, &riders);
         }
         // The remote range was checked.
@@ -222,12 +216,8 @@ impl Ucx {
         by: u64,
         riders: Riders,
     ) -> Result<()> {
-        // The service's endpoint (made at wire-up) says whether the heap is mapped here,
-        // whether or not this context has reached `pe` yet.
-        let conn = self.svc_conn(pe)?;
-        if Self::mapped(&self.svc, pe, addr).is_some()
-            || !self.raise_by_message.load(Ordering::Relaxed)
-        {
+        let (conn, mapped) = self.raise_route(pe, addr)?;
+        if mapped.is_some() || !self.raise_by_message.load(Ordering::Relaxed) {
             self.amo_post(ctx, pe, addr, AmoOp::Add(by))?;
             return self.raise_each(ctx, w, pe, &riders);
         }
