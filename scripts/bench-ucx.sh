@@ -7,6 +7,7 @@
 #   scripts/bench-ucx.sh [--network ucx|ofi] [--sos DIR] [--providers LIST]
 #                        [--osu DIR] [--quick] [--rounds N] [--md FILE] [--out FILE]
 #                        [--baseline FILE] [--osu-only | --no-osu] [--no-hosts] [--programs LIST]
+#                        [--pes LIST]
 #                        [--no-oshmem] [--no-rust] [--keep]
 #
 # OSU part (needs the OMB 6.x sources: --osu DIR or OSU_SRC, a tree holding c/openshmem and
@@ -25,8 +26,10 @@
 #                 UCX over TCP between them, mpiexec.hydra, rshmem's default transport;
 #   oshmem-hosts  the same hosts under Open MPI's mpirun (spml and pml ucx, UCX_TLS=tcp).
 # The runs are interleaved rounds (--rounds, default 3): each round runs every program in
-# every configuration, rshmem before OSHMEM; each figure is the median over the rounds.
-# --programs "put get ..." runs some of the programs (names without osu_oshm_).
+# every configuration, rshmem before the peer library in odd rounds and after it in even
+# ones (a run that follows another can pay for its teardown); each figure is the median
+# over the rounds. --programs "put get ..." runs some of the programs (names without
+# osu_oshm_); --pes "2" some of the PE counts (default "2 4").
 # scripts/osu-table.py prints one table per (transport, PE count): OSU figure | rshmem |
 # OSHMEM | ratio = OSHMEM's time / rshmem's (message rates: rshmem's rate / OSHMEM's; above 1
 # rshmem is better always) | the ratio's range over rounds | rshmem-shm (with --baseline
@@ -96,6 +99,7 @@ hosts=yes
 rounds=
 md=
 programs="put get put_mr atomics barrier broadcast reduce"
+pe_counts="2 4"
 baseline=
 network=ucx
 sos=${SOS_DIR:-}
@@ -115,6 +119,8 @@ while [ $# -gt 0 ]; do
         --no-hosts) hosts=no ;;
         --programs) programs=$2; shift ;;
         --programs=*) programs=${1#--programs=} ;;
+        --pes) pe_counts=$2; shift ;;
+        --pes=*) pe_counts=${1#--pes=} ;;
         --rounds) rounds=$2; shift ;;
         --rounds=*) rounds=${1#--rounds=} ;;
         --md) md=$2; shift ;;
@@ -156,6 +162,12 @@ fi
 case $rounds in
     ''|*[!0-9]*|0) usage_error "--rounds needs a positive integer, not '$rounds'" ;;
 esac
+for np in $pe_counts; do
+    case $np in
+        2|4) ;;
+        *) usage_error "--pes takes 2 and 4 (OSU's put and get need 2), not '$np'" ;;
+    esac
+done
 if [ -n "$baseline" ] && [ ! -r "$baseline" ]; then
     usage_error "--baseline $baseline: no such file"
 fi
@@ -598,12 +610,65 @@ osu_benchmarks() {
             "$(if [ -n "$quick" ]; then echo true; else echo false; fi)" \
             "$(if [ "$hosts" = yes ]; then echo true; else echo false; fi)" "$(date -u '+%Y-%m-%d %H:%M UTC')"
     } >> "$results"
+    # One configuration's pair of runs, named by the loop's variables (round, np, p, args,
+    # prs, pos, over, tls, prov, wait_env): rshmem first in odd rounds, the peer first in
+    # even ones.
+    in_turn() {
+        if [ $((round % 2)) = 1 ]; then "$1"; "$2"; else "$2"; "$1"; fi
+    }
+    osu_rs_ofi() {
+        # shellcheck disable=SC2086
+        osu_run "$round" rshmem-ofi "$prov" "$np" "$p" env SHMEM_TRANSPORT=ofi FI_PROVIDER="$prov" \
+            $wait_env "$rs/oshrun" -np "$np" "$prs" $args
+    }
+    osu_peer_ofi() {
+        [ "$oshmem" = yes ] || return 0
+        # shellcheck disable=SC2086
+        osu_run "$round" sos-ofi "$prov" "$np" "$p" env FI_PROVIDER="$prov" $wait_env \
+            mpiexec.hydra -n "$np" "$pos" $args
+    }
+    osu_rs_ucx() {
+        # shellcheck disable=SC2086
+        osu_run "$round" rshmem-ucx "$tls" "$np" "$p" env SHMEM_TRANSPORT=ucx UCX_TLS="$tls" \
+            "$rs/oshrun" -np "$np" "$prs" $args
+    }
+    osu_peer_ucx() {
+        [ "$oshmem" = yes ] || return 0
+        # shellcheck disable=SC2086
+        osu_run "$round" oshmem-ucx "$tls" "$np" "$p" "$ompi_run" -np "$np" $over $ompi_ucx \
+            -x UCX_TLS="$tls" --mca spml_base_verbose 10 --mca pml_base_verbose 10 \
+            ${OMPI_OSHRUN_ARGS:-} "$pos" $args
+    }
+    osu_rs_ofi_hosts() {
+        # shellcheck disable=SC2086
+        osu_run "$round" rshmem-ofi-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
+            --env SHMEM_TRANSPORT=auto --env SHMEM_NETWORK=ofi --env FI_PROVIDER=tcp \
+            --timeout "$osu_limit" -- "$prs" $args
+    }
+    osu_peer_ofi_hosts() {
+        [ "$oshmem" = yes ] || return 0
+        # shellcheck disable=SC2086
+        osu_run "$round" sos-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
+            --env FI_PROVIDER=tcp --timeout "$osu_limit" -- "$pos" $args
+    }
+    osu_rs_hosts() {
+        # shellcheck disable=SC2086
+        osu_run "$round" rshmem-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
+            --timeout "$osu_limit" -- "$prs" $args
+    }
+    osu_peer_hosts() {
+        [ "$oshmem" = yes ] || return 0
+        # shellcheck disable=SC2086
+        osu_run "$round" oshmem-hosts tcp "$np" "$p" env SIMHOSTS_MPIRUN_ARGS="$ompi_ucx --oversubscribe" \
+            bash "$sim" run --launcher openmpi --hosts 2 --ppn $((np / 2)) --timeout "$osu_limit" \
+            -- "$pos" $args
+    }
     load_record start
     o_t0=$(date +%s)
     round=1
     while [ "$round" -le "$rounds" ]; do
         echo "== OSU round $round of $rounds ($(loadavg) load)" >&2
-        for np in 2 4; do
+        for np in $pe_counts; do
             if [ "$np" -gt "$cores" ]; then over=--oversubscribe; else over=; fi
             for p in $osu_programs; do
                 case $np-$p in 4-put|4-get) continue ;; esac
@@ -616,47 +681,16 @@ osu_benchmarks() {
                 if [ "$network" = ofi ]; then
                     for prov in $providers; do
                         if [ "$prov" = sockets ]; then wait_env=FI_SOCKETS_PE_WAITTIME=0; else wait_env=; fi
-                        # shellcheck disable=SC2086
-                        osu_run "$round" rshmem-ofi "$prov" "$np" "$p" env SHMEM_TRANSPORT=ofi FI_PROVIDER="$prov" \
-                            $wait_env "$rs/oshrun" -np "$np" "$prs" $args
-                        if [ "$oshmem" = yes ]; then
-                            # shellcheck disable=SC2086
-                            osu_run "$round" sos-ofi "$prov" "$np" "$p" env FI_PROVIDER="$prov" $wait_env \
-                                mpiexec.hydra -n "$np" "$pos" $args
-                        fi
+                        in_turn osu_rs_ofi osu_peer_ofi
                     done
                 fi
                 for tls in $(if [ "$network" = ucx ]; then echo tcp sm,self; fi); do
-                    # shellcheck disable=SC2086
-                    osu_run "$round" rshmem-ucx "$tls" "$np" "$p" env SHMEM_TRANSPORT=ucx UCX_TLS="$tls" \
-                        "$rs/oshrun" -np "$np" "$prs" $args
-                    if [ "$oshmem" = yes ]; then
-                        # shellcheck disable=SC2086
-                        osu_run "$round" oshmem-ucx "$tls" "$np" "$p" "$ompi_run" -np "$np" $over $ompi_ucx \
-                            -x UCX_TLS="$tls" --mca spml_base_verbose 10 --mca pml_base_verbose 10 \
-                            ${OMPI_OSHRUN_ARGS:-} "$pos" $args
-                    fi
+                    in_turn osu_rs_ucx osu_peer_ucx
                 done
                 if [ "$hosts" = yes ] && [ "$network" = ofi ]; then
-                    # shellcheck disable=SC2086
-                    osu_run "$round" rshmem-ofi-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
-                        --env SHMEM_TRANSPORT=auto --env SHMEM_NETWORK=ofi --env FI_PROVIDER=tcp \
-                        --timeout "$osu_limit" -- "$prs" $args
-                    if [ "$oshmem" = yes ]; then
-                        # shellcheck disable=SC2086
-                        osu_run "$round" sos-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
-                            --env FI_PROVIDER=tcp --timeout "$osu_limit" -- "$pos" $args
-                    fi
+                    in_turn osu_rs_ofi_hosts osu_peer_ofi_hosts
                 elif [ "$hosts" = yes ]; then
-                    # shellcheck disable=SC2086
-                    osu_run "$round" rshmem-hosts tcp "$np" "$p" bash "$sim" run --hosts 2 --ppn $((np / 2)) \
-                        --timeout "$osu_limit" -- "$prs" $args
-                    if [ "$oshmem" = yes ]; then
-                        # shellcheck disable=SC2086
-                        osu_run "$round" oshmem-hosts tcp "$np" "$p" env SIMHOSTS_MPIRUN_ARGS="$ompi_ucx --oversubscribe" \
-                            bash "$sim" run --launcher openmpi --hosts 2 --ppn $((np / 2)) --timeout "$osu_limit" \
-                            -- "$pos" $args
-                    fi
+                    in_turn osu_rs_hosts osu_peer_hosts
                 fi
             done
         done
