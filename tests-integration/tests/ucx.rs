@@ -116,7 +116,8 @@ fn a_heap_ucx_allocated_runs_rma_atomics_and_collectives() {
                 "{prog} {args:?} at {np}: {out:?}"
             );
             // Every PE's is, so the collectives choose as for memory the network maps
-            // (`Span::Mapped`): coll_basic's large broadcasts take gets from 3 PEs.
+            // (`Span::Mapped`): coll_basic's broadcasts and reductions above 16 KiB (512 B
+            // at 2 PEs) take single-copy, every transfer a copy through UCX's mapping.
             assert!(
                 out.stderr
                     .contains("collectives choose for memory the network maps"),

@@ -96,41 +96,54 @@ pub const NET_RD_MAX: usize = crate::coll::msg::MAX_MSG;
 /// [`NET_RD_MAX`], rather than [`DataAlg::Direct`]'s ring of 2 (n - 1) steps, each of which
 /// waits for a neighbour to be scheduled: OSU reduce of 32 KiB over UCX's TCP, 4 PEs on 2
 /// cores, 184-227 -> 67-82 us (OSHMEM 107-125), 3 PEs 110-133 -> 62 (OSHMEM 84-90); 64 KiB
-/// (two passes) at 4 PEs 200-230 -> 136-169, a tie at 3. Where the network maps the
-/// members ([`Span::Mapped`]) it stops at [`NET_RABENSEIFNER_MAPPED_MAX`]
+/// (two passes) at 4 PEs 200-230 -> 136-169, a tie at 3
 /// (docs/decisions/0023-network-collectives-push.md).
 pub const NET_RABENSEIFNER_MAX: usize = 4 * NET_RD_MAX;
 
-/// [`NET_RABENSEIFNER_MAX`] on teams the network maps ([`Span::Mapped`]): there a step of
-/// the ring is a copy by UCX, and at 64 KiB Rabenseifner lost (UCX's shared memory, 4 PEs:
-/// 37.6-39.9 -> 44.2-64.2 us).
-pub const NET_RABENSEIFNER_MAPPED_MAX: usize = 2 * NET_RD_MAX;
-
-/// Bytes up to which `auto` broadcasts on teams the network maps ([`Span::Mapped`]) push
-/// down a binomial tree on teams of more than 2 ([`DataAlg::Binomial`]); above, every
-/// member gets the data from the root, a copy by UCX (UCX's shared memory, 4 PEs: 512 KiB
-/// 39-47 us against pushes' 64-73, 1 MiB 118-137 against 149-206). Across real networks
-/// pushes win at every size (UCX's TCP, 4 PEs: 512 KiB 301-366 against gets' 485-513, 1 MiB
-/// 585-661 against 976-1055).
-pub const NET_BCAST_PUSH_MAX: usize = 256 << 10;
+/// Bytes up to which `auto` reduces and broadcasts through the channels on 2 PEs that the
+/// network maps ([`Span::Mapped`]: [`mapped_reduce`], [`Algorithms::bcast_for`]),
+/// single-copy above; below, the two are level, or the channels a little ahead (broadcast
+/// of 32 B: 0.48-0.52 against 0.60-0.68 us).
+pub const MAPPED_PAIR_MSG_MAX: usize = 512;
 
 /// Fan-out of the broadcast tree.
 pub const TREE_RADIX: usize = 4;
 
 /// `auto`'s reduction of `bytes` on a team of `npes` whose members reach each other through
 /// the network (another team across hosts, or the LEADERS step of WORLD's).
-pub fn net_reduce(bytes: usize, npes: usize, span: Span) -> DataAlg {
-    let rabenseifner_max = if span == Span::Mapped {
-        NET_RABENSEIFNER_MAPPED_MAX
-    } else {
-        NET_RABENSEIFNER_MAX
-    };
+pub fn net_reduce(bytes: usize, npes: usize) -> DataAlg {
     if bytes <= NET_RD_MAX {
         DataAlg::RecursiveDoubling
-    } else if npes > 2 && bytes <= rabenseifner_max {
+    } else if npes > 2 && bytes <= NET_RABENSEIFNER_MAX {
         DataAlg::Rabenseifner
     } else {
         DataAlg::Direct
+    }
+}
+
+/// `auto`'s reduction of `bytes` on a team of `npes` that the network library maps
+/// ([`Span::Mapped`]): recursive doubling over the channels for small vectors (up to
+/// [`MAPPED_PAIR_MSG_MAX`] on 2 PEs, [`NET_RD_MAX`] on more), single-copy above. There
+/// every transfer is a copy through the mapping, so reading the peers' sources between two
+/// team syncs beats the channels' two copies a round and the pushed ring (OSU reduce over
+/// `UCX_TLS=sm,self`, 3-4 interleaved rounds, us: 2 PEs 1 KiB 0.78-0.89 -> 0.70-0.73,
+/// 64 KiB 9.3-11.0 -> 4.7-5.4, 1 MiB 104-124 -> 76-81; 4 PEs on 2 cores 64 KiB 32.5-39.4
+/// -> 18.6-19.5, 1 MiB 303-502 -> 244-355; docs/decisions/0023-network-collectives-push.md).
+pub fn mapped_reduce(bytes: usize, npes: usize) -> DataAlg {
+    if bytes <= mapped_msg_max(npes) {
+        DataAlg::RecursiveDoubling
+    } else {
+        DataAlg::Shm
+    }
+}
+
+/// Bytes up to which `auto` takes the message channels on a team of `npes` that the network
+/// maps, single-copy above ([`mapped_reduce`], [`Algorithms::bcast_for`]).
+fn mapped_msg_max(npes: usize) -> usize {
+    if npes <= 2 {
+        MAPPED_PAIR_MSG_MAX
+    } else {
+        NET_RD_MAX
     }
 }
 
@@ -232,7 +245,8 @@ impl Algorithms {
             Span::World => DataAlg::Hierarchical,
             // Single copy only among PEs that map each other; across hosts, one message
             // a round up to a message's size, bulk transfers above (`coll::net`).
-            Span::Hosts | Span::Mapped => net_reduce(bytes, npes, span),
+            Span::Hosts => net_reduce(bytes, npes),
+            Span::Mapped => mapped_reduce(bytes, npes),
             Span::Host if npes > 2 && bytes <= self.reduce_crossover => DataAlg::RecursiveDoubling,
             Span::Host => DataAlg::Shm,
         }
@@ -267,11 +281,16 @@ impl Algorithms {
             // its top levels cross the network (no leader get, no syncs).
             _ if self.bcast_auto && span == Span::World && bytes <= NET_RD_MAX => DataAlg::Binomial,
             _ if self.bcast_auto && span == Span::World => DataAlg::Hierarchical,
-            // Pushes down a tree; where the network maps the members, large data on larger
-            // teams by one get per member from the root ([`NET_BCAST_PUSH_MAX`]).
+            // Pushes down a tree.
             _ if self.bcast_auto && span == Span::Hosts => DataAlg::Binomial,
+            // Where the network maps the members, each gets the data from the root (a copy
+            // through the mapping, between two team syncs), but small data, whose syncs
+            // cost more than the channels' messages down the tree (OSU broadcast over
+            // `UCX_TLS=sm,self`, 3 interleaved rounds, us: 2 PEs 8 KiB 1.85-1.94 ->
+            // 0.56-0.64, 1 MiB 47-56 -> 41-47; 4 PEs on 2 cores 64 KiB 11.6-16.5 -> 8.3-9.6,
+            // and 8 B 1.5-1.8 against 5.1-7.2 by gets).
             _ if self.bcast_auto && span == Span::Mapped => {
-                if bytes <= NET_BCAST_PUSH_MAX || npes <= 2 {
+                if bytes <= mapped_msg_max(npes) {
                     DataAlg::Binomial
                 } else {
                     DataAlg::Shm
@@ -411,12 +430,14 @@ mod tests {
         assert_eq!(auto.bcast_for(8, 4, Span::Hosts), DataAlg::Binomial);
         assert_eq!(auto.bcast_for(1 << 20, 2, Span::Hosts), DataAlg::Binomial);
         assert_eq!(auto.bcast_for(1 << 20, 3, Span::Hosts), DataAlg::Binomial);
-        // Where the network maps the members, large data on 3+ by gets from the root.
+        // Where the network maps the members, gets from the root but for small data on 3+.
         let m = Span::Mapped;
         assert_eq!(auto.bcast_for(8, 4, m), DataAlg::Binomial);
-        assert_eq!(auto.bcast_for(NET_BCAST_PUSH_MAX, 3, m), DataAlg::Binomial);
-        assert_eq!(auto.bcast_for(NET_BCAST_PUSH_MAX + 1, 3, m), DataAlg::Shm);
-        assert_eq!(auto.bcast_for(1 << 20, 2, m), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(NET_RD_MAX, 3, m), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(NET_RD_MAX + 1, 3, m), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(MAPPED_PAIR_MSG_MAX, 2, m), DataAlg::Binomial);
+        assert_eq!(auto.bcast_for(MAPPED_PAIR_MSG_MAX + 1, 2, m), DataAlg::Shm);
+        assert_eq!(auto.bcast_for(1 << 20, 2, m), DataAlg::Shm);
         assert_eq!(auto.fcollect_for(8, 4, m), DataAlg::Shm);
         assert_eq!(auto.sync_for(m), SyncAlg::Dissemination);
         let ll = Algorithms::from_config(&cfg("SHMEM_REDUCE_ALGORITHM", "ll_rd")).unwrap();
@@ -436,19 +457,19 @@ mod tests {
         );
         // Across hosts: one message a round, then on more than 2 PEs Rabenseifner's
         // log-depth rounds rather than the ring, then bulk; where the network maps the
-        // members, the ring from half the size.
-        use DataAlg::{Direct, Rabenseifner, RecursiveDoubling};
-        let mapped = NET_RABENSEIFNER_MAPPED_MAX;
+        // members, single-copy above one message (above 512 B on 2).
+        use DataAlg::{Direct, Rabenseifner, RecursiveDoubling, Shm};
         for (bytes, npes, hosts, on_mapped) in [
             (8, 4, RecursiveDoubling, RecursiveDoubling),
-            (NET_RD_MAX, 2, RecursiveDoubling, RecursiveDoubling),
-            (NET_RD_MAX + 1, 2, Direct, Direct),
-            (NET_RD_MAX + 1, 3, Rabenseifner, Rabenseifner),
-            (mapped, 4, Rabenseifner, Rabenseifner),
-            (mapped + 1, 4, Rabenseifner, Direct),
-            (NET_RABENSEIFNER_MAX, 4, Rabenseifner, Direct),
-            (NET_RABENSEIFNER_MAX + 1, 4, Direct, Direct),
-            (1 << 20, 4, Direct, Direct),
+            (MAPPED_PAIR_MSG_MAX, 2, RecursiveDoubling, RecursiveDoubling),
+            (MAPPED_PAIR_MSG_MAX + 1, 2, RecursiveDoubling, Shm),
+            (NET_RD_MAX, 2, RecursiveDoubling, Shm),
+            (NET_RD_MAX, 3, RecursiveDoubling, RecursiveDoubling),
+            (NET_RD_MAX + 1, 2, Direct, Shm),
+            (NET_RD_MAX + 1, 3, Rabenseifner, Shm),
+            (NET_RABENSEIFNER_MAX, 4, Rabenseifner, Shm),
+            (NET_RABENSEIFNER_MAX + 1, 4, Direct, Shm),
+            (1 << 20, 4, Direct, Shm),
         ] {
             assert_eq!(
                 auto.reduce_for(bytes, npes, Span::Hosts),

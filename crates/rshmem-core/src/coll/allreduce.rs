@@ -8,7 +8,7 @@ use super::{Elem, ReduceOp};
 use crate::algo::DataAlg;
 use crate::error::Result;
 use crate::runtime::Runtime;
-use crate::team::{Span, Team};
+use crate::team::Team;
 
 /// Channels 0..29 carry recursive-doubling (and Rabenseifner) rounds, whose partner in
 /// round k is rank r xor 2^k; the ring has its own channel, since its sender (the left
@@ -298,7 +298,7 @@ pub(super) unsafe fn reduce_hierarchical<T: Elem>(
     unsafe { super::reduce_with(routine, &host, dest, src, n, op, inner)? };
     if let Some(leaders) = rt.teams().inner_leaders.clone() {
         // Across the network: one message a round for small vectors, bulk above.
-        let across = crate::algo::net_reduce(bytes, leaders.n_pes(), Span::Hosts);
+        let across = crate::algo::net_reduce(bytes, leaders.n_pes());
         // SAFETY: `dest` holds `n` elements; in place is allowed.
         unsafe { super::reduce_with(routine, &leaders, dest, dest, n, op, across)? };
     }
