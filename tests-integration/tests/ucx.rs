@@ -86,6 +86,33 @@ fn every_ucx_tls_starts() {
     }
 }
 
+/// Issue 27 (section 3): where the transports a user allows cannot reach another PE (`self`
+/// alone, `cma` with no active messages, shared memory with its failure reports turned off),
+/// init fails naming the variable to change, and leaves nothing behind.
+#[test]
+#[cfg_attr(not(have_ucx), ignore = "UCX (libucp.so.0) is not installed")]
+fn ucx_tls_that_reaches_no_pe_fails_saying_what_to_allow() {
+    if !default_pass() {
+        return;
+    }
+    let before = shm_objects();
+    for (tls, handling) in [("self", None), ("cma", None), ("sm", Some("n"))] {
+        let mut job = over_ucx(2, "core_smoke").env("UCX_TLS", tls);
+        if let Some(h) = handling {
+            job = job
+                .env("UCX_POSIX_ERROR_HANDLING", h)
+                .env("UCX_SYSV_ERROR_HANDLING", h);
+        }
+        let out = job.timeout(Duration::from_secs(60)).run();
+        assert_ne!(out.code(), 0, "{tls}: {}", out.stderr);
+        assert!(out.stderr.contains("shmem_init"), "{tls}: {}", out.stderr);
+        assert!(out.stderr.contains("allow tcp"), "{tls}: {}", out.stderr);
+    }
+    let after = shm_objects();
+    let left: Vec<_> = after.iter().filter(|o| !before.contains(o)).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 /// Where UCX may use its shared-memory transports and no PE maps another's heap, UCX allocates
 /// the heap segment, so transfers and atomics are one-sided: every atomic of every type (in
 /// both forms), RMA and the collectives give exact results there, at 2, 3 and 4 PEs.

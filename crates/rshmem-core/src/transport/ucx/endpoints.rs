@@ -10,6 +10,13 @@ use super::{status_of, Conn, CtxWorker, Ucx, DATA, HEAP, RUNTIME_AREA};
 use crate::error::{Error, Result, UNNAMED};
 use crate::transport::{CtxState, Seg, SymAddr};
 
+/// What a connection that UCX finds no route for reports: the transports `UCX_TLS` allows
+/// reach no other process (self, cma), or reach it only without the peer failure reports
+/// our endpoints ask for (shared memory with its error handling turned off).
+const NO_ROUTE: &str = "cannot connect to the PE through UCX: no transport that UCX_TLS \
+     allows reaches it with peer failure reports (allow tcp, or sm between PEs of one host, \
+     and leave the UCX_*_ERROR_HANDLING variables unset)";
+
 impl Ucx {
     /// Connects the context's worker to every peer now, wire-up included (at init, for
     /// the default context, while every peer is alive and serving).
@@ -158,10 +165,17 @@ impl Ucx {
                 status: status_of(&e),
             }
         };
-        let ep = w
-            .worker
-            .connect(&peer.worker)
-            .map_err(fail("cannot connect to the PE through UCX"))?;
+        let ep = w.worker.connect(&peer.worker).map_err(|e| {
+            // No route at all: what the user can change is which transports UCX may use.
+            let unreachable = matches!(&e, UcxError::Status { status, .. }
+                if status.name() == "UCS_ERR_UNREACHABLE");
+            let what = if unreachable {
+                NO_ROUTE
+            } else {
+                "cannot connect to the PE through UCX"
+            };
+            fail(what)(e)
+        })?;
         let mut rkeys = [None, None, None];
         for (i, k) in peer.rkeys.iter().enumerate() {
             if !k.is_empty() {
