@@ -142,6 +142,45 @@ fn bind_to_none_leaves_the_whole_set() {
     }
 }
 
+/// Unbound PEs that a launcher started on one CPU leave init on different CPUs, PE i on the
+/// i-th of their CPUs, and keep all of them (a start, not a binding). In 3 jobs out of 3:
+/// left to the scheduler, PE i was on the i-th CPU in 5 jobs of 20; placed, in 30 of 30
+/// beside a busy loop.
+#[test]
+fn unbound_pes_leave_init_on_cpus_of_their_own() {
+    let all: Vec<usize> = allowed().into_iter().collect();
+    if all.len() < 2 {
+        return;
+    }
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let out = Job::new(2, "bind_probe")
+            .launcher_args(["--bind-to", "none"])
+            .args([format!("start-on={}", all[0])])
+            .timeout(T)
+            .run();
+        out.assert_all_ok(2, "bind_probe");
+        let mut cpus = [usize::MAX; 2];
+        for l in out.lines_with("affinity pe=") {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let pe: usize = f[0].parse().unwrap();
+            assert_eq!(
+                cpu_set(f[1].strip_prefix("cpus=").unwrap()),
+                allowed(),
+                "{l}"
+            );
+            cpus[pe] = f[3].strip_prefix("cpu=").unwrap().parse().unwrap();
+        }
+        seen.push(cpus);
+    }
+    assert!(
+        seen.iter().all(|c| c == &[all[0], all[1]]),
+        "PEs 0 and 1 should leave init on CPUs {} and {}: {seen:?}",
+        all[0],
+        all[1]
+    );
+}
+
 /// More PEs than CPUs: not bound, and the runtime knows it is oversubscribed.
 #[test]
 fn oversubscribed_jobs_are_not_bound() {

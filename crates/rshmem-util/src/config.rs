@@ -638,7 +638,7 @@ env_table! {
     copy_engine_lanes "COPY_ENGINE_LANES": Lanes(usize) = "1", "contexts",
         "Background copy threads (lanes); contexts and requests are spread over them. 0 = no engine: every transfer completes at once; at most 256.";
     bind_to "BIND_TO": BindKind(BindTo) = "auto", "launcher",
-        "Where oshrun runs each PE (its --bind-to overrides this): core (PE i on the i-th core of the CPUs oshrun may use, e.g. a Slurm or cgroup cpuset), hwthread (the i-th logical CPU), none (anywhere in that set), auto (core when the PEs fit those cores, none when they do not: oversubscribed). Bound PEs keep their cores beside other programs (small collectives stay fast); read by oshrun only.";
+        "Where oshrun runs each PE (its --bind-to overrides this): core (PE i on the i-th core of the CPUs oshrun may use, e.g. a Slurm or cgroup cpuset), hwthread (the i-th logical CPU), none (anywhere in that set), auto (core when the PEs fit those cores, none when they do not: oversubscribed). Bound PEs keep their cores beside other programs (small collectives stay fast). Under any launcher, an unbound PE of a job whose PEs fit this machine's CPUs starts on the CPU of its rank among them, then may move (none: it starts where the launcher left it).";
     boot_warn_secs "RSHMEM_BOOT_WARN_SECS": Secs(Option<std::time::Duration>) = "30", "launcher",
         "Seconds a PE waits in a launcher (PMI) barrier before it warns that a PE may have left; 0 = never. Not under oshrun, which ends such a job itself.";
     caf_component_heap "RSHMEM_CAF_COMPONENT_HEAP": AutoSize(Option<usize>) = "auto", "coarrays",

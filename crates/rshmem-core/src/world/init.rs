@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use rshmem_boot::Bootstrap;
-use rshmem_util::config::show_size;
+use rshmem_util::config::{show_size, BindTo};
 use rshmem_util::{wait, Config};
 
 use super::topology::{
@@ -66,9 +66,15 @@ pub fn init(requested: ThreadLevel) -> InitResult<ThreadLevel> {
     job.boot.barrier()?;
     drop(files);
     let oversubscribed = wait_policy(&job, &found);
+    let (machine_rank, machine_pes) = machine_rank(&job, &found);
+    let spread = !oversubscribed && machine_pes > 1 && job.cfg.bind_to != BindTo::None;
     let net = start_network(&job, &seg, &found, &mapped)?;
     let level = requested.min(ThreadLevel::Multiple);
     assemble(job, seg, found, mapped, net, oversubscribed, level)?;
+    if spread {
+        // Last, after the launcher's and the network's wake-ups, which pull threads together.
+        sys::start_on_cpu(machine_rank);
+    }
     INIT_DEPTH.store(1, Ordering::Relaxed);
     exit::register_at_exit();
     Ok(level)
@@ -436,6 +442,17 @@ fn wait_policy(job: &Job, found: &Found) -> bool {
     policy.yield_for = job.cfg.wait_yield.unwrap_or(policy.yield_for);
     wait::set_policy(policy);
     oversubscribed
+}
+
+/// This PE's rank among the job's PEs on this machine (simulated hosts included), and
+/// their count.
+fn machine_rank(job: &Job, found: &Found) -> (usize, usize) {
+    let keys = &found.keys;
+    let mine = sys::machine_of(&keys[job.me]);
+    let same: Vec<usize> = (0..job.npes)
+        .filter(|&p| sys::machine_of(&keys[p]) == mine)
+        .collect();
+    (same.iter().filter(|&&p| p < job.me).count(), same.len())
 }
 
 /// What [`start_network`] started, and the descriptors open before it (closed on exec
