@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use rshmem_tests::{default_pass, shm_objects, Job};
+use rshmem_tests::{assert_left_nothing, bin, default_pass, shm_objects, Job};
 
 /// `Job` for `prog` on `np` PEs, every PE through UCX over TCP.
 fn over_ucx(np: usize, prog: &str) -> Job {
@@ -107,10 +107,8 @@ fn ucx_tls_that_reaches_no_pe_fails_saying_what_to_allow() {
         assert_ne!(out.code(), 0, "{tls}: {}", out.stderr);
         assert!(out.stderr.contains("shmem_init"), "{tls}: {}", out.stderr);
         assert!(out.stderr.contains("allow tcp"), "{tls}: {}", out.stderr);
+        assert_left_nothing(&bin("core_smoke"), &before, tls);
     }
-    let after = shm_objects();
-    let left: Vec<_> = after.iter().filter(|o| !before.contains(o)).collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 /// Where UCX may use its shared-memory transports and no PE maps another's heap, UCX allocates

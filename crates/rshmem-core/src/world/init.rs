@@ -65,8 +65,8 @@ pub fn init(requested: ThreadLevel) -> InitResult<ThreadLevel> {
     // Nobody may drop its files before every peer has mapped them.
     job.boot.barrier()?;
     drop(files);
-    let oversubscribed = wait_policy(&job, &found);
     let (machine_rank, machine_pes) = machine_rank(&job, &found);
+    let oversubscribed = wait_policy(&job, machine_pes);
     let spread = !oversubscribed && machine_pes > 1 && job.cfg.bind_to != BindTo::None;
     let net = start_network(&job, &seg, &found, &mapped)?;
     let level = requested.min(ThreadLevel::Multiple);
@@ -425,12 +425,7 @@ fn map_peers(
 /// Phase 5: the wait policy, from how many PEs share this machine's cores (simulated
 /// hosts included: they compete for the cores whatever host they say they are). Returns
 /// whether the machine is oversubscribed.
-fn wait_policy(job: &Job, found: &Found) -> bool {
-    let keys = &found.keys;
-    let machine_pes = keys
-        .iter()
-        .filter(|k| sys::machine_of(k) == sys::machine_of(&keys[job.me]))
-        .count();
+fn wait_policy(job: &Job, machine_pes: usize) -> bool {
     // The job's CPUs, not this PE's: oshrun may have bound it to one core.
     let oversubscribed = machine_pes > wait::job_cpus();
     let mut policy = if oversubscribed {
@@ -449,10 +444,11 @@ fn wait_policy(job: &Job, found: &Found) -> bool {
 fn machine_rank(job: &Job, found: &Found) -> (usize, usize) {
     let keys = &found.keys;
     let mine = sys::machine_of(&keys[job.me]);
-    let same: Vec<usize> = (0..job.npes)
-        .filter(|&p| sys::machine_of(&keys[p]) == mine)
-        .collect();
-    (same.iter().filter(|&&p| p < job.me).count(), same.len())
+    let here = |p: &usize| sys::machine_of(&keys[*p]) == mine;
+    (
+        (0..job.me).filter(here).count(),
+        (0..job.npes).filter(here).count(),
+    )
 }
 
 /// What [`start_network`] started, and the descriptors open before it (closed on exec
