@@ -9,6 +9,13 @@ use rshmem_tests::{Job, JobOutput};
 
 const T: Duration = Duration::from_secs(60);
 
+/// One test of this file at a time: where a PE runs is what they check, and the test
+/// harness would otherwise run their jobs side by side on the same CPUs.
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The CPUs this test may run on, as oshrun will see them.
 fn allowed() -> BTreeSet<usize> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -79,6 +86,7 @@ fn parse(out: &JobOutput, np: usize) -> Vec<(BTreeSet<usize>, bool)> {
 /// having cores of their own (not oversubscribed).
 #[test]
 fn pes_that_fit_get_a_core_each() {
+    let _alone = alone();
     let all = allowed();
     let np = cores(&all).min(4);
     if np < 2 {
@@ -113,6 +121,7 @@ fn pes_that_fit_get_a_core_each() {
 /// `--bind-to hwthread`: one logical CPU each.
 #[test]
 fn hwthread_binding() {
+    let _alone = alone();
     let all = allowed();
     if all.len() < 2 {
         return;
@@ -127,6 +136,7 @@ fn hwthread_binding() {
 /// `--bind-to none` (or `SHMEM_BIND_TO=none`): every PE may run on all of oshrun's CPUs.
 #[test]
 fn bind_to_none_leaves_the_whole_set() {
+    let _alone = alone();
     let all = allowed();
     let np = all.len().clamp(1, 2);
     for (launcher, env) in [
@@ -143,17 +153,20 @@ fn bind_to_none_leaves_the_whole_set() {
 }
 
 /// Unbound PEs that a launcher started on one CPU leave init on different CPUs, PE i on the
-/// i-th of their CPUs, and keep all of them (a start, not a binding). In 3 jobs out of 3:
-/// left to the scheduler, PE i was on the i-th CPU in 5 jobs of 20; placed, in 30 of 30
-/// beside a busy loop.
+/// i-th of their CPUs, and keep all of them (a start, not a binding). In 7 jobs out of 8:
+/// the scheduler may still move a PE between init's end and its report (once in 3 jobs
+/// while this file's other tests ran beside it, hence `alone`). Left to the scheduler, PE i
+/// was on the i-th CPU in 5 jobs of 20 one hour and 14 of 30 the next, which would pass
+/// 3.5% of the time at worst; placed, in 30 jobs of 30 beside a busy loop.
 #[test]
 fn unbound_pes_leave_init_on_cpus_of_their_own() {
+    let _alone = alone();
     let all: Vec<usize> = allowed().into_iter().collect();
     if all.len() < 2 {
         return;
     }
     let mut seen = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..8 {
         let out = Job::new(2, "bind_probe")
             .launcher_args(["--bind-to", "none"])
             .args([format!("start-on={}", all[0])])
@@ -174,7 +187,7 @@ fn unbound_pes_leave_init_on_cpus_of_their_own() {
         seen.push(cpus);
     }
     assert!(
-        seen.iter().all(|c| c == &[all[0], all[1]]),
+        seen.iter().filter(|c| *c == &[all[0], all[1]]).count() >= 7,
         "PEs 0 and 1 should leave init on CPUs {} and {}: {seen:?}",
         all[0],
         all[1]
@@ -184,6 +197,7 @@ fn unbound_pes_leave_init_on_cpus_of_their_own() {
 /// More PEs than CPUs: not bound, and the runtime knows it is oversubscribed.
 #[test]
 fn oversubscribed_jobs_are_not_bound() {
+    let _alone = alone();
     let all = allowed();
     for extra in [1, 2] {
         let np = all.len() + extra;
@@ -204,6 +218,7 @@ fn oversubscribed_jobs_are_not_bound() {
 /// starts; a bad SHMEM_BIND_TO is named too. `--report-bindings` says where PEs run.
 #[test]
 fn bad_requests_and_reports() {
+    let _alone = alone();
     let all = allowed();
     let np = all.len() + 1;
     let out = Job::new(np, "bind_probe")
